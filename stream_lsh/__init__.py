@@ -1,0 +1,1 @@
+"""stream-lsh: streaming near-duplicate filter for news pages."""
