@@ -1,0 +1,113 @@
+"""Learning site-wide boilerplate from the stream itself.
+
+Real pages carry prose that every page of a site repeats: a cookie notice, a newsletter pitch, an
+"about us" blurb, a comment policy, a sidebar of headlines. It is as dense in stop words as the
+article, so it adds shingles that make two different stories of one site look alike and two copies
+of one story at different sites look less alike than they are.
+
+What sets it apart is its company. A boilerplate block repeats next to *different* content on
+every page of a site; an article paragraph repeats only next to (nearly) the same content, in the
+copies and updated versions of its own story. So for every block of at least ``min_words`` words
+the learner keeps, per site, the distinct *contexts* it has been seen in, where a page's context
+for a block is the smallest fingerprint among the page's *other* blocks (a one-value minhash of the
+rest of the page: two versions of one story share it with probability about equal to the Jaccard
+similarity of their block sets; two different stories almost never). Once a block has been seen in
+``min_pages`` distinct contexts on one site, it is boilerplate, for every site from then on (this
+catches prose shared by a network of sites at the first page of the next one).
+
+The signal does not depend on any dedup decision, so a page falsely matched because of boilerplate
+still teaches the learner, and the learner converges after a few pages of each site. It does
+depend on arrival order, like every streaming decision, and is deterministic given that order.
+
+The state is bounded: per site a counter capped at ``max_blocks_per_site`` (oldest entries dropped
+first), and a capped set of boilerplate blocks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable
+
+__all__ = ["BoilerplateLearner"]
+
+_NO_CONTEXT = 0  # context of the only block of a page: such a block never gains a second context
+
+
+@dataclass
+class BoilerplateLearner:
+    """Tracks the contexts of text blocks per site and flags the ones that recur in many.
+
+    Args:
+        min_pages: distinct contexts (pages with different other content) that make a block
+            boilerplate; >= 2.
+        min_words: blocks with fewer words are never learnt, so short fragments ("Share", "Read
+            more", a lone word between two links) never remove words from an article.
+        max_blocks_per_site: bound on the per-site table.
+        max_boilerplate: bound on the set of known boilerplate blocks.
+    """
+
+    min_pages: int = 3
+    min_words: int = 5
+    max_blocks_per_site: int = 20_000
+    max_boilerplate: int = 200_000
+
+    def __post_init__(self) -> None:
+        if self.min_pages < 2:
+            raise ValueError(f"min_pages must be >= 2 (a block on one page is just content), got {self.min_pages}")
+        if self.min_words < 1:
+            raise ValueError(f"min_words must be >= 1, got {self.min_words}")
+        if self.max_blocks_per_site < 1 or self.max_boilerplate < 1:
+            raise ValueError("the learner's bounds must be positive")
+        self._contexts: dict[str, dict[int, tuple[int, ...]]] = {}
+        self._boilerplate: dict[int, None] = {}  # an insertion-ordered set
+
+    def is_boilerplate(self, fingerprint: int) -> bool:
+        return fingerprint in self._boilerplate
+
+    def learnable(self, block: str) -> bool:
+        """Whether a (normalised) block is long enough to be learnt."""
+        return block.count(" ") + 1 >= self.min_words
+
+    def observe(self, site: str, fingerprints: Iterable[int]) -> None:
+        """Record one page's learnable, not yet boilerplate, blocks (their fingerprints)."""
+        blocks = sorted(set(fingerprints))
+        if not blocks:
+            return
+        table = self._contexts.setdefault(site, {})
+        smallest = blocks[0]
+        runner_up = blocks[1] if len(blocks) > 1 else _NO_CONTEXT
+        for block in blocks:
+            context = runner_up if block == smallest else smallest
+            seen = table.get(block, ())
+            if context in seen:
+                continue
+            seen += (context,)
+            if len(seen) >= self.min_pages:
+                table.pop(block, None)
+                self._flag(block)
+            else:
+                table[block] = seen
+        if len(table) > self.max_blocks_per_site:
+            for block in [key for _, key in zip(range(len(table) - self.max_blocks_per_site * 3 // 4), table)]:
+                del table[block]
+
+    def _flag(self, fingerprint: int) -> None:
+        self._boilerplate[fingerprint] = None
+        if len(self._boilerplate) > self.max_boilerplate:
+            del self._boilerplate[next(iter(self._boilerplate))]
+
+    @property
+    def boilerplate_blocks(self) -> int:
+        return len(self._boilerplate)
+
+    def state(self) -> dict:
+        """A JSON-friendly snapshot (for saving batch state)."""
+        return {
+            "contexts": {site: [[k, list(v)] for k, v in table.items()] for site, table in self._contexts.items()},
+            "boilerplate": list(self._boilerplate),
+        }
+
+    def load_state(self, state: dict) -> None:
+        self._contexts = {site: {int(k): tuple(int(c) for c in v) for k, v in items}
+                          for site, items in state["contexts"].items()}
+        self._boilerplate = dict.fromkeys(int(k) for k in state["boilerplate"])

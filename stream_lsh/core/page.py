@@ -1,0 +1,115 @@
+"""The input page: validation of one decoded JSON object into a :class:`Page`.
+
+Accepted fields: ``id`` (required, string or integer), ``text`` or ``html`` (one required),
+optional ``url``, ``title``, ``source``, ``published_at`` (ISO 8601) and ``lang``; news-please
+names are accepted too (``maintext``, ``date_publish``, ``source_domain``, ``language``). A page
+that breaks these rules raises :class:`PageError` with a reason that is safe to log (it never
+contains the page body).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Mapping
+from urllib.parse import urlsplit
+
+__all__ = ["Page", "PageError", "page_from_dict"]
+
+MAX_ID_LENGTH = 1024
+
+
+class PageError(ValueError):
+    """A page that cannot be processed, with a short machine-friendly ``code``."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Page:
+    """One news page. Exactly one of ``text``/``html`` is set (``text`` wins when both are given)."""
+
+    id: str
+    text: str | None = None
+    html: str | None = None
+    url: str | None = None
+    title: str | None = None
+    source: str | None = None
+    published_at: float | None = None  # POSIX seconds, UTC
+    lang: str | None = None
+
+    @property
+    def site(self) -> str:
+        """The outlet the page belongs to: ``source``, else the host of ``url``, else ''."""
+        if self.source:
+            return self.source.lower()
+        if self.url:
+            host = urlsplit(self.url).hostname or ""
+            return host.removeprefix("www.")
+        return ""
+
+
+def _optional_str(record: Mapping[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = record.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise PageError("bad_field", f"field {name!r} must be a string, got {type(value).__name__}")
+        return value
+    return None
+
+
+def _page_id(record: Mapping[str, Any]) -> str:
+    value = record.get("id")
+    if value is None:
+        raise PageError("missing_id", "missing required field 'id'")
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise PageError("bad_id", f"field 'id' must be a string or integer, got {type(value).__name__}")
+    page_id = str(value)
+    if not page_id.strip():
+        raise PageError("bad_id", "field 'id' is empty")
+    if len(page_id) > MAX_ID_LENGTH:
+        raise PageError("bad_id", f"field 'id' is longer than {MAX_ID_LENGTH} characters")
+    return page_id
+
+
+def parse_timestamp(value: str) -> float:
+    """ISO 8601 (``2026-03-01T12:00:00Z``, ``...+02:00``, ``2017-07-17 17:03:00``) -> POSIX seconds.
+
+    A timestamp without an offset is taken as UTC.
+    """
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise PageError("bad_timestamp", f"published_at {value[:64]!r} is not an ISO 8601 timestamp") from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.timestamp()
+
+
+def page_from_dict(record: Any) -> Page:
+    """Validate one decoded JSON value into a :class:`Page` or raise :class:`PageError`."""
+    if not isinstance(record, dict):
+        raise PageError("not_an_object", f"a page must be a JSON object, got {type(record).__name__}")
+    page_id = _page_id(record)
+    text = _optional_str(record, "text", "maintext")
+    html = _optional_str(record, "html") if text is None else None
+    if text is None and html is None:
+        raise PageError("missing_body", "page has neither 'text' (or 'maintext') nor 'html'")
+    published = _optional_str(record, "published_at", "date_publish")
+    return Page(
+        id=page_id,
+        text=text,
+        html=html,
+        url=_optional_str(record, "url"),
+        title=_optional_str(record, "title"),
+        source=_optional_str(record, "source", "source_domain"),
+        published_at=parse_timestamp(published) if published else None,
+        lang=_optional_str(record, "lang", "language"),
+    )

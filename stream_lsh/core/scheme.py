@@ -1,0 +1,74 @@
+"""The signature scheme: everything that decides which 64-bit values a page's signature holds.
+
+Two signatures are comparable only if they were made under the same scheme, and band keys only
+under the same scheme and banding. State built under one scheme must never be probed with
+another: the comparison would silently return nonsense. :class:`Scheme` has a fingerprint that
+indexes and saved state carry, and :func:`check_compatible` refuses a mismatch with a message that
+names the parameters that differ.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+__all__ = ["Scheme", "SchemeMismatchError", "check_compatible"]
+
+#: Bump when normalisation or tokenisation changes the tokens a text yields.
+TEXT_PIPELINE_VERSION = "nfkc-casefold-ws1/words-v1"
+HASH_NAME = "xxh3_64+mix64"
+SIGNATURE_NAME = "affine-mod2^64-top32"
+
+
+class SchemeMismatchError(ValueError):
+    """State or a page made under one scheme was offered to an index of another."""
+
+
+@dataclass(frozen=True)
+class Scheme:
+    """Signature-defining parameters. Build it from the components, not by hand.
+
+    ``stop_words_*`` are empty for shingle kinds that do not use stop words.
+    """
+
+    shingles: str
+    shingle_size: int
+    num_perm: int
+    seed: int
+    stop_words_source: str = ""
+    stop_words_digest: str = ""
+    stop_words_languages: tuple[str, ...] = ()
+    text_pipeline: str = TEXT_PIPELINE_VERSION
+    hash: str = HASH_NAME
+    signature: str = SIGNATURE_NAME
+
+    def to_dict(self) -> dict:
+        data = asdict(self)
+        data["stop_words_languages"] = list(self.stop_words_languages)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Scheme":
+        data = dict(data)
+        data["stop_words_languages"] = tuple(data.get("stop_words_languages", ()))
+        return cls(**data)
+
+    @property
+    def fingerprint(self) -> str:
+        """16 hex digits identifying the scheme; equal fingerprints mean comparable signatures."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> None:
+    """Raise :class:`SchemeMismatchError` unless ``offered`` equals ``expected``."""
+    if expected == offered:
+        return
+    mine, theirs = expected.to_dict(), offered.to_dict()
+    diffs = [f"{key}: {theirs[key]!r} (expected {mine[key]!r})" for key in mine if mine[key] != theirs[key]]
+    raise SchemeMismatchError(
+        f"{what} was built with signature scheme {offered.fingerprint}, but this index uses "
+        f"{expected.fingerprint}; differing parameters: {'; '.join(diffs)}. Signatures from different "
+        "schemes cannot be compared: rebuild the state with the same parameters, or start from empty state."
+    )

@@ -1,0 +1,469 @@
+"""Text normalisation and visible-text extraction for news pages (pure: no I/O).
+
+Shingles are only comparable if two copies of a story produce the same tokens, so
+`normalize` folds away differences that readers never see (compatibility forms, case,
+invisible format characters, typographic apostrophes, whitespace), and `html_blocks`
+returns the text a browser would show, one block per paragraph-like element.
+
+HTML goes through Lexbor (selectolax), which is fast but whose tree builder is
+quadratic in nesting depth and, through the "reconstruct the active formatting
+elements" step, can create one element per (unclosed formatting tag x later text run).
+Before parsing we therefore (1) cut comments and raw-text elements out of the byte
+string, (2) rename formatting tags (`<b>` -> `<b_>`) so that Lexbor treats them as
+plain inline elements, and (3) bound the parser's work from the tag sequence with
+numpy; documents over the bound go to `_fallback_extract`, a linear scanner.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+import unicodedata
+from typing import NamedTuple
+
+import numpy as np
+from selectolax.lexbor import LexborHTMLParser
+
+__all__ = ["normalize", "text_blocks", "html_blocks", "html_to_text"]
+
+_DROP = "\u00ad\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
+_APOSTROPHES = "\u2018\u2019\u02bc\uff07"
+_SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
+_SPACES_NOT_NL = _SPACES.replace("\n", "")
+_LINE_BREAKS = "\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"  # the other str.splitlines() boundaries
+
+
+def _replace_all(s: str, chars: str, new: str) -> str:
+    """One str.replace per character present: far faster than str.translate on non-ASCII text."""
+    for c in chars:
+        if c in s:
+            s = s.replace(c, new)
+    return s
+
+
+def _collapse(s: str) -> str:
+    """Same result as ' '.join(s.split()) (every str.isspace() run -> one space), about 5x faster."""
+    s = _replace_all(s, _SPACES, " ")
+    while "  " in s:
+        s = s.replace("  ", " ")
+    return s.strip()
+
+
+def normalize(text: str) -> str:
+    """NFKC + casefold + invisible characters dropped + apostrophes and whitespace unified.
+
+    Format characters go before NFKC so that "e<ZWSP><acute>" composes like "e<acute>".
+    casefold() can leave a string that NFKC would change again (e.g. U+01F0), hence the
+    second, usually skipped NFKC: it makes the function idempotent. Apostrophes are mapped
+    last because NFKC itself produces U+02BC (from U+0149).
+    """
+    if text.isascii():
+        return _collapse(text.lower())
+    s = unicodedata.normalize("NFKC", _replace_all(text, _DROP, "")).casefold()
+    if not unicodedata.is_normalized("NFKC", s):
+        s = unicodedata.normalize("NFKC", s)
+    return _collapse(_replace_all(s, _APOSTROPHES, "'"))
+
+
+def text_blocks(text: str) -> list[str]:
+    """Plain text -> one block per non-empty line, inner whitespace collapsed (not normalised)."""
+    return _split_blocks(_replace_all(text, _LINE_BREAKS, "\n"))
+
+
+def _split_blocks(text: str) -> list[str]:
+    """Split on "\\n", collapse other whitespace, drop empty blocks (whole-string C passes)."""
+    text = _replace_all(text, _SPACES_NOT_NL, " ")
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return [b for b in map(str.strip, text.split("\n")) if b]
+
+
+_BLOCK = frozenset("""address article aside blockquote body br caption center dd details dialog dir div dl
+    dt fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr html legend li
+    listing main menu nav ol p pre search section summary table tbody td tfoot th thead tr ul""".split())
+_FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
+_RAWTEXT = frozenset("script style textarea title iframe noembed noframes xmp plaintext".split())
+_VOID = frozenset("""area base basefont bgsound br col embed frame hr image img input keygen link meta
+    param source track wbr""".split())
+# Elements that close an open element of the same kind instead of nesting in it: deep nesting
+# of these needs a counted element in between, so leaving them out of the depth count costs at
+# most a constant factor and keeps sloppy pages full of unclosed <p>/<li> cheap.
+_UNCOUNTED = _VOID | frozenset("p li dd dt option optgroup rb rp rt rtc".split())
+_SKIP = ("head", "template", "noscript", "svg", "math", "object", "canvas", "select", "button")
+_STRIP = (*_SKIP, *sorted(_RAWTEXT))  # for Lexbor, which sees raw-text elements unless cut
+_CHROME = frozenset("nav aside footer form".split())
+_CHROME_ROLES = frozenset("navigation banner contentinfo complementary".split())
+_HIDDEN_CSS = "[hidden], [aria-hidden='true' i]"
+_ROLE_CSS = ", ".join(f"[role~='{r}' i]" for r in sorted(_CHROME_ROLES))
+_HEADER_CSS = "header:not(article header, main header)"
+
+# Work bound for Lexbor: each start/end tag may walk the stack of open elements, measured
+# ~1.5-5 ns per (tag x open element); 4e6 + 100/tag keeps the worst case near 20 ms plus
+# ~0.5 us per tag. _MAX_DEPTH (2,500 nested <div> parse in ~10 ms) caps a single deep nest.
+_MAX_DEPTH = 2500
+_WORK_BASE = 4_000_000
+_WORK_PER_TAG = 100
+_WIN = 16  # tag-name bytes compared exactly; longer names are "long"
+_PAD = bytes(_WIN + 4)
+_HTML_WS = bytes.maketrans(b"\t\n\r\f", b"    ")
+_BLOCK_BIT, _FMT_BIT, _RAW_BIT, _UNCOUNTED_BIT, _SKIP_BIT, _CHROME_BIT = 1, 2, 4, 8, 16, 32
+
+
+class _Tags(NamedTuple):
+    """Every `<name` / `</name` of a document, as parallel numpy arrays."""
+
+    pos: np.ndarray  # offset of '<'
+    close: np.ndarray  # bool: end tag
+    k0: np.ndarray  # name bytes 0-7, lower-cased, zero-padded (uint64)
+    k1: np.ndarray  # name bytes 8-15
+    ln: np.ndarray  # name length, capped at 16
+    cat: np.ndarray  # _*_BIT flags of known names
+    exact: np.ndarray  # bool: the key is the whole name as Lexbor will see it
+
+    def select(self, keep: np.ndarray, shift: np.ndarray | int = 0) -> _Tags:
+        return _Tags(*(a[keep] for a in self))._replace(pos=self.pos[keep] - shift)
+
+
+def _name_key(name: str) -> tuple[int, int]:
+    k = np.frombuffer(name.encode().ljust(_WIN, b"\0"), "<u8")
+    return int(k[0]), int(k[1])
+
+
+def _build_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    cats: dict[tuple[int, int], int] = {}
+    for names, bit in ((_BLOCK, _BLOCK_BIT), (_FORMATTING, _FMT_BIT), (_RAWTEXT, _RAW_BIT),
+                       (_UNCOUNTED, _UNCOUNTED_BIT), (_STRIP, _SKIP_BIT), (_CHROME | {"header"}, _CHROME_BIT)):
+        for name in names:
+            cats[_name_key(name)] = cats.get(_name_key(name), 0) | bit
+    keys = sorted(cats)  # first 8 bytes are unique among these names, so search on k0 alone
+    return (np.array([k[0] for k in keys], "<u8"), np.array([k[1] for k in keys], "<u8"),
+            np.array([cats[k] for k in keys], np.int64))
+
+
+_K0, _K1, _CATS = _build_table()
+_NAME_OF = {_name_key(name)[0]: name for name in (*_STRIP, *_CHROME, "header")}
+_PLAINTEXT = _name_key("plaintext")[0]
+_BYTE_MASKS = np.array([np.frombuffer(bytes([255] * i + [0] * (_WIN - i)), "<u8") for i in range(_WIN + 1)])
+
+
+def _name_keys(buf: bytes, n: int, start: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Lower-cased 16-byte keys of the names starting at `start`: equal keys mean equal names
+    up to 16 bytes. Works on (tags x 16) bytes gathered as two unaligned uint64 loads; numpy's
+    per-call overhead dominates at page size, hence few calls and no per-axis reductions.
+    """
+    u = np.ndarray((n + 12,), dtype="<u8", buffer=buf, strides=(1,))  # buf has 20 pad bytes
+    words = np.empty((len(start), 2), "<u8")
+    words[:, 0], words[:, 1] = u[start], u[start + 8]
+    win = words.view(np.uint8)
+    win += ((win - np.uint8(65)) < 26).view(np.uint8) << 5  # A-Z -> a-z
+    stop = (win == 0x20) | (win == 0x2F) | (win == 0x3E) | (win == 0)
+    ln = stop.argmax(axis=1)
+    any_stop = stop.view("<u8")
+    ln[(any_stop[:, 0] | any_stop[:, 1]) == 0] = _WIN
+    mask = _BYTE_MASKS.take(ln, axis=0)  # ~15x faster than fancy indexing here
+    lt_in_name = (win == 0x3C).view("<u8") & mask
+    keys = words & mask
+    return keys[:, 0], keys[:, 1], ln, (lt_in_name[:, 0] | lt_in_name[:, 1]) != 0
+
+
+def _scan(buf: bytes, n: int) -> tuple[_Tags, np.ndarray]:
+    """All tags, plus the offsets of `<!`, `<?` and `</`+non-letter (bogus comments).
+
+    One vectorised pass; chunked so that tag-dense input does not need gigabytes.
+    """
+    b = np.frombuffer(buf, np.uint8)
+    lt = (b[:n] == 0x3C).nonzero()[0]
+    c1, c2 = b[lt + 1], b[lt + 2] | 0x20
+    close = c1 == 0x2F
+    bogus = (c1 == 0x21) | (c1 == 0x3F) | (close & ((c2 < 0x61) | (c2 > 0x7A)))
+    first = np.where(close, c2, c1 | 0x20)
+    ok = (first >= 0x61) & (first <= 0x7A)
+    bogus_pos, lt, close = lt[bogus], lt[ok], close[ok]
+    chunk = 1 << 18
+    parts = [_name_keys(buf, n, lt[i:i + chunk] + 1 + close[i:i + chunk])
+             for i in range(0, max(len(lt), 1), chunk)]
+    k0, k1, ln, has_lt = (np.concatenate(x) for x in zip(*parts))
+    i = np.minimum(np.searchsorted(_K0, k0), len(_K0) - 1)
+    cat = np.where((_K0[i] == k0) & (_K1[i] == k1), _CATS[i], 0)
+    return _Tags(lt, close, k0, k1, ln, cat, ~has_lt & (ln < _WIN)), bogus_pos
+
+
+def _first_at(sorted_pos: np.ndarray, at: np.ndarray, eof: int) -> np.ndarray:
+    """For each value in `at`, the first element of `sorted_pos` >= it, else `eof`."""
+    return np.append(sorted_pos, eof)[np.searchsorted(sorted_pos, at)]
+
+
+def _regions(a: np.ndarray, n: int, tags: _Tags, bogus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends) of comments, bogus comments and raw-text elements as a browser sees them.
+
+    All ends are found at once (next `>`, `-->` or matching end tag, else EOF: unclosed ones
+    run to the end, as in browsers, so k unclosed `<script` cost one search, not k). A start
+    inside an earlier region is no start: a short walk over the regions that hold starts.
+    """
+    raw = (tags.cat & _RAW_BIT) != 0
+    if not bogus.size and not (raw & ~tags.close).any():
+        return bogus, bogus
+    gt = (a[:n] == 0x3E).nonzero()[0]
+    ends = _first_at(gt, bogus + 1, n - 1) + 1
+    comment = (a[bogus + 1] == 0x21) & (a[bogus + 2] == 0x2D) & (a[bogus + 3] == 0x2D)
+    if comment.any():
+        arrows = gt[(a[gt - 1] == 0x2D) & (a[gt - 2] == 0x2D)] - 2  # "-->" (a is zero-padded)
+        ends[comment] = _first_at(arrows, bogus[comment] + 2, n - 3) + 3
+    starts, ends = [bogus], [ends]
+    pos, close, key = tags.pos[raw], tags.close[raw], tags.k0[raw]
+    for k in set(key[~close].tolist()):
+        opens = pos[~close & (key == k)]
+        end_tag = _first_at(pos[close & (key == k)], opens + 1, n)
+        starts.append(opens)
+        ends.append(np.full(len(opens), n) if k == _PLAINTEXT else _first_at(gt, end_tag, n - 1) + 1)
+    s, e = np.concatenate(starts), np.concatenate(ends)
+    order = np.argsort(s, kind="stable")
+    s, e = s[order], e[order]
+    nxt = np.searchsorted(s, e)  # index of the first start after each region
+    inner = np.zeros(len(s) + 1, np.int64)
+    reach = 0
+    for i in (nxt > np.arange(1, len(s) + 1)).nonzero()[0].tolist():  # regions holding starts
+        if i >= reach:  # this region is real: the starts inside it are not
+            reach = int(nxt[i])
+            inner[i + 1] += 1
+            inner[reach] -= 1
+    kept = np.cumsum(inner[:-1]) == 0
+    return s[kept], e[kept]
+
+
+def _encode(html: str) -> bytes:
+    """UTF-8 (lone surrogates -> '?'), HTML whitespace -> space, NUL deleted: NUL marks cuts."""
+    return html.encode("utf-8", "replace").translate(_HTML_WS, b"\0")
+
+
+def _cut(data: bytes, tags: _Tags, bogus: np.ndarray) -> tuple[bytes, _Tags]:
+    """Replace each comment, `<!...>`, `<?...>` and raw-text element (script, style ...) by
+    one NUL byte; return the new bytes and their tags (no rescan: positions are shifted).
+
+    Afterwards no `<` inside such a region can pass for a tag. NUL is dropped from text by
+    HTML parsers but, unlike "", cannot join `<` and `div>` across a cut into a new tag.
+    """
+    n = len(data)
+    cs, ce = _regions(np.frombuffer(data + _PAD, np.uint8), n, tags, bogus)
+    if not cs.size:
+        return data, tags
+    arr = np.frombuffer(data, np.uint8).copy()
+    arr[cs] = 0
+    inside = np.zeros(n + 1, np.int8)  # regions do not overlap: the running sum is 0 or 1
+    inside[cs + 1], inside[ce] = 1, -1
+    data = arr[np.cumsum(inside[:n], dtype=np.int8) == 0].tobytes()
+    j = np.searchsorted(cs, tags.pos, "right") - 1
+    removed = np.concatenate(([0], np.cumsum(ce - cs - 1)))
+    keep = (j < 0) | (tags.pos >= ce[np.maximum(j, 0)])
+    return data, tags.select(keep, removed[j + 1][keep])
+
+
+def _prepare(html: str) -> tuple[bytes, _Tags]:
+    """Encoded and cut document with its tags: the linear extractor's input."""
+    data = _encode(html)
+    return _cut(data, *_scan(data + _PAD, len(data)))
+
+
+def _value_starts(a: np.ndarray, qs: np.ndarray) -> np.ndarray:
+    """Which quotes at `qs` can open an attribute value: previous non-space byte is `=`."""
+    prev = a[qs - 1]  # qs == 0 reads the zero padding at the end: not '='
+    valid = prev == 0x3D
+    spaced = prev == 0x20
+    if spaced.any():
+        run_start = (np.diff((a == 0x20).view(np.int8), prepend=0) == 1).nonzero()[0]
+        rs = run_start[np.searchsorted(run_start, qs[spaced] - 1, "right") - 1]
+        valid[spaced] = a[rs - 1] == 0x3D
+    return valid
+
+
+def _attribute_hazard(a: np.ndarray, n: int, tag_pos: np.ndarray) -> bool:
+    """True if some tag-like `<` may lie inside a tag (attribute value or name).
+
+    The by-name depth count trusts every `</x` to be a real end tag; `<div title="</div>">`
+    would fake one. A quoted value starts at a quote whose previous non-space byte is `=`
+    and ends at the next equal quote; then every tag must be closed by a `>` outside such
+    values before the next tag starts. False alarms only cost the slower extractor.
+    """
+    starts, ends = [], []
+    for quote in (0x22, 0x27):
+        qs = (a[:n] == quote).nonzero()[0]
+        valid = _value_starts(a, qs)
+        starts.append(qs[valid])
+        ends.append(np.append(qs[1:], n)[valid])
+    s, e = np.concatenate(starts), np.concatenate(ends)
+    if np.any(np.searchsorted(tag_pos, s, "right") < np.searchsorted(tag_pos, e, "left")):
+        return True
+    gt = (a[:n] == 0x3E).nonzero()[0]
+    s.sort(), e.sort()
+    gt = gt[np.searchsorted(s, gt, "left") - np.searchsorted(e, gt, "right") <= 0]
+    return bool(np.any(np.diff(np.searchsorted(gt, tag_pos)) == 0))
+
+
+def _depth_by_name(close: np.ndarray, k0: np.ndarray, k1: np.ndarray, step: np.ndarray) -> np.ndarray:
+    """Open-element count after each tag, with opens and closes matched per tag name.
+
+    A stray `</x>` cannot cancel a `<div>` this way. Per name the count is a walk clamped
+    at zero (d = S - min(0, running min S)); the per-name walks are summed back in
+    document order.
+    """
+    ev = np.flatnonzero(step)
+    if not ev.size:
+        return np.zeros(len(close), np.int64)
+    order = ev[np.lexsort((ev, k1[ev], k0[ev]))]
+    v, g0, g1 = step[order], k0[order], k1[order]
+    new = np.ones(len(order), bool)
+    new[1:] = (g0[1:] != g0[:-1]) | (g1[1:] != g1[:-1])
+    gid = np.cumsum(new) - 1
+    s = np.cumsum(v)
+    s -= (s - v)[new][gid]
+    big = 2 * len(v) + 2  # earlier groups never lower the running minimum of later ones
+    low = np.minimum.accumulate(s - gid * big) + gid * big
+    d = s - np.minimum(low, 0)
+    prev = np.concatenate(([0], d[:-1]))
+    prev[new] = 0
+    delta = np.zeros(len(close), np.int64)
+    delta[order] = d - prev
+    return np.cumsum(delta)
+
+
+def _within_budget(depth: np.ndarray) -> bool:
+    return not depth.size or (int(depth.max()) <= _MAX_DEPTH
+                              and int(depth.sum()) <= _WORK_BASE + _WORK_PER_TAG * depth.size)
+
+
+def _route(html: str) -> tuple[bool, bytes, _Tags]:
+    """(use Lexbor?, bytes, tags). Lexbor only if its estimated work is within budget.
+
+    First bound: every counted start tag stays open. Phantom tags (in scripts, comments,
+    attribute values) only raise it, so it needs no cutting and settles most pages. Else
+    the document is cut and opens are matched with end tags per name, which is trusted only
+    if no tag-like `<` can sit inside a tag.
+    """
+    data = _encode(html)
+    tags, bogus = _scan(data + _PAD, len(data))
+    opens = ~tags.close & ((tags.cat & _UNCOUNTED_BIT) == 0)
+    if _within_budget(np.cumsum(opens)):
+        return True, data, tags
+    data, tags = _cut(data, tags, bogus)
+    counted = (tags.cat & _UNCOUNTED_BIT) == 0
+    if _attribute_hazard(np.frombuffer(data + _PAD, np.uint8), len(data), tags.pos):
+        return False, data, tags
+    step = (~tags.close & counted).astype(np.int64) - (tags.close & counted & tags.exact)
+    return _within_budget(_depth_by_name(tags.close, tags.k0, tags.k1, step)), data, tags
+
+
+def _mark(data: bytes, tags: _Tags) -> bytes:
+    """Insert "\\n" before every block-level tag (the text of a block becomes one line) and
+    "_" after formatting tag names: `<b_>` is a plain inline element to Lexbor, so the
+    adoption agency and formatting reconstruction (quadratic, or one new element per
+    unclosed tag per text run) never run. Text order is unchanged."""
+    cat = np.where(tags.exact, tags.cat, 0)
+    block, fmt = (cat & _BLOCK_BIT) != 0, (cat & _FMT_BIT) != 0
+    where = np.concatenate([tags.pos[block], (tags.pos + 1 + tags.close + tags.ln)[fmt]])
+    what = np.repeat(np.array([10, 95], np.uint8), [int(block.sum()), int(fmt.sum())])
+    return np.insert(np.frombuffer(data, np.uint8), where, what).tobytes()
+
+
+def _lexbor_extract(data: bytes, tags: _Tags, drop_chrome: bool) -> list[str]:
+    """Parse, remove what is never shown, take the body text and split it at the marks.
+
+    Only names that occur are stripped (each strip_tags name is a full tree walk) and the CSS
+    holds only selectors that can match (each is tried on every node)."""
+    bits = _SKIP_BIT | (_CHROME_BIT if drop_chrome else 0)
+    names = [_NAME_OF[k] for k in set(tags.k0[(tags.cat & bits) != 0].tolist())]
+    lower = data.lower()
+    css = [_HIDDEN_CSS] if b"hidden" in lower else []
+    if drop_chrome and b"role" in lower:
+        css.append(_ROLE_CSS)
+    if "header" in names:
+        names.remove("header")
+        css.append(_HEADER_CSS)
+    tree = LexborHTMLParser(_mark(data, tags))
+    tree.strip_tags(names)
+    for node in tree.css(", ".join(css)) if css else ():
+        node.decompose(recursive=False)  # detach only: safe for nested matches, C-level
+    body = tree.body
+    return _split_blocks(body.text()) if body is not None else []
+
+
+_TAG_RE = re.compile(r"""<(/?)([A-Za-z][^ />]*)([^>"']*(?:(?:"[^"]*"?|'[^']*'?)[^>"']*)*)>?""")
+_ATTR_RE = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
+_CLOSES_SKIP = {"p": _BLOCK - {"br", "td", "th", "tr", "tbody", "thead", "tfoot", "caption", "body", "html"},
+                "li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
+_MAIN = ("article", "main")
+
+
+def _hidden_by_attrs(attrs: str, drop_chrome: bool) -> bool:
+    low = attrs.lower()
+    if "hidden" not in low and not (drop_chrome and "role" in low):
+        return False
+    found: dict[str, str] = {}
+    for m in _ATTR_RE.finditer(low):
+        found.setdefault(m.group(1), m.group(2) or m.group(3) or m.group(4) or "")
+    return ("hidden" in found or found.get("aria-hidden") == "true"
+            or (drop_chrome and not _CHROME_ROLES.isdisjoint(found.get("role", "").split())))
+
+
+def _skipped(name: str, attrs: str, drop_chrome: bool, in_main: int) -> bool:
+    if name in _SKIP or _hidden_by_attrs(attrs, drop_chrome):
+        return True
+    return drop_chrome and (name in _CHROME or (name == "header" and not in_main))
+
+
+def _fallback_extract(s: str, drop_chrome: bool) -> list[str]:
+    """Linear scanner for documents Lexbor could be slow on (input already cut).
+
+    No tree, so nothing can blow up: a skipped element ends at the matching end tag of its
+    own name (nesting of that name counted), at a start tag that implicitly closes it
+    (`<li>` after `<li hidden>`), or at the end of the input.
+    """
+    out: list[str] = []
+    kept = depth = in_main = 0
+    skip = ""
+    for m in _TAG_RE.finditer(s):
+        slash, name, attrs = m.groups()
+        name = name.lower()
+        if skip:
+            if slash or name not in _CLOSES_SKIP.get(skip, ()):
+                if name == skip:
+                    depth += -1 if slash else 1
+                    skip = skip if depth else ""
+                kept = m.end()
+                continue
+            skip, kept = "", m.start()
+        out.append(s[kept:m.start()])
+        kept = m.end()
+        if name in _BLOCK:
+            out.append("\n")
+        if slash:
+            in_main -= name in _MAIN and in_main > 0
+        elif name not in _VOID and _skipped(name, attrs, drop_chrome, in_main):
+            skip, depth = name, 1
+        elif name in _MAIN:
+            in_main += 1
+    if not skip:
+        out.append(s[kept:])
+    return _split_blocks(_html.unescape("".join(out).replace("\0", "")))
+
+
+def _fallback_blocks(html: str, drop_chrome: bool = True) -> list[str]:
+    """The linear extractor on its own (tests compare it with the Lexbor path)."""
+    return _fallback_extract(_prepare(html)[0].decode("utf-8", "replace"), drop_chrome)
+
+
+def html_blocks(html: str, *, drop_chrome: bool = True) -> list[str]:
+    """Visible text of an HTML page, one entry per block-level element (see module doc)."""
+    if not html or html.isspace():
+        return []
+    lexbor, data, tags = _route(html)
+    if lexbor:
+        try:
+            return _lexbor_extract(data, tags, drop_chrome)
+        except Exception:  # selectolax errors must not escape; the scanner needs no parser
+            pass
+    return _fallback_blocks(html, drop_chrome)
+
+
+def html_to_text(html: str) -> str:
+    """All visible text, chrome included, one block per line."""
+    return "\n".join(html_blocks(html, drop_chrome=False))

@@ -1,0 +1,226 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from conftest import prose
+from stream_lsh.core.dedup import DedupConfig, Deduplicator, export_state, import_state
+from stream_lsh.core.page import Page
+from stream_lsh.core.scheme import SchemeMismatchError
+from stream_lsh.core.shingles import ShingleSpec
+
+DAY = 86400.0
+
+
+def page(page_id, text, t=None, site="a.example", **kw):
+    return Page(id=page_id, text=text, published_at=t, source=site, **kw)
+
+
+def edited(text, keep=0.9, change_every=0):
+    """A copy trimmed at the end, with every n-th word replaced."""
+    words = text.split(" ")
+    words = words[: int(len(words) * keep)]
+    if change_every:
+        words = [("zzchanged" if i % change_every == 0 else w) for i, w in enumerate(words)]
+    return " ".join(words)
+
+
+@pytest.fixture
+def engine():
+    return Deduplicator(DedupConfig(boilerplate=False))
+
+
+def test_first_page_is_unique_and_founds_its_cluster(engine):
+    d = engine.process(page("a", prose(1, 300)))
+    assert d.to_dict() == {"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None,
+                           "similarity": None, "candidates": 0}
+
+
+def test_an_edited_copy_is_a_duplicate(engine):
+    original = prose(1, 300)
+    engine.process(page("a", original))
+    d = engine.process(page("b", edited(original, keep=0.85, change_every=60), site="b.example"))
+    assert (d.status, d.cluster_id, d.duplicate_of) == ("duplicate", "a", "a")
+    assert 0.6 < d.similarity < 1.0 and d.candidates == 1
+
+
+def test_different_stories_stay_apart(engine):
+    decisions = [engine.process(page(f"p{i}", prose(100 + i, 300))) for i in range(20)]
+    assert all(d.status == "unique" and d.cluster_id == d.id for d in decisions)
+
+
+def test_pages_with_too_little_text_are_no_content_and_never_clustered(engine):
+    first = engine.process(page("ad1", "Buy Sudzo"))
+    second = engine.process(page("ad2", "Buy Sudzo"))
+    html = engine.process(Page(id="h", html="<html><script>var a = 'the end of it all';</script></html>"))
+    for d in (first, second, html):
+        assert d.status == "no_content" and d.cluster_id is None and d.duplicate_of is None
+    assert len(engine.index) == 0
+
+
+def test_the_most_similar_match_wins(engine):
+    original = prose(2, 400)
+    engine.process(page("a", original))
+    engine.process(page("b", edited(original, keep=0.8)))
+    d = engine.process(page("c", edited(original, keep=0.78)))  # nearer to b (80%) than to a (100%)
+    assert (d.cluster_id, d.duplicate_of) == ("a", "b")
+    assert d.candidates == 2
+
+
+def test_clusters_are_never_merged():
+    engine = Deduplicator(DedupConfig(threshold=0.3, boilerplate=False))
+    story_a, story_x = prose(3, 300), prose(4, 300)
+    engine.process(page("a", story_a))
+    engine.process(page("x", story_x))
+    bridge = engine.process(page("m", edited(story_a, keep=0.7) + "\n" + edited(story_x, keep=0.5)))
+    assert bridge.status == "duplicate" and bridge.cluster_id == "a"  # more of a than of x
+    assert bridge.candidates == 2
+    later = engine.process(page("x2", edited(story_x, keep=0.95)))
+    assert later.cluster_id == "x"  # x's cluster kept its id
+
+
+def test_exact_copies_take_the_fast_path(engine):
+    text = prose(5, 200)
+    engine.process(page("a", text))
+    d = engine.process(page("b", "  " + text.upper() + "\n"))  # same after normalisation
+    assert (d.status, d.duplicate_of, d.similarity, d.candidates) == ("duplicate", "a", 1.0, 1)
+    assert engine.index.get("b").signature is engine.index.get("a").signature
+
+
+def test_redelivery_gets_the_same_decision_and_changes_nothing(engine):
+    text = prose(6, 300)
+    engine.process(page("a", text))
+    first = engine.process(page("b", edited(text, keep=0.9)))
+    buckets = engine.index.bucket_count()
+    again = engine.process(page("b", edited(text, keep=0.9)))
+    assert again == first and len(engine.index) == 2 and engine.index.bucket_count() == buckets
+
+
+def test_a_changed_page_with_a_known_id_replaces_the_old_version(engine):
+    engine.process(page("a", prose(7, 300)))
+    d = engine.process(page("a", prose(8, 300)))
+    assert d.status == "unique" and len(engine.index) == 1
+
+
+def test_retraction_removes_a_page(engine):
+    text = prose(9, 300)
+    engine.process(page("a", text))
+    assert engine.remove("a") and not engine.remove("a")
+    assert engine.process(page("b", edited(text))).status == "unique"
+
+
+def test_probe_answers_without_indexing(engine):
+    text = prose(10, 300)
+    engine.process(page("a", text))
+    d = engine.probe(page("q", edited(text)))
+    assert d.status == "duplicate" and d.cluster_id == "a"
+    assert "q" not in engine.index
+    assert engine.probe(page("q2", prose(11, 300))).status == "unique"
+
+
+def test_pages_older_than_the_window_stop_matching():
+    engine = Deduplicator(DedupConfig(ttl=3 * DAY, boilerplate=False))
+    text = prose(12, 300)
+    engine.process(page("a", text, t=0.0))
+    assert engine.process(page("b", edited(text), t=2 * DAY)).duplicate_of == "a"
+    engine.process(page("other", prose(13, 300), t=4 * DAY))  # moves event time on: "a" expires
+    assert "a" not in engine.index
+    d = engine.process(page("c", edited(text, keep=0.95), t=4 * DAY))
+    assert d.duplicate_of == "b" and d.cluster_id == "a"  # found through the cluster's newer member
+
+
+def test_verification_by_exact_jaccard():
+    engine = Deduplicator(DedupConfig(verify="jaccard", boilerplate=False))
+    text = prose(14, 300)
+    engine.process(page("a", text))
+    d = engine.process(page("b", edited(text, keep=0.8)))
+    assert d.status == "duplicate"
+    a, b = engine.index.get("a").shingles, engine.index.get("b").shingles
+    assert d.similarity == pytest.approx(np.intersect1d(a, b).size / np.union1d(a, b).size)
+
+
+def site_page(page_id, site, story_seed, prose_blocks, t):
+    """A short story (~60 words) wrapped in its site's much longer repeated prose."""
+    return page(page_id, prose(story_seed, 60) + "\n" + "\n".join(prose_blocks), t=t, site=site)
+
+
+def test_learnt_boilerplate_separates_stories_of_one_site_and_joins_copies_across_sites():
+    site_prose = {s: [prose(1000 + 10 * i + k, 45) for k in range(4)] for i, s in enumerate(["a.com", "b.com"])}
+
+    def run(learn):
+        engine = Deduplicator(DedupConfig(boilerplate=learn, boilerplate_min_pages=3))
+        out = []
+        for n in range(12):  # different stories at a.com and b.com
+            for i, site in enumerate(site_prose):  # a different story on every page
+                out.append(engine.process(site_page(f"{site}-{n}", site, 5000 + 2 * n + i, site_prose[site], n)))
+        copies = [engine.process(site_page(f"copy-{site}", site, 9999, site_prose[site], 20)) for site in site_prose]
+        return out, copies
+
+    plain, plain_copies = run(learn=False)
+    learnt, learnt_copies = run(learn=True)
+    # Without learning, the prose makes different stories of one site duplicates and hides the copy.
+    assert sum(d.status == "duplicate" for d in plain) > 10
+    assert plain_copies[1].duplicate_of != "copy-a.com"  # matched its own site's prose instead
+    # With learning, only the first pages of each site can be fooled; the cross-site copy is found.
+    assert sum(d.status == "duplicate" for d in learnt[6:]) == 0
+    assert learnt_copies[1].status == "duplicate" and learnt_copies[1].duplicate_of == "copy-a.com"
+
+
+def test_state_round_trip_and_scheme_guard():
+    config = DedupConfig(boilerplate=True)
+    engine = Deduplicator(config)
+    text = prose(15, 300)
+    engine.process(page("a", text, t=10.0))
+    header, arrays = export_state(engine)
+    restored = Deduplicator(config)
+    import_state(restored, header, arrays)
+    assert restored.process(page("b", edited(text), t=11.0)).duplicate_of == "a"
+    assert restored.watermark == 11.0
+    for other in (DedupConfig(seed=2), DedupConfig(num_perm=64), DedupConfig(shingles=ShingleSpec("char")),
+                  DedupConfig(languages=("en", "fr"))):
+        with pytest.raises(SchemeMismatchError, match="differing parameters"):
+            import_state(Deduplicator(other), header, arrays)
+    with pytest.raises(SchemeMismatchError, match="banded"):
+        import_state(Deduplicator(DedupConfig(threshold=0.8)), header, arrays)
+
+
+@pytest.mark.parametrize("bad", [dict(threshold=1.0), dict(bands=5), dict(bands=40, rows=4), dict(verify="x"),
+                                 dict(languages=("xx",)), dict(boilerplate_min_pages=1), dict(min_shingles=0)])
+def test_bad_configuration_is_refused(bad):
+    with pytest.raises(ValueError):
+        DedupConfig(**bad)
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+def _stream(seed_base):
+    """Pages of three sites with shared prose, copies, exact copies, redeliveries and updates."""
+    out = []
+    prose_of = {s: [prose(7000 + 10 * i + k, 40) for k in range(2)] for i, s in enumerate("xyz")}
+    for n in range(30):
+        site = "xyz"[n % 3]
+        story = prose(seed_base + n // 2, 120)  # two pages per story
+        text = (edited(story, keep=0.9) if n % 2 else story) + "\n" + "\n".join(prose_of[site])
+        out.append(page(f"p{n}", text, t=float(n), site=f"{site}.com"))
+        if n % 7 == 0:
+            out.append(out[-1])  # redelivery
+        if n % 11 == 0:
+            out.append(page(f"p{n}", prose(seed_base + 500 + n, 100), t=float(n), site=f"{site}.com"))  # update
+    return out
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(1, 12), min_size=1, max_size=12), st.sampled_from([0, 300]))
+def test_any_batching_gives_the_one_by_one_decisions(cuts, seed_base):
+    pages = _stream(seed_base)
+    one_by_one = Deduplicator(DedupConfig())
+    expected = [one_by_one.process(p) for p in pages]
+    batched, got, i = Deduplicator(DedupConfig()), [], 0
+    for size in itertools.cycle(cuts):
+        if i >= len(pages):
+            break
+        got.extend(batched.process_batch(pages[i:i + size]))
+        i += size
+    assert got == expected
+    assert {d.status for d in expected} == {"unique", "duplicate"}

@@ -1,0 +1,56 @@
+import pytest
+
+from stream_lsh.core.page import PageError, page_from_dict, parse_timestamp
+
+
+def test_minimal_page():
+    page = page_from_dict({"id": "a", "text": "hello"})
+    assert (page.id, page.text, page.html, page.published_at) == ("a", "hello", None, None)
+
+
+def test_all_fields_and_integer_id():
+    page = page_from_dict({"id": 7, "html": "<p>x</p>", "url": "https://www.example.com/a", "title": "T",
+                           "published_at": "2026-03-01T12:00:00Z", "lang": "en"})
+    assert page.id == "7" and page.html == "<p>x</p>" and page.lang == "en"
+    assert page.published_at == parse_timestamp("2026-03-01T13:00:00+01:00")
+    assert page.site == "example.com"
+
+
+def test_news_please_names():
+    page = page_from_dict({"id": "n", "maintext": "body", "date_publish": "2017-07-17 17:03:00",
+                           "source_domain": "www.rt.com", "language": "en"})
+    assert page.text == "body" and page.source == "www.rt.com" and page.lang == "en"
+    assert page.published_at == parse_timestamp("2017-07-17T17:03:00Z")
+
+
+def test_text_wins_over_html():
+    page = page_from_dict({"id": "a", "text": "t", "html": "<p>h</p>"})
+    assert page.text == "t" and page.html is None
+
+
+def test_empty_text_is_a_valid_page():
+    assert page_from_dict({"id": "a", "text": ""}).text == ""
+
+
+@pytest.mark.parametrize("record, code", [
+    ({"text": "x"}, "missing_id"),
+    ({"id": None, "text": "x"}, "missing_id"),
+    ({"id": "", "text": "x"}, "bad_id"),
+    ({"id": True, "text": "x"}, "bad_id"),
+    ({"id": ["a"], "text": "x"}, "bad_id"),
+    ({"id": "a"}, "missing_body"),
+    ({"id": "a", "text": 5}, "bad_field"),
+    ({"id": "a", "text": "x", "published_at": "yesterday"}, "bad_timestamp"),
+    ({"id": "a", "text": "x", "published_at": 1700000000}, "bad_field"),
+    ([1, 2], "not_an_object"),
+])
+def test_bad_pages_say_why(record, code):
+    with pytest.raises(PageError) as caught:
+        page_from_dict(record)
+    assert caught.value.code == code
+
+
+def test_reasons_never_echo_the_body():
+    with pytest.raises(PageError) as caught:
+        page_from_dict({"id": "a", "text": "secret body", "published_at": "not a date"})
+    assert "secret" not in str(caught.value)
