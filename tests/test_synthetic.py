@@ -1,0 +1,388 @@
+"""The synthetic corpus: determinism, exact sizes, and the world properties evaluation relies on."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta, timezone
+from itertools import combinations
+from statistics import mean
+
+import orjson
+import pytest
+import stopwords
+
+from stream_lsh.synthetic import (
+    COPY_DELAY_HOURS,
+    EPOCH,
+    EVENT_SPREAD_HOURS,
+    NO_CONTENT_SHARE,
+    STOPWORD_LIST_NAMES,
+    STORY_WINDOW_HOURS,
+    PageTruth,
+    SyntheticCorpus,
+    generate_corpus,
+    generate_corpus_with_truth,
+    load_labels,
+    write_corpus,
+)
+
+PAGES = 3000
+SEED = 11
+_WORD = re.compile(r"\w+(?:'\w+)*")  # the product's tokenizer
+_SENTENCE = re.compile(r"[^.]+\.")
+_TAG = re.compile(r"<[^>]+>")
+_STOPS = {
+    code: frozenset(word.strip().lower() for word in stopwords.get_stopwords(name))
+    for code, name in STOPWORD_LIST_NAMES.items()
+}
+
+Corpus = tuple[SyntheticCorpus, dict[str, PageTruth]]
+
+
+@pytest.fixture(scope="module")
+def world() -> Corpus:
+    return generate_corpus_with_truth(PAGES, SEED)
+
+
+def _body(page: dict) -> str:
+    return page.get("html") or page.get("text") or page.get("maintext") or ""
+
+
+def _visible(page: dict) -> str:
+    """Body text with tags stripped (inline links split article words into several nodes)."""
+    return _TAG.sub("", page["html"]) if "html" in page else _body(page)
+
+
+def _sentences(paragraphs: tuple[str, ...]) -> set[str]:
+    return {sentence.strip() for paragraph in paragraphs for sentence in _SENTENCE.findall(paragraph)}
+
+
+def _overlap(first: set[str], second: set[str]) -> float:
+    return len(first & second) / min(len(first), len(second))
+
+
+def _moment(page: dict) -> datetime:
+    if "published_at" in page:
+        return datetime.strptime(page["published_at"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return datetime.strptime(page["date_publish"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=timezone.utc)
+
+
+def _clusters(corpus: SyntheticCorpus) -> dict[str, list[str]]:
+    clusters: dict[str, list[str]] = defaultdict(list)
+    for page in corpus.pages:
+        clusters[corpus.labels[page["id"]]].append(page["id"])
+    return clusters
+
+
+# --- Determinism and sizes ----------------------------------------------------------------------
+
+
+def _digest(corpus: SyntheticCorpus) -> str:
+    pages = b"".join(orjson.dumps(page) + b"\n" for page in corpus.pages)
+    return hashlib.sha256(pages + orjson.dumps(corpus.labels)).hexdigest()
+
+
+def test_same_seed_gives_identical_output_and_other_seeds_differ(tmp_path) -> None:
+    first, second = generate_corpus(400, seed=5), generate_corpus(400, seed=5)
+    assert first == second
+    write_corpus(first, tmp_path / "a.jsonl", tmp_path / "a.json")
+    write_corpus(second, tmp_path / "b.jsonl", tmp_path / "b.json")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    other = generate_corpus(400, seed=6)
+    assert other.pages != first.pages
+    assert [p["title"] for p in other.pages[:50]] != [p["title"] for p in first.pages[:50]]
+
+
+def test_output_does_not_depend_on_string_hashing() -> None:
+    """Other processes with other PYTHONHASHSEEDs (set order, str hashes) produce the same bytes."""
+    script = (
+        "import hashlib, orjson\n"
+        "from stream_lsh.synthetic import generate_corpus\n"
+        "corpus = generate_corpus(300, seed=9)\n"
+        "pages = b''.join(orjson.dumps(page) + b'\\n' for page in corpus.pages)\n"
+        "print(hashlib.sha256(pages + orjson.dumps(corpus.labels)).hexdigest())\n"
+    )
+    runs = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": str(hash_seed)})
+        for hash_seed in (1, 2)
+    ]
+    digests = {run.communicate(timeout=60)[0].strip() for run in runs}
+    assert digests == {_digest(generate_corpus(300, seed=9))}
+
+
+@pytest.mark.parametrize("pages", [0, 1, 2, 7, 99, 401])
+def test_exact_page_count_and_ids(pages: int) -> None:
+    corpus = generate_corpus(pages, seed=3)
+    ids = [page["id"] for page in corpus.pages]
+    assert ids == [f"p{number:06d}" for number in range(pages)]
+    assert list(corpus.labels) == ids
+
+
+def test_bad_arguments_are_refused() -> None:
+    with pytest.raises(ValueError, match="pages"):
+        generate_corpus(-1)
+    with pytest.raises(ValueError, match="languages"):
+        generate_corpus(10, languages=("en", "xx"))
+    with pytest.raises(ValueError, match="languages"):
+        generate_corpus(10, languages=())
+
+
+def test_language_subset() -> None:
+    corpus, truth = generate_corpus_with_truth(300, seed=2, languages=("de", "fr"))
+    assert {page_truth.lang for page_truth in truth.values()} == {"de", "fr"}
+    assert {page.get("lang") for page in corpus.pages} <= {"de", "fr", None}
+
+
+# --- Labels and time ----------------------------------------------------------------------------
+
+
+def test_labels_cover_pages_and_singletons_are_alone(world: Corpus) -> None:
+    corpus, truth = world
+    assert corpus.labels.keys() == {page["id"] for page in corpus.pages}
+    assert all(re.fullmatch(r"[sn]\d{5}", label) for label in corpus.labels.values())
+    for label, ids in _clusters(corpus).items():
+        kinds = {truth[page_id].kind for page_id in ids}
+        if kinds != {"wire"}:
+            assert len(ids) == 1, (label, kinds)
+
+
+def test_pages_sorted_by_time_within_the_window(world: Corpus) -> None:
+    corpus, _ = world
+    moments = [_moment(page) for page in corpus.pages]
+    assert moments == sorted(moments)
+    latest = EPOCH + timedelta(hours=STORY_WINDOW_HOURS + EVENT_SPREAD_HOURS + COPY_DELAY_HOURS)
+    assert EPOCH <= moments[0] and moments[-1] <= latest
+    assert moments[-1] - moments[0] > timedelta(hours=STORY_WINDOW_HOURS * 0.9)
+
+
+# --- Stories ------------------------------------------------------------------------------------
+
+
+def test_article_text_is_in_the_page(world: Corpus) -> None:
+    corpus, truth = world
+    for page in corpus.pages:
+        visible = _visible(page)
+        assert all(paragraph in visible for paragraph in truth[page["id"]].article), page["id"]
+
+
+def test_wire_copies_share_most_sentences_at_different_outlets(world: Corpus) -> None:
+    corpus, truth = world
+    overlaps, long_overlaps, kept = [], [], []
+    for ids in _clusters(corpus).values():
+        if len(ids) < 2:
+            continue
+        assert len({truth[i].outlet for i in ids}) == len(ids)
+        assert len({truth[i].lang for i in ids}) == 1
+        articles = [_sentences(truth[i].article) for i in ids]
+        union = set().union(*articles)
+        if len(union) >= 30:  # each copy keeps 70-100% of the wire text, so most of all sentences seen
+            kept += [len(article) / len(union) for article in articles]
+        for first, second in combinations(articles, 2):
+            overlaps.append(_overlap(first, second))
+            if min(len(first), len(second)) >= 30:
+                long_overlaps.append(_overlap(first, second))
+    assert len(long_overlaps) > 100
+    assert min(long_overlaps) > 0.5
+    assert 0.6 < mean(overlaps) < 0.95  # much shared, yet edited (short copies share less)
+    assert 0.7 < mean(kept) < 0.9 and min(kept) > 0.4  # trimmed, never cut to a stub
+
+
+def test_wire_and_local_story_shares(world: Corpus) -> None:
+    corpus, truth = world
+    kinds = Counter(truth[ids[0]].kind for ids in _clusters(corpus).values())
+    stories = kinds["wire"] + kinds["local"]
+    assert 0.45 < kinds["wire"] / stories < 0.65
+    sizes = Counter(len(ids) for ids in _clusters(corpus).values() if truth[ids[0]].kind == "wire")
+    assert max(sizes) <= 6 and sizes[1] <= 3  # only the last stories drawn may be cut to one copy
+
+
+def test_short_and_long_articles(world: Corpus) -> None:
+    corpus, truth = world
+    lengths = [sum(len(_WORD.findall(p)) for p in truth[ids[0]].article)
+               for ids in _clusters(corpus).values() if truth[ids[0]].kind == "local"]
+    short = sum(length < 250 for length in lengths)
+    long = sum(length > 550 for length in lengths)
+    assert short + long == len(lengths)
+    assert 0.35 < short / len(lengths) < 0.65
+
+
+def test_event_siblings_share_names_and_title_words_but_not_sentences(world: Corpus) -> None:
+    corpus, truth = world
+    titles = {page["id"]: page["title"] for page in corpus.pages}
+    siblings: dict[str, dict[str, str]] = defaultdict(dict)
+    for page_id, page_truth in truth.items():
+        if page_truth.event:
+            siblings[page_truth.event].setdefault(page_truth.label, page_id)
+    pairs = [pair for stories in siblings.values() for pair in combinations(stories.values(), 2)]
+    assert len(pairs) > 50
+    shared_title_words = []
+    for first, second in pairs:
+        a, b = truth[first], truth[second]
+        assert a.label != b.label and a.lang == b.lang
+        assert _overlap(_sentences(a.article), _sentences(b.article)) < 0.05
+        text_a, text_b = " ".join(a.article), " ".join(b.article)
+        assert any(name in text_a and name in text_b for name in set(a.entities) & set(b.entities))
+        words = [{w.lower() for w in _WORD.findall(titles[i])} - _STOPS[a.lang] for i in (first, second)]
+        shared_title_words.append(len(words[0] & words[1]))
+    assert min(shared_title_words) >= 1 and mean(shared_title_words) >= 2.5
+
+
+def test_stop_word_density_per_language(world: Corpus) -> None:
+    _, truth = world
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for page_truth in truth.values():
+        for paragraph in page_truth.article:
+            tokens = [token.lower() for token in _WORD.findall(paragraph)]
+            counts[page_truth.lang]["stop"] += sum(token in _STOPS[page_truth.lang] for token in tokens)
+            counts[page_truth.lang]["all"] += len(tokens)
+    assert set(counts) == set(STOPWORD_LIST_NAMES)
+    for lang, count in counts.items():
+        assert 0.35 <= count["stop"] / count["all"] <= 0.5, lang
+
+
+def test_content_words_are_no_stop_words_anywhere(world: Corpus) -> None:
+    """A pseudo-word equal to another language's stop word would fake shingles and language votes."""
+    _, truth = world
+    union = frozenset().union(*_STOPS.values())
+    for page_truth in truth.values():
+        for paragraph in page_truth.article + page_truth.site_prose:
+            for token in _WORD.findall(paragraph.lower()):
+                assert token in _STOPS[page_truth.lang] or token not in union, (page_truth.lang, token)
+
+
+# --- Outlets and site prose ---------------------------------------------------------------------
+
+
+def test_site_prose_on_every_page_of_its_outlet(world: Corpus) -> None:
+    corpus, truth = world
+    prose_of: dict[str, tuple[tuple[str, ...], str]] = {}
+    for page in corpus.pages:
+        page_truth = truth[page["id"]]
+        outlet_prose = (page_truth.site_prose, page_truth.lang)
+        assert prose_of.setdefault(page_truth.outlet, outlet_prose) == outlet_prose
+        assert 2 <= len(page_truth.site_prose) <= 4
+        body = _body(page)
+        assert all(paragraph in body for paragraph in page_truth.site_prose), page["id"]
+    density = Counter()
+    for paragraphs, lang in prose_of.values():
+        tokens = [token.lower() for token in _WORD.findall(" ".join(paragraphs))]
+        density["stop"] += sum(token in _STOPS[lang] for token in tokens)
+        density["all"] += len(tokens)
+    assert 0.35 <= density["stop"] / density["all"] <= 0.5  # as dense as articles: real noise
+
+
+def test_networks_share_a_prose_paragraph(world: Corpus) -> None:
+    _, truth = world
+    outlets_of: dict[str, set[str]] = defaultdict(set)
+    all_outlets = set()
+    for page_truth in truth.values():
+        all_outlets.add(page_truth.outlet)
+        for paragraph in page_truth.site_prose:
+            outlets_of[paragraph].add(page_truth.outlet)
+    networks = [outlets for outlets in outlets_of.values() if len(outlets) >= 2]
+    assert 3 <= len(networks) <= 4 and all(len(outlets) <= 4 for outlets in networks)
+    networked = set().union(*networks)
+    assert 0.2 <= len(networked) / len(all_outlets) <= 0.5
+
+
+def test_html_chrome_variants(world: Corpus) -> None:
+    corpus, _ = world
+    html_pages = [page["html"] for page in corpus.pages if "html" in page]
+    for marker in ("<nav", 'class="menu"', "<aside", 'class="sidebar"', "<footer>", 'class="site-footer"',
+                   'class="newsletter"', "<article>", 'class="story-body"', "<script>", "<style>"):
+        assert any(marker in page for page in html_pages), marker
+    assert all(page.startswith("<!DOCTYPE html>") and page.count("<script") >= 2 for page in html_pages)
+
+
+def test_sidebar_lists_other_headlines_of_the_outlet(world: Corpus) -> None:
+    corpus, truth = world
+    for page in (p for p in corpus.pages if "html" in p):
+        box = re.search(r"<h2>[^<]*</h2><ol>(.*?)</ol>", page["html"])
+        assert box is not None
+        items = re.findall(r"<li><a href=\"([^\"]+)\">([^<]*)</a></li>", box.group(1))
+        assert 5 <= len(items) <= 8
+        assert all(url.startswith(f"https://{page['source']}/") for url, _ in items)
+        assert page["title"] not in {title for _, title in items}
+    earlier: dict[str, set[str]] = defaultdict(set)  # outlet -> titles published so far
+    from_corpus = 0
+    for page in corpus.pages:
+        outlet = truth[page["id"]].outlet
+        if "text" in page and truth[page["id"]].lang == "en":
+            lines = page["text"].split("\n")
+            related = [line[len("Related: "):] for line in lines if line.startswith("Related: ")]
+            assert 1 <= len(related) <= 3 and page["title"] not in related
+            from_corpus += sum(headline in earlier[outlet] for headline in related)
+        earlier[outlet].add(page["title"])
+    assert from_corpus > 100
+
+
+def test_ads_have_few_stop_words(world: Corpus) -> None:
+    corpus, _ = world
+    ads = [ad for page in corpus.pages if "html" in page and page.get("lang") == "en"
+           for ad in re.findall(r'rel="sponsored">([^<]*)<', page["html"])]
+    tokens = [token.lower() for ad in ads for token in _WORD.findall(ad)]
+    assert ads and sum(token in _STOPS["en"] for token in tokens) / len(tokens) < 0.15
+
+
+# --- Page formats -------------------------------------------------------------------------------
+
+
+def test_every_page_has_an_id_and_exactly_one_body(world: Corpus) -> None:
+    corpus, _ = world
+    formats = Counter()
+    for page in corpus.pages:
+        bodies = [name for name in ("html", "text", "maintext") if name in page]
+        assert isinstance(page["id"], str) and len(bodies) == 1 and page[bodies[0]]
+        formats[bodies[0]] += 1
+        assert page["url"].startswith("https://") and page["title"]
+    assert 0.62 < formats["html"] / PAGES < 0.78 and 0.2 < formats["text"] / PAGES < 0.35
+    missing_lang = sum("lang" not in page and "language" not in page for page in corpus.pages)
+    assert 0.05 < missing_lang / PAGES < 0.15
+
+
+def test_news_please_pages(world: Corpus) -> None:
+    corpus, _ = world
+    news_please = [page for page in corpus.pages if "maintext" in page]
+    assert 0.01 < len(news_please) / PAGES < 0.06
+    for page in news_please:
+        assert not {"published_at", "source", "text", "html", "lang"} & page.keys()
+        assert re.fullmatch(r"2026-03-0\d \d\d:\d\d:\d\d", page["date_publish"])
+        assert page["url"].startswith(f"https://{page['source_domain']}/")
+    assert any("language" in page for page in news_please)
+    plain = [page for page in corpus.pages if "maintext" not in page]
+    assert all(re.fullmatch(r"2026-03-0\dT\d\d:\d\d:\d\dZ", page["published_at"]) for page in plain)
+
+
+def test_no_content_pages(world: Corpus) -> None:
+    corpus, truth = world
+    blank = [page for page in corpus.pages if truth[page["id"]].kind == "no-content"]
+    assert len(blank) == round(PAGES * NO_CONTENT_SHARE) == 30
+    assert len({corpus.labels[page["id"]] for page in blank}) == len(blank)
+    for page in blank:
+        assert not truth[page["id"]].article
+        if "html" in page:
+            assert "<article" not in page["html"] and "story-body" not in page["html"]
+            captions = re.findall(r"<figcaption>([^<]*)</figcaption>", page["html"])
+            assert captions and all(1 <= len(caption.split()) <= 3 for caption in captions)
+
+
+# --- Files --------------------------------------------------------------------------------------
+
+
+def test_write_and_load(tmp_path) -> None:
+    corpus = generate_corpus(120, seed=4)
+    write_corpus(corpus, tmp_path / "pages.jsonl", tmp_path / "labels.json")
+    raw = (tmp_path / "pages.jsonl").read_bytes()
+    assert raw.endswith(b"\n") and raw.count(b"\n") == 120
+    assert [orjson.loads(line) for line in raw.splitlines()] == corpus.pages
+    assert load_labels(tmp_path / "labels.json") == corpus.labels
+    (tmp_path / "bad.json").write_bytes(b'["s00001"]')
+    with pytest.raises(ValueError, match="expected a JSON object"):
+        load_labels(tmp_path / "bad.json")
