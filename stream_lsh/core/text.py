@@ -5,13 +5,13 @@ Shingles are only comparable if two copies of a story produce the same tokens, s
 invisible format characters, typographic apostrophes, whitespace), and `html_blocks`
 returns the text a browser would show, one block per paragraph-like element.
 
-HTML goes through Lexbor (selectolax), which is fast but whose tree builder is
-quadratic in nesting depth and, through the "reconstruct the active formatting
-elements" step, can create one element per (unclosed formatting tag x later text run).
-Before parsing we therefore (1) cut comments and raw-text elements out of the byte
-string, (2) rename formatting tags (`<b>` -> `<b_>`) so that Lexbor treats them as
-plain inline elements, and (3) bound the parser's work from the tag sequence with
-numpy; documents over the bound go to `_fallback_extract`, a linear scanner.
+HTML goes through Lexbor (selectolax): fast, but its tree builder walks the stack of open
+elements on most tags (100k nested <div> take ~14 s) and its formatting-element bookkeeping
+is quadratic in distinct unclosed <b>/<a>/... and can clone them into every later block.
+So one vectorised numpy pass over the bytes first finds every tag name; from it `_route`
+bounds Lexbor's work (over budget: `_fallback_extract`, a linear scanner) and `_mark`
+puts "\n" before block-level tags (a block's text becomes one line of the body text) and
+renames formatting tags (`<b>` -> `<b_>`: a plain inline element to Lexbor).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from selectolax.lexbor import LexborHTMLParser
 
 __all__ = ["normalize", "text_blocks", "html_blocks", "html_to_text"]
 
-_DROP = "\u00ad\u061c\u200b\u200c\u200d\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2060\u2066\u2067\u2068\u2069\ufeff"
+_DROP = ("\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen, zero-width
+         "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")  # bidi controls
 _APOSTROPHES = "\u2018\u2019\u02bc\uff07"
 _SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
 _SPACES_NOT_NL = _SPACES.replace("\n", "")
@@ -131,8 +132,9 @@ def _name_key(name: str) -> tuple[int, int]:
 
 def _build_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cats: dict[tuple[int, int], int] = {}
-    for names, bit in ((_BLOCK, _BLOCK_BIT), (_FORMATTING, _FMT_BIT), (_RAWTEXT, _RAW_BIT),
-                       (_UNCOUNTED, _UNCOUNTED_BIT), (_STRIP, _SKIP_BIT), (_CHROME | {"header"}, _CHROME_BIT)):
+    groups = ((_BLOCK, _BLOCK_BIT), (_FORMATTING, _FMT_BIT), (_RAWTEXT, _RAW_BIT), (_STRIP, _SKIP_BIT),
+              (_UNCOUNTED, _UNCOUNTED_BIT), (_CHROME | {"header"}, _CHROME_BIT))
+    for names, bit in groups:
         for name in names:
             cats[_name_key(name)] = cats.get(_name_key(name), 0) | bit
     keys = sorted(cats)  # first 8 bytes are unique among these names, so search on k0 alone
@@ -367,20 +369,19 @@ def _mark(data: bytes, tags: _Tags) -> bytes:
 def _lexbor_extract(data: bytes, tags: _Tags, drop_chrome: bool) -> list[str]:
     """Parse, remove what is never shown, take the body text and split it at the marks.
 
-    Only names that occur are stripped (each strip_tags name is a full tree walk) and the CSS
-    holds only selectors that can match (each is tried on every node)."""
+    Only names that occur are stripped (each strip_tags name is a full tree walk); the four
+    role selectors cost more than a search for "role", the hidden ones less."""
     bits = _SKIP_BIT | (_CHROME_BIT if drop_chrome else 0)
     names = [_NAME_OF[k] for k in set(tags.k0[(tags.cat & bits) != 0].tolist())]
-    lower = data.lower()
-    css = [_HIDDEN_CSS] if b"hidden" in lower else []
-    if drop_chrome and b"role" in lower:
+    css = [_HIDDEN_CSS]
+    if drop_chrome and b"role" in data.lower():
         css.append(_ROLE_CSS)
     if "header" in names:
         names.remove("header")
         css.append(_HEADER_CSS)
     tree = LexborHTMLParser(_mark(data, tags))
     tree.strip_tags(names)
-    for node in tree.css(", ".join(css)) if css else ():
+    for node in tree.css(", ".join(css)):
         node.decompose(recursive=False)  # detach only: safe for nested matches, C-level
     body = tree.body
     return _split_blocks(body.text()) if body is not None else []
@@ -388,8 +389,9 @@ def _lexbor_extract(data: bytes, tags: _Tags, drop_chrome: bool) -> list[str]:
 
 _TAG_RE = re.compile(r"""<(/?)([A-Za-z][^ />]*)([^>"']*(?:(?:"[^"]*"?|'[^']*'?)[^>"']*)*)>?""")
 _ATTR_RE = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
-_CLOSES_SKIP = {"p": _BLOCK - {"br", "td", "th", "tr", "tbody", "thead", "tfoot", "caption", "body", "html"},
-                "li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
+_CLOSES_SKIP = {  # start tags that implicitly end a skipped element of this name
+    "p": _BLOCK - {"br", "td", "th", "tr", "tbody", "thead", "tfoot", "caption", "body", "html"},
+    "li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
 _MAIN = ("article", "main")
 
 
@@ -436,7 +438,8 @@ def _fallback_extract(s: str, drop_chrome: bool) -> list[str]:
         if name in _BLOCK:
             out.append("\n")
         if slash:
-            in_main -= name in _MAIN and in_main > 0
+            if name in _MAIN and in_main:
+                in_main -= 1
         elif name not in _VOID and _skipped(name, attrs, drop_chrome, in_main):
             skip, depth = name, 1
         elif name in _MAIN:
