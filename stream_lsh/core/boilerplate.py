@@ -8,16 +8,22 @@ of one story at different sites look less alike than they are.
 What sets it apart is its company. A boilerplate block repeats next to *different* content on
 every page of a site; an article paragraph repeats only next to (nearly) the same content, in the
 copies and updated versions of its own story. So for every block of at least ``min_words`` words
-the learner keeps, per site, the distinct *contexts* it has been seen in, where a page's context
-for a block is the smallest fingerprint among the page's *other* blocks (a one-value minhash of the
-rest of the page: two versions of one story share it with probability about equal to the Jaccard
-similarity of their block sets; two different stories almost never). Once a block has been seen in
-``min_pages`` distinct contexts on one site, it is boilerplate, for every site from then on (this
-catches prose shared by a network of sites at the first page of the next one).
+the learner keeps, per site, the distinct *contexts* it has been seen in: a context is a bottom-k
+sketch (the ``sketch_size`` smallest block fingerprints) of a page it was on, and a page is a new
+context for a block only if its estimated Jaccard similarity (over blocks) with every context stored
+for that block is below ``same_page_similarity``. Two versions of one story share most blocks
+(a 12-paragraph story with one paragraph rewritten: J ~ 0.85), two different stories of one site
+share only the site's prose (J ~ 0.1-0.4). Once a block has been seen in ``min_pages`` distinct
+contexts on one site, it is boilerplate, for every site from then on (this catches prose shared
+by a network of sites at the first page of the next one).
 
-The signal does not depend on any dedup decision, so a page falsely matched because of boilerplate
-still teaches the learner, and the learner converges after a few pages of each site. It does
-depend on arrival order, like every streaming decision, and is deterministic given that order.
+What it cannot tell apart: a site whose pages are mostly shared prose around a one-paragraph article
+looks like one story updated again and again, so its prose is not learnt (documented in the README).
+
+A page is observed *before* it is filtered, so the second page of a new site already loses the
+prose it shares with the first. The signal does not depend on any dedup decision, so a page falsely
+matched because of boilerplate still teaches the learner. It does depend on arrival order, like
+every streaming decision, and is deterministic given that order.
 
 The state is bounded: per site a counter capped at ``max_blocks_per_site`` (oldest entries dropped
 first), and a capped set of boilerplate blocks.
@@ -30,7 +36,14 @@ from typing import Iterable
 
 __all__ = ["BoilerplateLearner"]
 
-_NO_CONTEXT = 0  # context of the only block of a page: such a block never gains a second context
+Sketch = tuple[int, ...]
+
+
+def _similarity(a: Sketch, b: Sketch, k: int) -> float:
+    """Bottom-k estimate of the Jaccard similarity of two sets from their k-smallest sketches."""
+    union = sorted(set(a) | set(b))[:k]
+    both = set(a) & set(b)
+    return sum(1 for value in union if value in both) / len(union)
 
 
 @dataclass
@@ -38,16 +51,20 @@ class BoilerplateLearner:
     """Tracks the contexts of text blocks per site and flags the ones that recur in many.
 
     Args:
-        min_pages: distinct contexts (pages with different other content) that make a block
+        min_pages: distinct contexts (pages with different content) that make a block
             boilerplate; >= 2.
+        sketch_size: fingerprints kept per context (bottom-k sketch of the page's blocks).
+        same_page_similarity: pages at least this similar (Jaccard over blocks) are one context.
         min_words: blocks with fewer words are never learnt, so short fragments ("Share", "Read
             more", a lone word between two links) never remove words from an article.
         max_blocks_per_site: bound on the per-site table.
         max_boilerplate: bound on the set of known boilerplate blocks.
     """
 
-    min_pages: int = 3
+    min_pages: int = 2
     min_words: int = 5
+    sketch_size: int = 8
+    same_page_similarity: float = 0.5
     max_blocks_per_site: int = 20_000
     max_boilerplate: int = 200_000
 
@@ -56,9 +73,11 @@ class BoilerplateLearner:
             raise ValueError(f"min_pages must be >= 2 (a block on one page is just content), got {self.min_pages}")
         if self.min_words < 1:
             raise ValueError(f"min_words must be >= 1, got {self.min_words}")
+        if self.sketch_size < 1 or not 0.0 < self.same_page_similarity <= 1.0:
+            raise ValueError("sketch_size must be >= 1 and same_page_similarity in (0, 1]")
         if self.max_blocks_per_site < 1 or self.max_boilerplate < 1:
             raise ValueError("the learner's bounds must be positive")
-        self._contexts: dict[str, dict[int, tuple[int, ...]]] = {}
+        self._contexts: dict[str, dict[int, tuple[Sketch, ...]]] = {}
         self._boilerplate: dict[int, None] = {}  # an insertion-ordered set
 
     def is_boilerplate(self, fingerprint: int) -> bool:
@@ -71,17 +90,16 @@ class BoilerplateLearner:
     def observe(self, site: str, fingerprints: Iterable[int]) -> None:
         """Record one page's learnable, not yet boilerplate, blocks (their fingerprints)."""
         blocks = sorted(set(fingerprints))
-        if not blocks:
-            return
+        if len(blocks) < 2:
+            return  # a lone block has no company to judge it by
         table = self._contexts.setdefault(site, {})
-        smallest = blocks[0]
-        runner_up = blocks[1] if len(blocks) > 1 else _NO_CONTEXT
+        sketch: Sketch = tuple(blocks[: self.sketch_size])
+        verdicts: dict[Sketch, bool] = {}  # blocks first seen together share their stored sketches
         for block in blocks:
-            context = runner_up if block == smallest else smallest
             seen = table.get(block, ())
-            if context in seen:
+            if any(self._same_page(sketch, old, verdicts) for old in seen):
                 continue
-            seen += (context,)
+            seen += (sketch,)
             if len(seen) >= self.min_pages:
                 table.pop(block, None)
                 self._flag(block)
@@ -90,6 +108,12 @@ class BoilerplateLearner:
         if len(table) > self.max_blocks_per_site:
             for block in [key for _, key in zip(range(len(table) - self.max_blocks_per_site * 3 // 4), table)]:
                 del table[block]
+
+    def _same_page(self, sketch: Sketch, old: Sketch, verdicts: dict[Sketch, bool]) -> bool:
+        verdict = verdicts.get(old)
+        if verdict is None:
+            verdict = verdicts[old] = _similarity(sketch, old, self.sketch_size) >= self.same_page_similarity
+        return verdict
 
     def _flag(self, fingerprint: int) -> None:
         self._boilerplate[fingerprint] = None
@@ -103,11 +127,12 @@ class BoilerplateLearner:
     def state(self) -> dict:
         """A JSON-friendly snapshot (for saving batch state)."""
         return {
-            "contexts": {site: [[k, list(v)] for k, v in table.items()] for site, table in self._contexts.items()},
+            "contexts": {site: [[k, [list(c) for c in v]] for k, v in table.items()]
+                         for site, table in self._contexts.items()},
             "boilerplate": list(self._boilerplate),
         }
 
     def load_state(self, state: dict) -> None:
-        self._contexts = {site: {int(k): tuple(int(c) for c in v) for k, v in items}
+        self._contexts = {site: {int(k): tuple(tuple(int(x) for x in c) for c in v) for k, v in items}
                           for site, items in state["contexts"].items()}
         self._boilerplate = dict.fromkeys(int(k) for k in state["boilerplate"])

@@ -2,7 +2,8 @@
 
 For each page (MMDS sec. 3.4.3, in a stream):
 
-1. visible text -> blocks -> normalised; blocks learnt as site boilerplate are dropped;
+1. visible text -> blocks -> normalised; the blocks teach the boilerplate learner, then blocks
+   known as site boilerplate are dropped;
 2. exact-duplicate fast path: a page whose remaining text hashes like an indexed page's is its
    duplicate with similarity 1.0 (sec. 3.9.1), without shingling;
 3. shingles -> minhash signature -> band keys; fewer than ``min_shingles`` shingles (repeats
@@ -12,9 +13,9 @@ For each page (MMDS sec. 3.4.3, in a stream):
 5. the decision: ``duplicate`` of the most similar verified candidate (ties: the earliest), in that
    candidate's cluster; otherwise ``unique``, founding a cluster named after itself;
 6. the page is indexed (duplicates too, so a cluster stays findable through its newest members
-   after its first page expires). Its blocks taught the boilerplate learner in step 1, after
-   filtering: the learner never looks at decisions, which is what lets a batch be prepared page by
-   page and decided page by page with the numeric work in between done for all pages at once.
+   after its first page expires). Its blocks taught the boilerplate learner in step 1: the learner
+   never looks at decisions, which is what lets a batch be prepared page by page and decided page
+   by page with the numeric work in between done for all pages at once.
 
 Clusters are never merged: a page that matches pages of two clusters joins the cluster of the most
 similar one, and decisions already made stand. So a cluster id, once given, never changes.
@@ -87,11 +88,12 @@ class DedupConfig:
         bucket_cap: most pages kept per LSH bucket.
         ttl: seconds of event time a page stays indexed; None keeps pages forever.
         boilerplate: learn and drop site-wide boilerplate blocks.
-        boilerplate_min_pages: unique pages of one site a block must appear in to be boilerplate.
+        boilerplate_min_pages: distinct contexts (pages with different other content) that make a
+            block of a site boilerplate.
         drop_chrome: drop nav/aside/footer/form elements of HTML pages before anything else.
     """
 
-    threshold: float = 0.5
+    threshold: float = 0.3
     num_perm: int = 128
     seed: int = 1
     shingles: ShingleSpec = field(default_factory=ShingleSpec)
@@ -105,7 +107,7 @@ class DedupConfig:
     bucket_cap: int = 64
     ttl: float | None = 3 * 86400.0
     boilerplate: bool = True
-    boilerplate_min_pages: int = 3
+    boilerplate_min_pages: int = 2
     drop_chrome: bool = True
 
     def __post_init__(self) -> None:
@@ -178,36 +180,28 @@ class Deduplicator:
 
     # -- per-page text steps ------------------------------------------------------------------
     def prepare(self, page: Page, *, learn: bool = False) -> PreparedPage:
-        """Extract the page's text, drop known boilerplate, hash what is left.
+        """Extract the page's text, drop boilerplate blocks, hash what is left.
 
-        With ``learn``, the page's blocks then teach the boilerplate learner, so the next page is
-        filtered with what this one showed (the learner never looks at decisions).
+        With ``learn``, the page's blocks first teach the boilerplate learner, so the page is
+        already filtered with what it showed (the learner never looks at decisions).
         """
         body = page.html if page.html is not None else (page.text or "")
         raw_blocks = html_blocks(body, drop_chrome=self.config.drop_chrome) if page.html is not None \
             else text_blocks(body)
-        kept, fingerprints = self._drop_boilerplate([normalize(block) for block in raw_blocks])
-        if learn and self.learner is not None:
-            self.learner.observe(page.site, fingerprints)
-        text = " ".join(kept)
+        blocks = [block for block in map(normalize, raw_blocks) if block]
+        if self.learner is not None:
+            blocks = self._drop_boilerplate(blocks, page.site if learn else None)
+        text = " ".join(blocks)
         seed = self.config.seed
         return PreparedPage(page, page.published_at, text, xxh64_text(text, seed), xxh64_text(body, seed))
 
-    def _drop_boilerplate(self, blocks: list[str]) -> tuple[list[str], list[int]]:
+    def _drop_boilerplate(self, blocks: list[str], learn_for_site: str | None) -> list[str]:
         learner = self.learner
-        if learner is None:
-            return [b for b in blocks if b], []
-        kept, fingerprints = [], []
-        for block in blocks:
-            if not block:
-                continue
-            if learner.learnable(block):
-                fingerprint = xxh64_text(block, _BLOCK_SEED)
-                if learner.is_boilerplate(fingerprint):
-                    continue
-                fingerprints.append(fingerprint)
-            kept.append(block)
-        return kept, fingerprints
+        assert learner is not None
+        fingerprints = [xxh64_text(block, _BLOCK_SEED) if learner.learnable(block) else None for block in blocks]
+        if learn_for_site is not None:
+            learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not learner.is_boilerplate(f)])
+        return [block for block, f in zip(blocks, fingerprints) if f is None or not learner.is_boilerplate(f)]
 
     def sign(self, prepared: Sequence[PreparedPage]) -> None:
         """Shingle, minhash and band a batch of prepared pages; those with too few shingles stay unsigned."""

@@ -1,0 +1,126 @@
+"""One settings object for every command: defaults, then ``STREAM_LSH_*`` environment variables,
+then command-line flags; validated once, at start-up, with messages that name the variable or flag.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Callable, Mapping
+
+from .core.dedup import DedupConfig
+from .core.shingles import ShingleSpec
+from .core.stopwords import DEFAULT_LANGUAGES
+
+__all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
+
+ENV_PREFIX = "STREAM_LSH_"
+
+
+class SettingsError(ValueError):
+    """A setting that cannot be used; the message says which and why."""
+
+
+def _bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"expected true/false, got {text!r}")
+
+
+def _languages(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+def _optional_int(text: str) -> int | None:
+    return None if text.strip().lower() in ("", "none", "auto") else int(text)
+
+
+def _setting(default: Any, parse: Callable[[str], Any], help: str) -> Any:
+    return field(default=default, metadata={"parse": parse, "help": help})
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Engine and I/O settings. Field ``x`` is read from ``STREAM_LSH_X``."""
+
+    threshold: float = _setting(0.3, float, "Jaccard similarity from which a page is a duplicate")
+    num_perm: int = _setting(128, int, "minhash signature length n")
+    seed: int = _setting(1, int, "seed of token hashing and minhash functions")
+    shingles: str = _setting("stopword", str, "shingle kind: stopword, char or word")
+    shingle_size: int | None = _setting(None, _optional_int, "shingle length k (default 3, 9 for char)")
+    languages: tuple[str, ...] = _setting(DEFAULT_LANGUAGES, _languages, "stop-word languages, comma-separated")
+    bands: int | None = _setting(None, _optional_int, "LSH bands b (default: chosen from the threshold)")
+    rows: int | None = _setting(None, _optional_int, "rows per band r (default: chosen from the threshold)")
+    fp_weight: float = _setting(0.5, float, "weight of false positives when choosing (b, r)")
+    fn_weight: float = _setting(0.5, float, "weight of false negatives when choosing (b, r)")
+    verify: str = _setting("signature", str, "candidate check: signature or jaccard")
+    min_shingles: int = _setting(5, int, "pages with fewer shingles are no_content")
+    bucket_cap: int = _setting(64, int, "most pages kept per LSH bucket")
+    ttl_hours: float = _setting(72.0, float, "event-time window a page stays indexed; 0 = forever")
+    boilerplate: bool = _setting(True, _bool, "learn and drop site-wide boilerplate")
+    boilerplate_min_pages: int = _setting(2, int, "distinct contexts on a site that make a block boilerplate")
+    drop_chrome: bool = _setting(True, _bool, "drop nav/aside/footer/form of HTML pages")
+    max_page_bytes: int = _setting(10_000_000, int, "larger input records are rejected")
+
+    def __post_init__(self) -> None:
+        if self.max_page_bytes < 1:
+            raise SettingsError(f"max_page_bytes must be positive, got {self.max_page_bytes} ({_where('max_page_bytes')})")
+        if self.ttl_hours < 0:
+            raise SettingsError(f"ttl_hours must be >= 0, got {self.ttl_hours} ({_where('ttl_hours')})")
+        try:
+            self.dedup_config()
+        except ValueError as error:
+            raise SettingsError(f"invalid settings: {error}") from None
+
+    @classmethod
+    def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
+        """Defaults < ``STREAM_LSH_*`` environment < ``overrides`` (flags; None means not given)."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        for spec in fields(cls):
+            raw = environ.get(ENV_PREFIX + spec.name.upper())
+            if raw is not None:
+                try:
+                    values[spec.name] = spec.metadata["parse"](raw)
+                except ValueError as error:
+                    raise SettingsError(f"{ENV_PREFIX}{spec.name.upper()}={raw!r}: {error}") from None
+        unknown = set(overrides) - {spec.name for spec in fields(cls)}
+        if unknown:
+            raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
+        values.update({name: value for name, value in overrides.items() if value is not None})
+        return cls(**values)
+
+    def with_(self, **changes: Any) -> "Settings":
+        return replace(self, **changes)
+
+    def dedup_config(self) -> DedupConfig:
+        return DedupConfig(
+            threshold=self.threshold,
+            num_perm=self.num_perm,
+            seed=self.seed,
+            shingles=ShingleSpec(self.shingles, self.shingle_size),  # type: ignore[arg-type]  # validated there
+            languages=self.languages,
+            bands=self.bands,
+            rows=self.rows,
+            fp_weight=self.fp_weight,
+            fn_weight=self.fn_weight,
+            verify=self.verify,
+            min_shingles=self.min_shingles,
+            bucket_cap=self.bucket_cap,
+            ttl=self.ttl_hours * 3600.0 if self.ttl_hours > 0 else None,
+            boilerplate=self.boilerplate,
+            boilerplate_min_pages=self.boilerplate_min_pages,
+            drop_chrome=self.drop_chrome,
+        )
+
+    @staticmethod
+    def describe() -> list[tuple[str, str, str]]:
+        """(environment variable, default, help) of every setting, for docs and --help."""
+        return [(ENV_PREFIX + s.name.upper(), repr(s.default), s.metadata["help"]) for s in fields(Settings)]
+
+
+def _where(name: str) -> str:
+    return f"--{name.replace('_', '-')} or {ENV_PREFIX}{name.upper()}"
