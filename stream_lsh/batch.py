@@ -1,0 +1,190 @@
+"""Batch mode: JSON lines of pages in, one decision per page out, in input order.
+
+The I/O shell around :class:`~stream_lsh.core.dedup.Deduplicator`. Bad input never stops a run
+and is never lost: a line that cannot be processed goes to the rejects sink with its line number,
+a reason and the line itself, and processing continues.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Iterable
+
+import orjson
+
+from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator
+from .core.page import Page, PageError, page_from_dict
+
+__all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "RejectSink", "Rejected", "parse_line", "run_batch"]
+
+DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """Why one input line was not processed."""
+
+    code: str
+    reason: str
+    page_id: str | None = None
+
+
+@dataclass
+class BatchSummary:
+    """Counts of one run; ``clusters`` counts clusters with at least two pages."""
+
+    pages: int = 0
+    unique: int = 0
+    duplicates: int = 0
+    no_content: int = 0
+    rejected: int = 0
+    deleted: int = 0
+    seconds: float = 0.0
+    cluster_sizes: Counter = field(default_factory=Counter)
+
+    @property
+    def clusters(self) -> int:
+        return sum(1 for size in self.cluster_sizes.values() if size > 1)
+
+    @property
+    def pages_per_second(self) -> float:
+        return self.pages / self.seconds if self.seconds > 0 else 0.0
+
+    def count(self, decision: Decision) -> None:
+        self.pages += 1
+        if decision.status == UNIQUE:
+            self.unique += 1
+        elif decision.status == DUPLICATE:
+            self.duplicates += 1
+        elif decision.status == NO_CONTENT:
+            self.no_content += 1
+        if decision.cluster_id is not None:
+            self.cluster_sizes[decision.cluster_id] += 1
+
+    def format(self) -> str:
+        return (
+            f"pages {self.pages:,} | unique {self.unique:,} | duplicates {self.duplicates:,} | "
+            f"clusters {self.clusters:,} | no_content {self.no_content:,} | rejected {self.rejected:,}"
+            + (f" | deleted {self.deleted:,}" if self.deleted else "")
+            + f" | {self.pages_per_second:,.0f} pages/s ({self.seconds:.2f} s)"
+        )
+
+
+class RejectSink:
+    """Writes rejected lines as JSON lines; the file is created only when something is rejected."""
+
+    def __init__(self, opener: Callable[[], IO[bytes]]) -> None:
+        self._opener = opener
+        self._file: IO[bytes] | None = None
+
+    def write(self, line_number: int, rejected: Rejected, raw: bytes) -> None:
+        if self._file is None:
+            self._file = self._opener()
+        record = {
+            "line": line_number,
+            "code": rejected.code,
+            "reason": rejected.reason,
+            "id": rejected.page_id,
+            "raw": raw.decode("utf-8", "backslashreplace"),
+        }
+        self._file.write(orjson.dumps(record) + b"\n")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+
+
+def parse_line(raw: bytes, max_bytes: int) -> tuple[dict[str, Any], None] | tuple[None, Rejected]:
+    """Decode one JSON line; on failure, say why (without echoing the page body)."""
+    if len(raw) > max_bytes:
+        return None, Rejected("too_large", f"record of {len(raw):,} bytes exceeds the limit of {max_bytes:,}")
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError as error:
+        code = "invalid_utf8" if "utf-8" in str(error).lower() else "invalid_json"
+        return None, Rejected(code, f"not valid JSON: {error}")
+    if not isinstance(value, dict):
+        return None, Rejected("not_an_object", f"a page must be a JSON object, got {type(value).__name__}")
+    return value, None
+
+
+def _page_id_of(record: dict[str, Any]) -> str | None:
+    value = record.get("id")
+    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+
+
+def run_batch(
+    lines: Iterable[bytes],
+    dedup: Deduplicator,
+    *,
+    out: IO[bytes],
+    rejects: RejectSink,
+    unique_out: IO[bytes] | None = None,
+    max_page_bytes: int = 10_000_000,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    on_line: Callable[[int], None] | None = None,
+) -> BatchSummary:
+    """Process JSON lines in order; see the module doc. ``on_line`` gets each line's byte length.
+
+    Pages are decided in micro-batches of ``batch_size`` (the decisions do not depend on it; only
+    the speed does), and written in input order.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    summary = BatchSummary()
+    pending: list[tuple[Page, bytes]] = []
+    started = time.perf_counter()
+
+    def flush() -> None:
+        _decide(pending, dedup, summary, out, unique_out)
+        pending.clear()
+
+    for line_number, raw in enumerate(lines, start=1):
+        if on_line is not None:
+            on_line(len(raw))
+        stripped = raw.strip()
+        if not stripped:
+            continue
+        parsed = _parse(stripped, max_page_bytes)
+        if isinstance(parsed, Rejected):
+            summary.rejected += 1
+            rejects.write(line_number, parsed, stripped)
+        elif isinstance(parsed, str):  # a retraction applies after every page before it
+            flush()
+            summary.deleted += dedup.remove(parsed)
+        else:
+            pending.append((parsed, stripped))
+            if len(pending) >= batch_size:
+                flush()
+    flush()
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _parse(raw: bytes, max_page_bytes: int) -> Page | str | Rejected:
+    """A page, the id of a retraction, or why the line is rejected."""
+    record, rejected = parse_line(raw, max_page_bytes)
+    if record is None:
+        assert rejected is not None
+        return rejected
+    if record.get("op") == "delete":
+        page_id = _page_id_of(record)
+        return page_id if page_id is not None else Rejected("bad_id", "a delete needs an 'id'")
+    try:
+        return page_from_dict(record)
+    except PageError as error:
+        return Rejected(error.code, str(error), _page_id_of(record))
+
+
+def _decide(pending: list[tuple[Page, bytes]], dedup: Deduplicator, summary: BatchSummary, out: IO[bytes],
+            unique_out: IO[bytes] | None) -> None:
+    if not pending:
+        return
+    decisions = dedup.process_batch([page for page, _ in pending])
+    for decision, (_, raw) in zip(decisions, pending):
+        summary.count(decision)
+        out.write(orjson.dumps(decision.to_dict()) + b"\n")
+        if unique_out is not None and decision.status == UNIQUE:
+            unique_out.write(raw + b"\n")

@@ -1,0 +1,226 @@
+"""The ``stream-lsh`` command line. Nothing imports this module; it only wires flags to the rest."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+from typing import IO, Any, Callable, Iterator
+
+import click
+import numpy as np
+import orjson
+
+from .batch import RejectSink, run_batch
+from .core.banding import error_rates, optimal_banding, s_curve
+from .core.dedup import Deduplicator
+from .settings import Settings, SettingsError
+from .state import load_state, save_state
+
+EXIT_REJECTED = 1  # the run finished, but some input lines were rejected
+
+
+def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """Flags shared by every command that runs the engine; unset flags fall back to STREAM_LSH_*."""
+    options = [
+        click.option("--threshold", type=float, help="Jaccard similarity from which a page is a duplicate [0.3]."),
+        click.option("--num-perm", type=int, help="Minhash signature length [128]."),
+        click.option("--shingles", type=click.Choice(["stopword", "char", "word"]), help="Shingle kind [stopword]."),
+        click.option("--shingle-size", type=int, help="Shingle length k [3; 9 for char]."),
+        click.option("--seed", type=int, help="Seed of hashing and minhash [1]."),
+        click.option("--bands", type=int, help="LSH bands b [chosen from the threshold]."),
+        click.option("--rows", type=int, help="Rows per band r [chosen from the threshold]."),
+        click.option("--verify", type=click.Choice(["signature", "jaccard"]), help="Candidate check [signature]."),
+        click.option("--languages", help="Stop-word languages, comma-separated [en,es,fr,de,it,pt,nl,ru]."),
+        click.option("--ttl-hours", type=float, help="Event-time window pages stay indexed; 0 = forever [72]."),
+        click.option("--boilerplate/--no-boilerplate", default=None, help="Learn and drop site-wide boilerplate [on]."),
+        click.option("--drop-chrome/--keep-chrome", default=None, help="Drop nav/aside/footer/form of HTML [drop]."),
+        click.option("--min-shingles", type=int, help="Pages with fewer shingles are no_content [5]."),
+        click.option("--bucket-cap", type=int, help="Most pages kept per LSH bucket [64]."),
+        click.option("--max-page-bytes", type=int, help="Larger input lines are rejected [10000000]."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def _settings(flags: dict[str, Any]) -> Settings:
+    if flags.get("languages") is not None:
+        flags["languages"] = tuple(part.strip() for part in flags["languages"].split(",") if part.strip())
+    try:
+        return Settings.load(**flags)
+    except SettingsError as error:
+        raise click.UsageError(str(error)) from None
+
+
+@contextlib.contextmanager
+def _input(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
+    if path == "-":
+        yield sys.stdin.buffer, None
+        return
+    file = Path(path)
+    if not file.is_file():
+        raise click.BadParameter(f"no such file: {path}", param_hint="PAGES")
+    with file.open("rb") as handle:
+        yield handle, file.stat().st_size
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[IO[bytes] | None]:
+    if path is None:
+        yield None
+    elif path == "-":
+        yield sys.stdout.buffer
+    else:
+        with open(path, "wb") as handle:
+            yield handle
+
+
+def _progress(total: int | None, enabled: bool | None) -> Any:
+    from tqdm import tqdm
+
+    show = sys.stderr.isatty() if enabled is None else enabled
+    return tqdm(total=total, unit="B", unit_scale=True, disable=not show, file=sys.stderr, desc="dedup")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(package_name="stream-lsh")
+def cli() -> None:
+    """Near-duplicate detection for news pages: stop-word shingles, minhash and LSH (MMDS ch. 3).
+
+    Every engine flag can also be set as STREAM_LSH_<FLAG> (e.g. STREAM_LSH_THRESHOLD=0.6).
+    """
+
+
+@cli.command()
+@click.argument("pages", default="-")
+@click.option("-o", "--output", "output", default="-", help="Decisions, one JSON line per page [stdout].")
+@click.option("--unique-out", help="Write the input line of every page judged unique here.")
+@click.option("--rejects", default="rejects.jsonl", show_default=True,
+              help="Rejected lines with line number and reason; created only if something is rejected.")
+@click.option("--state", type=click.Path(dir_okay=False),
+              help="Index state file: loaded first if it exists, saved at the end (continue across runs).")
+@click.option("--progress/--no-progress", default=None, help="Progress bar [on when stderr is a terminal].")
+@_engine_options
+def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: str | None, progress: bool | None,
+          **flags: Any) -> None:
+    """Decide, for each page of PAGES (JSON lines, '-' for stdin), whether it repeats an earlier one.
+
+    Writes one decision per page in input order: {"id", "status": unique|duplicate|no_content,
+    "cluster_id", "duplicate_of", "similarity", "candidates"}. Exit status 1 if any line was rejected.
+    """
+    settings = _settings(flags)
+    engine = Deduplicator(settings.dedup_config())
+    if state is not None and Path(state).exists():
+        try:
+            load_state(engine, state)
+        except ValueError as error:  # includes SchemeMismatchError
+            raise click.ClickException(f"cannot use state file {state}: {error}") from None
+    sink = RejectSink(lambda: open(rejects, "wb"))
+    with _input(pages) as (source, size), _output(output) as out, _output(unique_out) as uniques:
+        assert out is not None
+        with _progress(size, progress) as bar:
+            summary = run_batch(source, engine, out=out, rejects=sink, unique_out=uniques,
+                                max_page_bytes=settings.max_page_bytes, on_line=bar.update)
+        out.flush()
+    sink.close()
+    if state is not None:
+        save_state(engine, state)
+    click.echo(summary.format(), err=True)
+    if summary.rejected:
+        click.echo(f"{summary.rejected:,} line(s) rejected: see {rejects}", err=True)
+        sys.exit(EXIT_REJECTED)
+
+
+@cli.command()
+@click.option("--threshold", type=float, required=True, help="Similarity threshold t in (0, 1).")
+@click.option("--num-perm", type=int, default=128, show_default=True, help="Signature length n.")
+@click.option("--fp-weight", type=float, default=0.5, show_default=True, help="Weight of false positives.")
+@click.option("--fn-weight", type=float, default=0.5, show_default=True, help="Weight of false negatives.")
+def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) -> None:
+    """Choose LSH bands b and rows r for a similarity threshold, and show the S-curve."""
+    try:
+        banding = optimal_banding(threshold, num_perm, fp_weight, fn_weight)
+    except ValueError as error:
+        raise click.UsageError(str(error)) from None
+    fp_rate, fn_rate = error_rates(threshold, banding.bands, banding.rows)
+    click.echo(f"threshold {threshold}  num_perm {num_perm}  fp_weight {fp_weight}  fn_weight {fn_weight}")
+    click.echo(f"bands b = {banding.bands}, rows r = {banding.rows} (b*r = {banding.bands * banding.rows} of {num_perm} values)")
+    click.echo(f"approximate threshold (1/b)^(1/r) = {banding.threshold:.3f}")
+    click.echo(f"expected false-positive rate {fp_rate:.4f} (pairs below t that become candidates)")
+    click.echo(f"expected false-negative rate {fn_rate:.4f} (pairs at or above t that do not)")
+    click.echo("  (rates assume pair similarities spread evenly over [0, 1])")
+    click.echo("similarity  P(candidate)")
+    for s in np.round(np.arange(0.1, 1.0001, 0.05), 2):
+        marker = "  <- t" if abs(s - threshold) < 0.025 else ""
+        click.echo(f"   {s:4.2f}     {float(s_curve(s, banding.bands, banding.rows)):.4f}{marker}")
+
+
+@cli.command()
+@click.option("--pages", "count", type=click.IntRange(min=1), required=True, help="Number of pages.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed; the same seed gives the same pages.")
+@click.option("-o", "--output", required=True, help="Pages as JSON lines.")
+@click.option("--labels", required=True, help="True clusters as a JSON object {page id: cluster label}.")
+def generate(count: int, seed: int, output: str, labels: str) -> None:
+    """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
+    from .synthetic import generate_corpus, write_corpus
+
+    corpus = generate_corpus(count, seed)
+    write_corpus(corpus, output, labels)
+    clusters = sum(1 for size in _sizes(corpus.labels).values() if size > 1)
+    click.echo(f"wrote {len(corpus.pages):,} pages to {output} ({clusters:,} clusters with copies); labels in {labels}",
+               err=True)
+
+
+def _sizes(labels: dict[str, str]) -> dict[str, int]:
+    sizes: dict[str, int] = {}
+    for label in labels.values():
+        sizes[label] = sizes.get(label, 0) + 1
+    return sizes
+
+
+@cli.command(name="eval")
+@click.argument("pages")
+@click.argument("labels")
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
+@_engine_options
+def evaluate(pages: str, labels: str, as_json: bool, **flags: Any) -> None:
+    """Run dedup on PAGES and score its clusters against LABELS: pairwise precision, recall, F1, ARI."""
+    from .evaluation import predicted_clusters, pair_scores
+    from .synthetic import load_labels
+
+    settings = _settings(flags)
+    engine = Deduplicator(settings.dedup_config())
+    decisions = _CollectingOutput()
+    sink = RejectSink(lambda: open("rejects.jsonl", "wb"))
+    with _input(pages) as (source, _):
+        summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.max_page_bytes)
+    sink.close()
+    truth = load_labels(labels)
+    scores = pair_scores(truth, predicted_clusters(decisions.records, truth))
+    if as_json:
+        click.echo(orjson.dumps({**scores.__dict__, "pages_per_second": summary.pages_per_second}).decode())
+    else:
+        click.echo(f"pages {scores.pages:,}  true pairs {scores.true_pairs:,}  predicted pairs {scores.predicted_pairs:,}")
+        click.echo(f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
+                   f"ARI {scores.ari:.4f}")
+    click.echo(summary.format(), err=True)
+
+
+class _CollectingOutput:
+    """A write-only byte sink that keeps the decision records in memory."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> int:
+        self.records.append(orjson.loads(data))
+        return len(data)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""The command line as a user runs it: generated data in, decisions, rejects and exit codes out."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from stream_lsh.cli import cli
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("corpus")
+    result = CliRunner().invoke(cli, ["generate", "--pages", "600", "--seed", "3", "-o", str(folder / "pages.jsonl"),
+                                      "--labels", str(folder / "labels.json")])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_dedup_writes_one_decision_per_page_in_input_order(corpus, tmp_path):
+    out = tmp_path / "decisions.jsonl"
+    uniques = tmp_path / "unique.jsonl"
+    result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(out), "--unique-out", str(uniques)])
+    assert result.exit_code == 0, result.output
+    pages = read_jsonl(corpus / "pages.jsonl")
+    decisions = read_jsonl(out)
+    assert [d["id"] for d in decisions] == [p["id"] for p in pages]
+    assert set(decisions[0]) == {"id", "status", "cluster_id", "duplicate_of", "similarity", "candidates"}
+    statuses = {d["status"] for d in decisions}
+    assert statuses == {"unique", "duplicate", "no_content"}
+    assert [p["id"] for p in read_jsonl(uniques)] == [d["id"] for d in decisions if d["status"] == "unique"]
+    assert "pages 600 |" in result.stderr and "pages/s" in result.stderr
+    for d in decisions:
+        if d["status"] == "duplicate":
+            assert d["cluster_id"] is not None and d["duplicate_of"] is not None and d["similarity"] >= 0.3
+
+
+def test_bad_lines_go_to_rejects_and_the_run_goes_on(corpus, tmp_path):
+    good = (corpus / "pages.jsonl").read_bytes().splitlines()[:20]
+    bad = [b"not json", b'{"text": "no id"}', b"\xff\xfe", b'{"id": "e", "text": 5}', b"[1, 2]",
+           b'{"id": "big", "text": "' + b"x" * 300_000 + b'"}']
+    source = tmp_path / "mixed.jsonl"
+    source.write_bytes(b"\n".join(good[:10] + bad + good[10:]) + b"\n")
+    rejects = tmp_path / "rejects.jsonl"
+    result = CliRunner().invoke(cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl"), "--rejects", str(rejects),
+                                      "--max-page-bytes", "200000"])
+    assert result.exit_code == 1
+    assert len(read_jsonl(tmp_path / "d.jsonl")) == 20
+    rejected = read_jsonl(rejects)
+    assert [r["line"] for r in rejected] == list(range(11, 17))
+    assert [r["code"] for r in rejected] == ["invalid_json", "missing_id", "invalid_utf8", "bad_field",
+                                             "not_an_object", "too_large"]
+    assert all(r["reason"] and r["raw"] for r in rejected)
+    assert "6 line(s) rejected" in result.stderr
+
+
+def test_no_rejects_file_when_nothing_is_rejected(corpus, tmp_path):
+    rejects = tmp_path / "rejects.jsonl"
+    result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(tmp_path / "d.jsonl"),
+                                      "--rejects", str(rejects)])
+    assert result.exit_code == 0 and not rejects.exists()
+
+
+def test_stdin_to_stdout_through_the_installed_command(corpus):
+    pages = (corpus / "pages.jsonl").read_bytes()
+    done = subprocess.run(["stream-lsh", "dedup", "-"], input=pages, capture_output=True, check=True,
+                          env={**os.environ, "STREAM_LSH_THRESHOLD": "0.4"})
+    decisions = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(decisions) == 600
+    assert b"pages 600" in done.stderr
+
+
+def test_environment_and_flags_configure_the_engine(corpus, tmp_path):
+    def duplicates(*args, env=None):
+        out = tmp_path / "d.jsonl"
+        result = CliRunner(env=env).invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(out), *args])
+        assert result.exit_code == 0, result.output
+        return sum(d["status"] == "duplicate" for d in read_jsonl(out))
+
+    strict = duplicates(env={"STREAM_LSH_THRESHOLD": "0.9"})
+    assert strict < duplicates("--threshold", "0.3")
+    assert duplicates("--threshold", "0.9", env={"STREAM_LSH_THRESHOLD": "0.3"}) == strict  # flag wins
+
+
+def test_invalid_settings_fail_at_start_with_a_clear_message(corpus):
+    result = CliRunner(env={"STREAM_LSH_NUM_PERM": "lots"}).invoke(cli, ["dedup", str(corpus / "pages.jsonl")])
+    assert result.exit_code == 2 and "STREAM_LSH_NUM_PERM='lots'" in result.output
+    result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "--bands", "50", "--rows", "5"])
+    assert result.exit_code == 2 and "exceeds the signature length" in result.output
+
+
+def test_state_continues_across_runs_and_refuses_another_scheme(corpus, tmp_path):
+    lines = (corpus / "pages.jsonl").read_bytes().splitlines(keepends=True)
+    (tmp_path / "a.jsonl").write_bytes(b"".join(lines[:300]))
+    (tmp_path / "b.jsonl").write_bytes(b"".join(lines[300:]))
+    state = tmp_path / "state.npz"
+    runner = CliRunner()
+    for part in "ab":
+        result = runner.invoke(cli, ["dedup", str(tmp_path / f"{part}.jsonl"), "-o", str(tmp_path / f"{part}.out"),
+                                     "--state", str(state)])
+        assert result.exit_code == 0, result.output
+    whole = runner.invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(tmp_path / "whole.out")])
+    assert whole.exit_code == 0
+    assert read_jsonl(tmp_path / "a.out") + read_jsonl(tmp_path / "b.out") == read_jsonl(tmp_path / "whole.out")
+    other = runner.invoke(cli, ["dedup", str(tmp_path / "b.jsonl"), "--state", str(state), "--seed", "9"])
+    assert other.exit_code == 1 and "signature scheme" in other.output and "seed" in other.output
+
+
+def test_eval_scores_against_labels(corpus):
+    result = CliRunner().invoke(cli, ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout.splitlines()[0])
+    assert scores["pages"] == 600 and 0.0 < scores["f1"] <= 1.0
+    worse = CliRunner().invoke(cli, ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json",
+                                     "--no-boilerplate"])
+    assert json.loads(worse.stdout.splitlines()[0])["f1"] < scores["f1"]
+
+
+def test_tune_prints_the_banding_and_the_s_curve():
+    result = CliRunner().invoke(cli, ["tune", "--threshold", "0.5", "--num-perm", "100"])
+    assert result.exit_code == 0
+    assert "bands b = 20, rows r = 5" in result.output or "bands b =" in result.output
+    rows = [line.split() for line in result.output.splitlines() if line.strip()[:1].isdigit()]
+    probabilities = [float(r[1]) for r in rows]
+    assert probabilities == sorted(probabilities) and len(rows) >= 15
+    assert CliRunner().invoke(cli, ["tune", "--threshold", "1.5"]).exit_code == 2
+
+
+def test_generate_is_reproducible(tmp_path):
+    runner = CliRunner()
+    for name in "ab":
+        runner.invoke(cli, ["generate", "--pages", "50", "--seed", "4", "-o", str(tmp_path / f"{name}.jsonl"),
+                            "--labels", str(tmp_path / f"{name}.json")])
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()

@@ -1,0 +1,44 @@
+import pytest
+
+from stream_lsh.settings import Settings, SettingsError
+
+
+def test_defaults_build_a_valid_engine_config():
+    config = Settings.load(environ={}).dedup_config()
+    assert config.threshold == 0.3 and config.num_perm == 128 and config.ttl == 72 * 3600
+
+
+def test_environment_then_flags():
+    env = {"STREAM_LSH_THRESHOLD": "0.7", "STREAM_LSH_NUM_PERM": "64", "STREAM_LSH_BOILERPLATE": "off",
+           "STREAM_LSH_LANGUAGES": "en, fr", "STREAM_LSH_BANDS": "auto"}
+    settings = Settings.load(environ=env, num_perm=256, threshold=None)
+    assert (settings.threshold, settings.num_perm, settings.boilerplate) == (0.7, 256, False)
+    assert settings.languages == ("en", "fr") and settings.bands is None
+
+
+def test_ttl_zero_means_forever():
+    assert Settings.load(environ={}, ttl_hours=0).dedup_config().ttl is None
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"STREAM_LSH_THRESHOLD": "high"}, "STREAM_LSH_THRESHOLD='high'"),
+    ({"STREAM_LSH_BOILERPLATE": "maybe"}, "expected true/false"),
+    ({"STREAM_LSH_THRESHOLD": "1.5"}, "threshold must be in"),
+    ({"STREAM_LSH_SHINGLES": "sentences"}, "unknown shingle kind"),
+    ({"STREAM_LSH_BANDS": "40", "STREAM_LSH_ROWS": "4"}, "exceeds the signature length"),
+    ({"STREAM_LSH_LANGUAGES": "en,klingon"}, "unknown stop-word languages"),
+    ({"STREAM_LSH_TTL_HOURS": "-1"}, "ttl_hours must be >= 0"),
+])
+def test_bad_settings_are_refused_with_the_reason(env, message):
+    with pytest.raises(SettingsError, match=message):
+        Settings.load(environ=env)
+
+
+def test_unknown_override_is_refused():
+    with pytest.raises(SettingsError, match="unknown settings: colour"):
+        Settings.load(environ={}, colour="blue")
+
+
+def test_every_setting_is_documented():
+    rows = Settings.describe()
+    assert all(name.startswith("STREAM_LSH_") and help_text for name, _, help_text in rows)
