@@ -34,6 +34,8 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--languages", help="Stop-word languages, comma-separated [en,es,fr,de,it,pt,nl,ru]."),
         click.option("--ttl-hours", type=float, help="Event-time window pages stay indexed; 0 = forever [72]."),
         click.option("--boilerplate/--no-boilerplate", default=None, help="Learn and drop site-wide boilerplate [on]."),
+        click.option("--boilerplate-min-pages", type=int,
+                     help="Pages of a site with different content that make a block boilerplate [2]."),
         click.option("--drop-chrome/--keep-chrome", default=None, help="Drop nav/aside/footer/form of HTML [drop]."),
         click.option("--min-shingles", type=int, help="Pages with fewer shingles are no_content [5]."),
         click.option("--bucket-cap", type=int, help="Most pages kept per LSH bucket [64]."),
@@ -183,8 +185,10 @@ def _sizes(labels: dict[str, str]) -> dict[str, int]:
 @click.argument("pages")
 @click.argument("labels")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
+@click.option("--rejects", default="rejects.jsonl", show_default=True,
+              help="Rejected lines (scored as pages of their own); created only if something is rejected.")
 @_engine_options
-def evaluate(pages: str, labels: str, as_json: bool, **flags: Any) -> None:
+def evaluate(pages: str, labels: str, as_json: bool, rejects: str, **flags: Any) -> None:
     """Run dedup on PAGES and score its clusters against LABELS: pairwise precision, recall, F1, ARI."""
     from .evaluation import predicted_clusters, pair_scores
     from .synthetic import load_labels
@@ -192,7 +196,7 @@ def evaluate(pages: str, labels: str, as_json: bool, **flags: Any) -> None:
     settings = _settings(flags)
     engine = Deduplicator(settings.dedup_config())
     decisions = _CollectingOutput()
-    sink = RejectSink(lambda: open("rejects.jsonl", "wb"))
+    sink = RejectSink(lambda: open(rejects, "wb"))
     with _input(pages) as (source, _):
         summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.max_page_bytes)
     sink.close()

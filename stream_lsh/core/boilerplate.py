@@ -32,7 +32,7 @@ first), and a capped set of boilerplate blocks.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable
+from typing import Callable, Iterable
 
 __all__ = ["BoilerplateLearner"]
 
@@ -83,6 +83,11 @@ class BoilerplateLearner:
     def is_boilerplate(self, fingerprint: int) -> bool:
         return fingerprint in self._boilerplate
 
+    def fingerprints(self, blocks: list[str], fingerprint: Callable[[str], int]) -> list[int | None]:
+        """``fingerprint(block)`` for each learnable block, None for the others (one pass)."""
+        spaces = self.min_words - 1
+        return [fingerprint(block) if block.count(" ") >= spaces else None for block in blocks]
+
     def learnable(self, block: str) -> bool:
         """Whether a (normalised) block is long enough to be learnt."""
         return block.count(" ") + 1 >= self.min_words
@@ -97,7 +102,7 @@ class BoilerplateLearner:
         verdicts: dict[Sketch, bool] = {}  # blocks first seen together share their stored sketches
         for block in blocks:
             seen = table.get(block, ())
-            if any(self._same_page(sketch, old, verdicts) for old in seen):
+            if seen and any(self._same_page(sketch, old, verdicts) for old in seen):
                 continue
             seen += (sketch,)
             if len(seen) >= self.min_pages:

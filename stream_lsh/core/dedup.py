@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
+import xxhash
 
 from .banding import Banding, optimal_banding
 from .boilerplate import BoilerplateLearner
@@ -45,6 +46,10 @@ from .text import html_blocks, normalize, text_blocks
 __all__ = ["Decision", "DedupConfig", "Deduplicator", "PreparedPage", "Status", "export_state", "import_state"]
 
 _BLOCK_SEED = 0x5EED_B10C  # block fingerprints are internal to the learner: not part of the scheme
+
+
+def _block_fingerprint(block: str) -> int:
+    return xxhash.xxh3_64_intdigest(block.encode("utf-8", "surrogatepass"), _BLOCK_SEED)
 UNIQUE, DUPLICATE, NO_CONTENT = "unique", "duplicate", "no_content"
 Status = str
 
@@ -188,7 +193,7 @@ class Deduplicator:
         body = page.html if page.html is not None else (page.text or "")
         raw_blocks = html_blocks(body, drop_chrome=self.config.drop_chrome) if page.html is not None \
             else text_blocks(body)
-        blocks = [block for block in map(normalize, raw_blocks) if block]
+        blocks = [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
         if self.learner is not None:
             blocks = self._drop_boilerplate(blocks, page.site if learn else None)
         text = " ".join(blocks)
@@ -198,10 +203,11 @@ class Deduplicator:
     def _drop_boilerplate(self, blocks: list[str], learn_for_site: str | None) -> list[str]:
         learner = self.learner
         assert learner is not None
-        fingerprints = [xxh64_text(block, _BLOCK_SEED) if learner.learnable(block) else None for block in blocks]
+        fingerprints = learner.fingerprints(blocks, _block_fingerprint)
+        known = learner.is_boilerplate
         if learn_for_site is not None:
-            learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not learner.is_boilerplate(f)])
-        return [block for block, f in zip(blocks, fingerprints) if f is None or not learner.is_boilerplate(f)]
+            learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not known(f)])
+        return [block for block, f in zip(blocks, fingerprints) if f is None or not known(f)]
 
     def sign(self, prepared: Sequence[PreparedPage]) -> None:
         """Shingle, minhash and band a batch of prepared pages; those with too few shingles stay unsigned."""
