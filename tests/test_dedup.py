@@ -68,7 +68,8 @@ def test_the_most_similar_match_wins(engine):
 
 
 def test_clusters_are_never_merged():
-    engine = Deduplicator(DedupConfig(threshold=0.3, boilerplate=False))
+    # A steep banding (r = 2) so that both weak matches surely become candidates.
+    engine = Deduplicator(DedupConfig(threshold=0.3, bands=64, rows=2, boilerplate=False))
     story_a, story_x = prose(3, 300), prose(4, 300)
     engine.process(page("a", story_a))
     engine.process(page("x", story_x))
@@ -140,12 +141,13 @@ def test_verification_by_exact_jaccard():
 
 
 def site_page(page_id, site, story_seed, prose_blocks, t):
-    """A short story (~150 words, three lines) wrapped in its site's repeated prose."""
-    return page(page_id, prose(story_seed, 150) + "\n" + "\n".join(prose_blocks), t=t, site=site)
+    """A short story (~100 words, two lines) wrapped in its site's repeated prose (three lines)."""
+    return page(page_id, prose(story_seed, 100) + "\n" + "\n".join(prose_blocks), t=t, site=site)
 
 
 def test_learnt_boilerplate_separates_stories_of_one_site_and_joins_copies_across_sites():
-    site_prose = {s: [prose(1000 + 10 * i + k, 45) for k in range(3)] for i, s in enumerate(["a.com", "b.com"])}
+    site_prose = {s: [" ".join(prose(1000 + 10 * i + k, 45).splitlines()) for k in range(3)]  # a block each
+                  for i, s in enumerate(["a.com", "b.com"])}
 
     def run(learn):
         engine = Deduplicator(DedupConfig(boilerplate=learn))

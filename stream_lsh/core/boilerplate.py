@@ -100,9 +100,13 @@ class BoilerplateLearner:
         table = self._contexts.setdefault(site, {})
         sketch: Sketch = tuple(blocks[: self.sketch_size])
         verdicts: dict[Sketch, bool] = {}  # blocks first seen together share their stored sketches
-        for block in blocks:
-            seen = table.get(block, ())
-            if seen and any(self._same_page(sketch, old, verdicts) for old in seen):
+        known = [block for block in blocks if block in table]
+        if len(known) < len(blocks):  # most blocks are new: one C-level update for all of them
+            first_context = (sketch,)
+            table.update((block, first_context) for block in blocks if block not in table)
+        for block in known:
+            seen = table[block]
+            if any(self._same_page(sketch, old, verdicts) for old in seen):
                 continue
             seen += (sketch,)
             if len(seen) >= self.min_pages:

@@ -180,8 +180,8 @@ class TokenHasher:
         self._bound()
         encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
         blob = np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8)
-        edges = np.diff(_word_bytes(blob).view(np.int8), prepend=np.int8(0))
-        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        edges = np.flatnonzero(np.diff(_word_bytes(blob).view(np.int8), prepend=np.int8(0)))
+        starts, ends = edges[0::2], edges[1::2]  # words alternate start, end; the blob ends in a space
         text_starts = np.cumsum([0] + [len(e) + 1 for e in encoded])
         offsets = np.searchsorted(starts, text_starts)
         if starts.size == 0:

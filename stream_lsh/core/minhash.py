@@ -1,11 +1,12 @@
 """Minhash signatures (MMDS sec. 3.3), vectorised with numpy.
 
 A random permutation of the rows is simulated by a hash function (sec. 3.3.5). Shingle hashes are
-already uniformly spread 64-bit values, so each of the ``n`` functions is an affine map
-``h_i(x) = a_i * x + b_i mod 2**64`` with random odd ``a_i``: a bijection of the 64-bit space, two
-numpy operations for the whole (n x shingles) matrix. The minimum per function is kept in its top 32
-bits: the chance that two different minima agree there is 2**-32, and a signature costs 4 bytes per
-value instead of 8.
+uniformly spread 64-bit values (their words' xxh3 hashes, mixed), so each shingle is represented by
+its top 32 bits x, and each of the ``n`` functions is an affine map ``h_i(x) = a_i * x + b_i mod
+2**32`` with random odd ``a_i``: a bijection of the 32-bit space, two numpy operations on 32-bit
+integers for the whole (n x shingles) matrix, which is what keeps signing cheap. Two different
+shingles of a page share x with probability 2**-32, too rarely to move an estimate, and a signature
+costs 4 bytes per value. The estimator's bias and spread are property-tested.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 __all__ = ["MinHasher", "agreement", "signature_matrix"]
 
 _EMPTY_VALUE = np.uint32(0xFFFFFFFF)
-_CHUNK = 16_384  # values per (num_perm x chunk) matrix: 16 MB of uint64 at num_perm = 128
+_CHUNK = 8_192  # values per (num_perm x chunk) matrix: 4 MB of uint32 at num_perm = 128
 
 
 class MinHasher:
@@ -36,9 +37,9 @@ class MinHasher:
         self.num_perm = num_perm
         self.seed = seed
         rng = np.random.Generator(np.random.PCG64(seed))
-        info = np.iinfo(np.uint64)
-        self._a = rng.integers(0, info.max, size=num_perm, dtype=np.uint64, endpoint=True) | np.uint64(1)
-        self._b = rng.integers(0, info.max, size=num_perm, dtype=np.uint64, endpoint=True)
+        top = np.iinfo(np.uint32).max
+        self._a = rng.integers(0, top, size=num_perm, dtype=np.uint32, endpoint=True) | np.uint32(1)
+        self._b = rng.integers(0, top, size=num_perm, dtype=np.uint32, endpoint=True)
 
     def signature(self, shingles: np.ndarray) -> np.ndarray:
         """uint32 signature of one shingle set (uint64 hashes). The empty set gets all-ones."""
@@ -50,9 +51,11 @@ class MinHasher:
         Returns a (sets, num_perm) uint32 array; an empty set gets all-ones. Repeated values do
         not change a minimum, so the sets need not be deduplicated. Work is done in chunks of about
         ``_CHUNK`` values so the (num_perm x values) matrix stays small.
+        A set with no values gets all-ones; so, with probability 2**-32 per value, does a real minimum.
         """
         counts = np.diff(offsets)
         out = np.full((counts.size, self.num_perm), _EMPTY_VALUE, dtype=np.uint32)
+        values = (values >> np.uint64(32)).astype(np.uint32)
         filled = np.flatnonzero(counts > 0)
         start = 0
         while start < filled.size:
@@ -61,10 +64,9 @@ class MinHasher:
                 stop += 1
             sets = filled[start:stop]
             low, high = offsets[sets[0]], offsets[sets[-1] + 1]
-            matrix = np.multiply.outer(self._a, values[low:high])
+            matrix = np.multiply.outer(self._a, values[low:high])  # wraps modulo 2**32, as intended
             matrix += self._b[:, None]
-            minima = np.minimum.reduceat(matrix, offsets[sets] - low, axis=1)
-            out[sets] = (minima >> np.uint64(32)).astype(np.uint32).T
+            out[sets] = np.minimum.reduceat(matrix, offsets[sets] - low, axis=1).T
             start = stop
         return out
 

@@ -18,7 +18,7 @@ __all__ = ["Scheme", "SchemeMismatchError", "check_compatible"]
 #: Bump when normalisation or tokenisation changes the tokens a text yields.
 TEXT_PIPELINE_VERSION = "nfkc-casefold-ws1/words-v1"
 HASH_NAME = "xxh3_64+mix64"
-SIGNATURE_NAME = "affine-mod2^64-top32"
+SIGNATURE_NAME = "affine-mod2^32-of-top32"
 
 
 class SchemeMismatchError(ValueError):
