@@ -33,7 +33,7 @@ def scores(config: DedupConfig, pages: int = 1500, seed: int = 11):
 @pytest.mark.slow
 def test_defaults_stay_above_the_floor():
     s = scores(DedupConfig())
-    assert s.f1 >= 0.97, s  # measured 0.991; the run is deterministic
+    assert s.f1 >= 0.97, s  # measured 0.993; the run is deterministic
     assert s.precision >= 0.97 and s.recall >= 0.95, s
 
 

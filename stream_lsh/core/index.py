@@ -7,10 +7,10 @@ dropping its oldest: a bucket that many unrelated pages fall into (a frequent ba
 would otherwise make every query pay for all of them, while the newest members of a real cluster
 are enough to find it.
 
-Memory per indexed page (num_perm=128, b=16 bands, measured by ``benchmarks/bench_batch.py``):
-the signature (512 bytes of uint32), the band keys (128 bytes), the entry object, and one list
-slot plus, for a new key, one dict entry in each band; about 2.5 KB in all. With
-``keep_shingles=True`` the shingle set adds 8 bytes per shingle (about 2.4 KB for a 600-word page).
+Memory per indexed page (num_perm=128, b=36 bands, measured by ``benchmarks/bench_batch.py``):
+about 5.8 KiB: the signature (512 bytes of uint32) and band keys, the entry and its decision, and one
+list slot plus, for a new key, one dict entry in each band. ``verify="jaccard"`` adds the shingle set
+(8 bytes per shingle).
 """
 
 from __future__ import annotations
