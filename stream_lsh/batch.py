@@ -20,6 +20,8 @@ from .core.page import Page, PageError, page_from_dict
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "RejectSink", "Rejected", "parse_line", "run_batch"]
 
 DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
+MAX_BATCH_BYTES = 8_000_000  # ... and a bound in bytes, so that a run of huge pages stays small too
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some tools put at the start of a file
 
 
 @dataclass(frozen=True)
@@ -135,16 +137,21 @@ def run_batch(
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     summary = BatchSummary()
     pending: list[tuple[Page, bytes]] = []
+    pending_bytes = 0
     started = time.perf_counter()
 
     def flush() -> None:
+        nonlocal pending_bytes
         _decide(pending, dedup, summary, out, unique_out)
         pending.clear()
+        pending_bytes = 0
 
     for line_number, raw in enumerate(lines, start=1):
         if on_line is not None:
             on_line(len(raw))
         stripped = raw.strip()
+        if line_number == 1 and stripped.startswith(_BOM):
+            stripped = stripped[len(_BOM):].strip()
         if not stripped:
             continue
         parsed = _parse(stripped, max_page_bytes)
@@ -156,7 +163,8 @@ def run_batch(
             summary.deleted += dedup.remove(parsed)
         else:
             pending.append((parsed, stripped))
-            if len(pending) >= batch_size:
+            pending_bytes += len(stripped)
+            if len(pending) >= batch_size or pending_bytes >= MAX_BATCH_BYTES:
                 flush()
     flush()
     summary.seconds = time.perf_counter() - started
@@ -186,5 +194,5 @@ def _decide(pending: list[tuple[Page, bytes]], dedup: Deduplicator, summary: Bat
     for decision, (_, raw) in zip(decisions, pending):
         summary.count(decision)
         out.write(orjson.dumps(decision.to_dict()) + b"\n")
-        if unique_out is not None and decision.status == UNIQUE:
+        if unique_out is not None and decision.status == UNIQUE and not decision.replayed:
             unique_out.write(raw + b"\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator
@@ -29,6 +30,8 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--shingle-size", type=int, help="Shingle length k [3; 9 for char]."),
         click.option("--seed", type=int, help="Seed of hashing and minhash [1]."),
         click.option("--bands", type=int, help="LSH bands b [chosen from the threshold]."),
+        click.option("--fp-weight", type=float, help="Weight of false positives when choosing (b, r) [0.5]."),
+        click.option("--fn-weight", type=float, help="Weight of false negatives when choosing (b, r) [0.5]."),
         click.option("--rows", type=int, help="Rows per band r [chosen from the threshold]."),
         click.option("--verify", type=click.Choice(["signature", "jaccard"]), help="Candidate check [signature]."),
         click.option("--languages", help="Stop-word languages, comma-separated [en,es,fr,de,it,pt,nl,ru]."),
@@ -78,6 +81,13 @@ def _output(path: str | None) -> Iterator[IO[bytes] | None]:
             yield handle
 
 
+def _check_state_path(state: str) -> None:
+    """Fail before the run, not after it, if the state could not be saved."""
+    folder = Path(state).resolve().parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise click.UsageError(f"cannot save state to {state}: {folder} is not a writable directory")
+
+
 def _progress(total: int | None, enabled: bool | None) -> Any:
     from tqdm import tqdm
 
@@ -113,11 +123,13 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
     """
     settings = _settings(flags)
     engine = Deduplicator(settings.dedup_config())
-    if state is not None and Path(state).exists():
-        try:
-            load_state(engine, state)
-        except ValueError as error:  # includes SchemeMismatchError
-            raise click.ClickException(f"cannot use state file {state}: {error}") from None
+    if state is not None:
+        _check_state_path(state)
+        if Path(state).exists():
+            try:
+                load_state(engine, state)
+            except (ValueError, OSError) as error:  # includes SchemeMismatchError
+                raise click.UsageError(f"cannot use state file {state}: {error}") from None
     sink = RejectSink(lambda: open(rejects, "wb"))
     with _input(pages) as (source, size), _output(output) as out, _output(unique_out) as uniques:
         assert out is not None

@@ -65,6 +65,27 @@ def test_bad_lines_go_to_rejects_and_the_run_goes_on(corpus, tmp_path):
     assert "6 line(s) rejected" in result.stderr
 
 
+def test_a_byte_order_mark_and_crlf_do_not_cost_a_page(tmp_path):
+    source = tmp_path / "bom.jsonl"
+    source.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "the cat sat on the mat and the dog sat on the rug"}\r\n'
+                       b'{"id": "b", "text": "the cat sat on the mat and the dog sat on the rug"}')
+    result = CliRunner().invoke(cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert [d["status"] for d in read_jsonl(tmp_path / "d.jsonl")] == ["unique", "duplicate"]
+
+
+def test_unique_out_holds_each_unique_page_once_even_when_redelivered(corpus, tmp_path):
+    lines = (corpus / "pages.jsonl").read_bytes().splitlines(keepends=True)[:50]
+    source = tmp_path / "twice.jsonl"
+    source.write_bytes(b"".join(lines + lines))
+    uniques = tmp_path / "u.jsonl"
+    result = CliRunner().invoke(cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl"), "--unique-out", str(uniques)])
+    assert result.exit_code == 0
+    decisions = read_jsonl(tmp_path / "d.jsonl")
+    assert decisions[:50] == decisions[50:]  # a redelivered page gets its decision again
+    assert len(read_jsonl(uniques)) == sum(d["status"] == "unique" for d in decisions[:50])
+
+
 def test_no_rejects_file_when_nothing_is_rejected(corpus, tmp_path):
     rejects = tmp_path / "rejects.jsonl"
     result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(tmp_path / "d.jsonl"),
@@ -114,7 +135,9 @@ def test_state_continues_across_runs_and_refuses_another_scheme(corpus, tmp_path
     assert whole.exit_code == 0
     assert read_jsonl(tmp_path / "a.out") + read_jsonl(tmp_path / "b.out") == read_jsonl(tmp_path / "whole.out")
     other = runner.invoke(cli, ["dedup", str(tmp_path / "b.jsonl"), "--state", str(state), "--seed", "9"])
-    assert other.exit_code == 1 and "signature scheme" in other.output and "seed" in other.output
+    assert other.exit_code == 2 and "signature scheme" in other.output and "seed" in other.output
+    nowhere = runner.invoke(cli, ["dedup", str(tmp_path / "b.jsonl"), "--state", str(tmp_path / "no" / "s.npz")])
+    assert nowhere.exit_code == 2 and "not a writable directory" in nowhere.output
 
 
 def test_eval_scores_against_labels(corpus):

@@ -236,3 +236,57 @@ def test_any_batching_gives_the_one_by_one_decisions(cuts, seed_base):
         i += size
     assert got == expected
     assert {d.status for d in expected} == {"unique", "duplicate"}
+
+
+def test_undated_pages_take_the_first_event_time_seen():
+    engine = Deduplicator(DedupConfig(boilerplate=False))
+    text = prose(40, 300)
+    engine.process(page("a", text))  # no published_at, and no time seen yet
+    d = engine.process(page("b", text, t=1_772_323_200.0))  # 2026-03-01: must not evict "a"
+    assert d.duplicate_of == "a"
+    assert engine.index.get("a").event_time == 1_772_323_200.0
+
+
+def test_a_far_future_date_is_ignored_instead_of_emptying_the_index():
+    now = 1_772_323_200.0
+    engine = Deduplicator(DedupConfig(boilerplate=False), clock=lambda: now)
+    text = prose(41, 300)
+    engine.process(page("a", text, t=now - 3600))
+    engine.process(page("typo", prose(42, 300), t=now + 70 * 365 * DAY))  # year 2096
+    assert engine.watermark == now - 3600 and engine.future_dated == 1
+    assert engine.process(page("a2", edited(text), t=now)).duplicate_of == "a"
+
+
+def test_a_reused_founder_id_founds_a_new_cluster_id():
+    engine = Deduplicator(DedupConfig(boilerplate=False))
+    story_a = prose(43, 300)
+    engine.process(page("x", story_a))
+    assert engine.process(page("y", edited(story_a))).cluster_id == "x"
+    renewed = engine.process(page("x", prose(44, 300)))  # same id, another story
+    assert renewed.status == "unique" and renewed.cluster_id == "x#2"
+    assert engine.process(page("z", edited(story_a, keep=0.8))).cluster_id == "x"  # y still carries x
+
+
+def test_state_keeps_buckets_exactly_as_they_were():
+    """With a full bucket and a removal, rebuilding buckets from entries would resurrect a page."""
+    config = DedupConfig(boilerplate=False, bucket_cap=1)
+    engine = Deduplicator(config)
+    text = prose(45, 300)
+    engine.process(page("a", text))
+    engine.process(page("b", text))  # same keys: pushes "a" out of every bucket
+    engine.remove("b")
+    header, arrays = export_state(engine)
+    restored = Deduplicator(config)
+    import_state(restored, header, arrays)
+    probe = page("c", edited(text))
+    assert restored.probe(probe) == engine.probe(probe)
+    assert restored.index.export_tables() == engine.index.export_tables()
+
+
+def test_the_site_of_an_html_page_without_source_or_url_comes_from_its_head():
+    html = ('<html><head><link rel="canonical" href="https://www.example.org/a/b"></head>'
+            "<body><p>x</p></body></html>")
+    assert Page(id="p", html=html).site == "example.org"
+    og = '<meta property="og:site_name" content="Daily Bugle">'
+    assert Page(id="p", html=og + "<p>x</p>").site == "daily bugle"
+    assert Page(id="p", text="no site").site == ""

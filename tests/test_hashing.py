@@ -63,3 +63,15 @@ def test_batched_word_hashes_equal_the_reference_on_any_unicode(texts):
     hashes, offsets = hasher.hash_words_batch(texts)
     for i, text in enumerate(texts):
         assert np.array_equal(hashes[offsets[i]:offsets[i + 1]], hasher.hash_tokens(words(text))), text
+
+
+def test_huge_texts_are_hashed_in_pieces_with_the_same_result(monkeypatch):
+    from stream_lsh.core import hashing as module
+
+    texts = [normalize(" ".join(f"w{i % 97} don't x{i}" for i in range(n))) for n in (3000, 10, 0, 2500)]
+    hasher = TokenHasher(seed=3)
+    expected = [hasher.hash_tokens(words(t)) for t in texts]
+    monkeypatch.setattr(module, "_MAX_BLOB", 5_000)
+    hashes, offsets = TokenHasher(seed=3).hash_words_batch(texts)
+    for i, want in enumerate(expected):
+        assert np.array_equal(hashes[offsets[i]:offsets[i + 1]], want)

@@ -8,6 +8,7 @@ from stream_lsh.core.scheme import Scheme
 
 SCHEME = Scheme(shingles="word", shingle_size=3, num_perm=8, seed=1)
 BANDING = Banding(bands=4, rows=2, num_perm=8)
+FP = SCHEME.fingerprint
 
 
 def entry(page_id, signature, event_time=0.0, content_hash=None):
@@ -15,6 +16,7 @@ def entry(page_id, signature, event_time=0.0, content_hash=None):
     return IndexEntry(
         id=page_id, signature=signature, band_keys=BANDING.band_keys(signature), cluster_id=page_id,
         event_time=event_time, content_hash=hash(page_id) if content_hash is None else content_hash,
+        scheme=SCHEME.fingerprint,
     )
 
 
@@ -24,14 +26,14 @@ def test_query_finds_pages_sharing_a_band():
     index.insert(entry("b", [1, 2, 9, 9, 9, 9, 9, 9]))  # shares band 0 with a
     index.insert(entry("c", [0, 0, 0, 0, 0, 0, 0, 0]))
     probe = BANDING.band_keys(np.array([1, 2, 3, 4, 7, 7, 7, 7], np.uint32))
-    assert [e.id for e in index.query(probe)] == ["a", "b"]
+    assert [e.id for e in index.query(probe, FP)] == ["a", "b"]
 
 
 def test_remove_unindexes_and_reports():
     index = LSHIndex(SCHEME, BANDING)
     index.insert(entry("a", [1] * 8))
     assert index.remove("a") and not index.remove("a")
-    assert index.query(BANDING.band_keys(np.ones(8, np.uint32))) == []
+    assert index.query(BANDING.band_keys(np.ones(8, np.uint32)), FP) == []
     assert index.bucket_count() == 0 and len(index) == 0
 
 
@@ -39,7 +41,7 @@ def test_bucket_cap_keeps_the_newest():
     index = LSHIndex(SCHEME, BANDING, bucket_cap=2)
     for name in "abc":
         index.insert(entry(name, [1] * 8))
-    assert [e.id for e in index.query(BANDING.band_keys(np.ones(8, np.uint32)))] == ["b", "c"]
+    assert [e.id for e in index.query(BANDING.band_keys(np.ones(8, np.uint32)), FP)] == ["b", "c"]
     assert index.remove("a")  # pushed out of its buckets but still removable
     assert len(index) == 2
 
@@ -51,7 +53,7 @@ def test_ttl_evicts_by_event_time():
     assert index.expire(109.0) == 0
     assert index.expire(112.0) == 1
     assert "old" not in index and "new" in index
-    assert index.query(BANDING.band_keys(np.ones(8, np.uint32))) == []
+    assert index.query(BANDING.band_keys(np.ones(8, np.uint32)), FP) == []
 
 
 def test_exact_content_lookup():
@@ -92,7 +94,7 @@ def test_index_matches_a_brute_force_model(ops, probe):
             assert index.remove(page_id) == (model.pop(page_id, None) is not None)
     keys = BANDING.band_keys(np.asarray(probe, np.uint32))
     expected = {pid for pid, their in model.items() if np.any(their == keys)}
-    assert {e.id for e in index.query(keys)} == expected
+    assert {e.id for e in index.query(keys, FP)} == expected
     assert len(index) == len(model)
     for page_id in list(model):
         index.remove(page_id)
@@ -107,3 +109,16 @@ def test_expire_removes_exactly_the_pages_outside_the_window(times, watermark, t
         index.insert(entry(f"p{i}", [i % 3] * 8, event_time=t))
     index.expire(watermark)
     assert {e.id for e in index} == {f"p{i}" for i, t in enumerate(times) if t >= watermark - ttl}
+
+
+def test_signatures_of_another_scheme_are_refused():
+    from stream_lsh.core.scheme import SchemeMismatchError
+
+    index = LSHIndex(SCHEME, BANDING)
+    other = Scheme(shingles="word", shingle_size=3, num_perm=8, seed=2).fingerprint
+    with pytest.raises(SchemeMismatchError, match="signed under scheme"):
+        index.query(BANDING.band_keys(np.ones(8, np.uint32)), other)
+    foreign = entry("a", [1] * 8)
+    foreign.scheme = other
+    with pytest.raises(SchemeMismatchError):
+        index.insert(foreign)

@@ -84,3 +84,15 @@ def test_signature_of_a_superset_is_elementwise_no_larger(values):
 def test_agreement_checks_lengths():
     with pytest.raises(ValueError):
         agreement(np.zeros(4, np.uint32), np.zeros((2, 5), np.uint32))
+
+
+def test_a_set_larger_than_a_chunk_gets_the_same_signature(monkeypatch):
+    from stream_lsh.core import minhash as module
+
+    values = np.random.default_rng(4).integers(0, 2**63, size=50_000, dtype=np.uint64)
+    minhasher = MinHasher(64, seed=2)
+    whole = minhasher.signature(values)
+    monkeypatch.setattr(module, "_CHUNK", 1_000)
+    assert np.array_equal(minhasher.signature(values), whole)
+    batch = minhasher.signatures(np.concatenate([values[:10], values]), np.array([0, 10, 50_010]))
+    assert np.array_equal(batch[1], whole)

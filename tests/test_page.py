@@ -28,6 +28,11 @@ def test_text_wins_over_html():
     assert page.text == "t" and page.html is None
 
 
+def test_a_blank_text_does_not_hide_the_html():
+    page = page_from_dict({"id": "a", "text": "  ", "html": "<p>h</p>"})
+    assert page.html == "<p>h</p>" and page.text is None
+
+
 def test_empty_text_is_a_valid_page():
     assert page_from_dict({"id": "a", "text": ""}).text == ""
 

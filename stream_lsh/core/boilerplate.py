@@ -53,6 +53,9 @@ class BoilerplateLearner:
     Args:
         min_pages: distinct contexts (pages with different content) that make a block
             boilerplate; >= 2.
+        min_pages_unknown_site: the same for pages of no known site (site ''). They are pooled, so
+            copies of one wire story at different outlets look like different contexts of its
+            paragraphs; a higher bar keeps a story with a few copies from being learnt as prose.
         sketch_size: fingerprints kept per context (bottom-k sketch of the page's blocks).
         same_page_similarity: pages at least this similar (Jaccard over blocks) are one context.
         min_words: blocks with fewer words are never learnt, so short fragments ("Share", "Read
@@ -62,6 +65,7 @@ class BoilerplateLearner:
     """
 
     min_pages: int = 2
+    min_pages_unknown_site: int = 5
     min_words: int = 5
     sketch_size: int = 8
     same_page_similarity: float = 0.5
@@ -69,7 +73,7 @@ class BoilerplateLearner:
     max_boilerplate: int = 200_000
 
     def __post_init__(self) -> None:
-        if self.min_pages < 2:
+        if self.min_pages < 2 or self.min_pages_unknown_site < 2:
             raise ValueError(f"min_pages must be >= 2 (a block on one page is just content), got {self.min_pages}")
         if self.min_words < 1:
             raise ValueError(f"min_words must be >= 1, got {self.min_words}")
@@ -98,6 +102,7 @@ class BoilerplateLearner:
         if len(blocks) < 2:
             return  # a lone block has no company to judge it by
         table = self._contexts.setdefault(site, {})
+        needed = self.min_pages if site else self.min_pages_unknown_site
         sketch: Sketch = tuple(blocks[: self.sketch_size])
         verdicts: dict[Sketch, bool] = {}  # blocks first seen together share their stored sketches
         known = [block for block in blocks if block in table]
@@ -109,7 +114,7 @@ class BoilerplateLearner:
             if any(self._same_page(sketch, old, verdicts) for old in seen):
                 continue
             seen += (sketch,)
-            if len(seen) >= self.min_pages:
+            if len(seen) >= needed:
                 table.pop(block, None)
                 self._flag(block)
             else:

@@ -27,7 +27,9 @@ A page whose id is already indexed with the same raw body gets the stored decisi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+import dataclasses
+import time
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import xxhash
@@ -64,6 +66,7 @@ class Decision:
     duplicate_of: str | None = None
     similarity: float | None = None
     candidates: int = 0
+    replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -96,6 +99,7 @@ class DedupConfig:
         boilerplate_min_pages: distinct contexts (pages with different other content) that make a
             block of a site boilerplate.
         drop_chrome: drop nav/aside/footer/form elements of HTML pages before anything else.
+        max_future: a ``published_at`` more than this many seconds ahead of the clock is ignored.
     """
 
     threshold: float = 0.3
@@ -114,8 +118,13 @@ class DedupConfig:
     boilerplate: bool = True
     boilerplate_min_pages: int = 2
     drop_chrome: bool = True
+    max_future: float = 86400.0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 1 << 64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+        if self.max_future < 0:
+            raise ValueError(f"max_future must be >= 0 seconds, got {self.max_future}")
         if not 0.0 < self.threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {self.threshold!r}")
         if (self.bands is None) != (self.rows is None):
@@ -163,7 +172,7 @@ class Deduplicator:
     only does the numeric work (shingles, signatures, band keys) for the whole batch at once.
     """
 
-    def __init__(self, config: DedupConfig | None = None) -> None:
+    def __init__(self, config: DedupConfig | None = None, *, clock: Callable[[], float] = time.time) -> None:
         self.config = config = config or DedupConfig()
         hasher = TokenHasher(seed=config.seed)
         stop_words = StopWordLists.load(config.languages) if config.shingles.kind is ShingleKind.STOPWORD else None
@@ -182,6 +191,9 @@ class Deduplicator:
         self.index = LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
         self.watermark: float | None = None
+        self.clock = clock
+        self.future_dated = 0  # pages whose published_at lay too far in the future (treated as undated)
+        self._undated: list[str] = []  # indexed before any event time was seen: stamped with the first
 
     # -- per-page text steps ------------------------------------------------------------------
     def prepare(self, page: Page, *, learn: bool = False) -> PreparedPage:
@@ -198,7 +210,16 @@ class Deduplicator:
             blocks = self._drop_boilerplate(blocks, page.site if learn else None)
         text = " ".join(blocks)
         seed = self.config.seed
-        return PreparedPage(page, page.published_at, text, xxh64_text(text, seed), xxh64_text(body, seed))
+        return PreparedPage(page, self._event_time(page), text, xxh64_text(text, seed), xxh64_text(body, seed))
+
+    def _event_time(self, page: Page) -> float | None:
+        """``published_at``, unless it lies more than ``max_future`` seconds ahead of the clock:
+        one mistyped year would otherwise move event time on by decades and empty the index."""
+        moment = page.published_at
+        if moment is not None and moment > self.clock() + self.config.max_future:
+            self.future_dated += 1
+            return None
+        return moment
 
     def _drop_boilerplate(self, blocks: list[str], learn_for_site: str | None) -> list[str]:
         learner = self.learner
@@ -249,8 +270,8 @@ class Deduplicator:
     def _process_prepared(self, prepared: PreparedPage) -> Decision:
         known = self.index.get(prepared.page.id)
         if known is not None:
-            if known.body_hash == prepared.body_hash:
-                return known.decision  # a redelivery: the same answer, nothing changes
+            if known.body_hash == prepared.body_hash:  # a redelivery: the same answer, nothing changes
+                return dataclasses.replace(known.decision, replayed=True)
             self.index.remove(known.id)  # a new version replaces the old one
         self._advance(prepared.event_time)
         decision = self._decide(prepared)
@@ -259,9 +280,15 @@ class Deduplicator:
         return decision
 
     def _advance(self, event_time: float | None) -> None:
-        if event_time is not None and (self.watermark is None or event_time > self.watermark):
-            self.watermark = event_time
-            self.index.expire(event_time)
+        if event_time is None or (self.watermark is not None and event_time <= self.watermark):
+            return
+        if self.watermark is None:  # undated pages indexed so far take the first event time seen
+            for page_id in self._undated:
+                if page_id in self.index:
+                    self.index.restamp(page_id, event_time)
+            self._undated.clear()
+        self.watermark = event_time
+        self.index.expire(event_time)
 
     def _decide(self, prepared: PreparedPage) -> Decision:
         page_id = prepared.page.id
@@ -270,16 +297,26 @@ class Deduplicator:
             return Decision(page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1)
         if prepared.signature is None or prepared.band_keys is None:
             return Decision(page_id, NO_CONTENT, None)
-        candidates = self.index.query(prepared.band_keys)
+        candidates = self.index.query(prepared.band_keys, self.scheme.fingerprint)
         if not candidates:
-            return Decision(page_id, UNIQUE, page_id)
+            return Decision(page_id, UNIQUE, self._new_cluster_id(page_id))
         similarities = self._similarities(prepared, candidates)
         best = int(np.argmax(similarities))  # first maximum: the earliest-indexed candidate
         similarity = float(similarities[best])
         if similarity >= self.config.threshold:
             match = candidates[best]
             return Decision(page_id, DUPLICATE, match.cluster_id, match.id, similarity, len(candidates))
-        return Decision(page_id, UNIQUE, page_id, None, similarity, len(candidates))
+        return Decision(page_id, UNIQUE, self._new_cluster_id(page_id), None, similarity, len(candidates))
+
+    def _new_cluster_id(self, page_id: str) -> str:
+        """The founding page's id, unless a cluster of that id still has pages (the id was re-sent
+        with another story, or retracted and reused): then ``id#2``, ``id#3``... so that one cluster
+        id never names two stories at once."""
+        sizes, candidate, n = self.index.cluster_sizes, page_id, 1
+        while candidate in sizes:
+            n += 1
+            candidate = f"{page_id}#{n}"
+        return candidate
 
     def _similarities(self, prepared: PreparedPage, candidates: list[IndexEntry]) -> np.ndarray:
         assert prepared.signature is not None
@@ -294,21 +331,24 @@ class Deduplicator:
         if exact is not None:  # share the original's arrays: same text, same signature
             signature, band_keys, shingles = exact.signature, exact.band_keys, exact.shingles
         assert signature is not None and band_keys is not None
-        event_time = prepared.event_time if prepared.event_time is not None else (self.watermark or 0.0)
+        event_time = prepared.event_time if prepared.event_time is not None else self.watermark
+        if event_time is None:
+            self._undated.append(decision.id)
         self.index.insert(IndexEntry(
             id=decision.id,
             signature=signature,
             band_keys=band_keys,
             cluster_id=decision.cluster_id or decision.id,
-            event_time=event_time,
+            event_time=event_time if event_time is not None else 0.0,
             content_hash=prepared.content_hash,
+            scheme=self.scheme.fingerprint,
             body_hash=prepared.body_hash,
             shingles=shingles if self.config.verify == "jaccard" else None,
             decision=decision,
         ))
 
 
-STATE_FORMAT = 1
+STATE_FORMAT = 2
 
 
 def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -327,6 +367,9 @@ def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.nd
         "clusters": [e.cluster_id for e in entries],
         "decisions": [e.decision.to_dict() for e in entries],
         "learner": dedup.learner.state() if dedup.learner is not None else None,
+        "tables": dedup.index.export_tables(),
+        "undated": list(dedup._undated),  # noqa: SLF001 - the engine's own state
+        "future_dated": dedup.future_dated,
     }
     width = dedup.scheme.num_perm
     shingles = [e.shingles if e.shingles is not None else np.zeros(0, np.uint64) for e in entries]
@@ -356,20 +399,24 @@ def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str
         raise ValueError("state can only be loaded into an empty engine")
     offsets = np.concatenate([[0], np.cumsum(arrays["shingle_counts"])])
     keep_shingles = dedup.config.verify == "jaccard"
+    entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
-        decision = header["decisions"][i]
-        dedup.index.insert(IndexEntry(
+        entries.append(IndexEntry(
             id=page_id,
             signature=signature,
             band_keys=dedup.banding.band_keys(signature),
             cluster_id=header["clusters"][i],
             event_time=float(arrays["event_times"][i]),
             content_hash=int(arrays["content_hashes"][i]),
+            scheme=dedup.scheme.fingerprint,  # checked against the header above
             body_hash=int(arrays["body_hashes"][i]),
             shingles=arrays["shingles"][offsets[i]:offsets[i + 1]].copy() if keep_shingles else None,
-            decision=Decision(**decision),
+            decision=Decision(**header["decisions"][i]),  # to_dict() leaves out "replayed"
         ))
+    dedup.index.restore(entries, header["tables"])
+    dedup._undated = list(header["undated"])  # noqa: SLF001
+    dedup.future_dated = header["future_dated"]
     dedup.watermark = header["watermark"]
     if dedup.learner is not None and header.get("learner") is not None:
         dedup.learner.load_state(header["learner"])

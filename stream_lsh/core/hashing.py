@@ -42,6 +42,7 @@ _FMIX_C1 = _U64(0xFF51AFD7ED558CCD)
 _FMIX_C2 = _U64(0xC4CEB9FE1A85EC53)
 _BASE = 0x100000001B3  # odd, so it is invertible modulo 2**64
 _SLOT_BITS = 20  # direct-mapped word cache: 2**20 slots, 16 MB
+_MAX_BLOB = 4_000_000  # bytes hashed in one go: bounds the prefix-sum and power arrays (~100 MB)
 _APOSTROPHE = ord("'")
 
 
@@ -122,7 +123,7 @@ class _Powers:
     def ensure(self, size: int) -> None:
         if self.up.size >= size:
             return
-        size = max(size, 2 * self.up.size)
+        size = max(size, min(2 * self.up.size, _MAX_BLOB + 2))  # grow by doubling, up to the blob bound
         self.up = self._powers_of(_BASE, size)
         self.down = self._powers_of(pow(_BASE, -1, 1 << 64), size)
 
@@ -179,6 +180,28 @@ class TokenHasher:
         """Word hashes of all texts, concatenated, and offsets: text i owns [offsets[i], offsets[i+1])."""
         self._bound()
         encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        if sum(map(len, encoded)) > _MAX_BLOB and len(texts) > 1:  # keep the byte arrays small
+            half = len(texts) // 2
+            first, second = self.hash_words_batch(texts[:half]), self.hash_words_batch(texts[half:])
+            return np.concatenate([first[0], second[0]]), np.concatenate([first[1], second[1][1:] + first[1][-1]])
+        if len(encoded) == 1 and len(encoded[0]) > _MAX_BLOB:
+            return self._hash_huge_text(texts[0])
+        return self._hash_encoded(encoded)
+
+    def _hash_huge_text(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """One text over the size bound, in pieces cut at whitespace (no word spans whitespace)."""
+        pieces, start, step = [], 0, _MAX_BLOB // 4  # characters encode to at most 4 bytes
+        while start < len(text):
+            cut = start + step
+            if cut < len(text):
+                space = max(text.rfind(" ", start, cut), text.rfind("\n", start, cut))
+                cut = space + 1 if space > start else cut
+            pieces.append(self._hash_encoded([text[start:cut].encode("utf-8", "surrogatepass")])[0])
+            start = cut
+        hashes = np.concatenate(pieces) if pieces else np.zeros(0, dtype=_U64)
+        return hashes, np.array([0, hashes.size])
+
+    def _hash_encoded(self, encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
         blob = np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8)
         edges = np.flatnonzero(np.diff(_word_bytes(blob).view(np.int8), prepend=np.int8(0)))
         starts, ends = edges[0::2], edges[1::2]  # words alternate start, end; the blob ends in a space

@@ -22,7 +22,7 @@ from typing import Any, Iterator
 import numpy as np
 
 from .banding import Banding
-from .scheme import Scheme, check_compatible
+from .scheme import Scheme, SchemeMismatchError
 
 __all__ = ["IndexEntry", "LSHIndex"]
 
@@ -37,6 +37,7 @@ class IndexEntry:
     cluster_id: str
     event_time: float
     content_hash: int
+    scheme: str  # fingerprint of the scheme the signature was made under
     body_hash: int = 0
     shingles: np.ndarray | None = None
     decision: Any = None  # the Decision given when the page was indexed (replayed on redelivery)
@@ -69,6 +70,7 @@ class LSHIndex:
         self._by_content: dict[int, str] = {}
         self._expiry: list[tuple[float, int, str]] = []
         self._sequence = 0
+        self.cluster_sizes: dict[str, int] = {}  # indexed pages per cluster id
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -87,8 +89,19 @@ class LSHIndex:
         page_id = self._by_content.get(content_hash)
         return self._entries.get(page_id) if page_id is not None else None
 
-    def query(self, band_keys: np.ndarray) -> list[IndexEntry]:
-        """Entries sharing at least one band with these keys, in first-seen order, each once."""
+    def _check(self, scheme: str, what: str) -> None:
+        if scheme != self.scheme.fingerprint:
+            raise SchemeMismatchError(
+                f"{what} was signed under scheme {scheme}, but this index holds scheme {self.scheme.fingerprint}: "
+                "its band keys would be compared with keys of different hash functions"
+            )
+
+    def query(self, band_keys: np.ndarray, scheme: str) -> list[IndexEntry]:
+        """Entries sharing at least one band with these keys, in first-seen order, each once.
+
+        ``scheme`` is the fingerprint the keys were made under; another scheme is refused.
+        """
+        self._check(scheme, "the probe")
         seen: dict[str, None] = {}
         for table, key in zip(self._tables, band_keys.tolist()):
             bucket = table.get(key)
@@ -97,7 +110,8 @@ class LSHIndex:
         return [self._entries[page_id] for page_id in seen]
 
     def insert(self, entry: IndexEntry) -> None:
-        """Index a page; re-inserting an id replaces its previous entry."""
+        """Index a page; re-inserting an id replaces its previous entry. Another scheme is refused."""
+        self._check(entry.scheme, f"page {entry.id!r}")
         if entry.signature.shape != (self.scheme.num_perm,):
             raise ValueError(f"signature has shape {entry.signature.shape}, expected ({self.scheme.num_perm},)")
         if entry.id in self._entries:
@@ -110,9 +124,19 @@ class LSHIndex:
                 del bucket[0]
         self._entries[entry.id] = entry
         self._by_content.setdefault(entry.content_hash, entry.id)
+        self.cluster_sizes[entry.cluster_id] = self.cluster_sizes.get(entry.cluster_id, 0) + 1
+        self._schedule(entry)
+
+    def _schedule(self, entry: IndexEntry) -> None:
         if self.ttl is not None:
             self._sequence += 1
             heapq.heappush(self._expiry, (entry.event_time, self._sequence, entry.id))
+
+    def restamp(self, page_id: str, event_time: float) -> None:
+        """Give an indexed page a new event time (for pages indexed before any time was known)."""
+        entry = self._entries[page_id]
+        entry.event_time = event_time
+        self._schedule(entry)
 
     def remove(self, page_id: str) -> bool:
         """Unindex a page; False if it was not indexed."""
@@ -131,6 +155,11 @@ class LSHIndex:
                 del table[key]
         if self._by_content.get(entry.content_hash) == page_id:
             del self._by_content[entry.content_hash]
+        remaining = self.cluster_sizes[entry.cluster_id] - 1
+        if remaining:
+            self.cluster_sizes[entry.cluster_id] = remaining
+        else:
+            del self.cluster_sizes[entry.cluster_id]
         return True
 
     def expire(self, watermark: float) -> int:
@@ -148,3 +177,26 @@ class LSHIndex:
 
     def bucket_count(self) -> int:
         return sum(len(table) for table in self._tables)
+
+    def export_tables(self) -> dict[str, Any]:
+        """Buckets and the exact-content map as they are (JSON-friendly), for saved state.
+
+        They are saved rather than rebuilt from the entries because the bucket cap and removals
+        make them history-dependent: a page pushed out of a full bucket must stay out.
+        """
+        return {
+            "buckets": [[[key, list(ids)] for key, ids in table.items()] for table in self._tables],
+            "by_content": [[content, page_id] for content, page_id in self._by_content.items()],
+        }
+
+    def restore(self, entries: list[IndexEntry], tables: dict[str, Any]) -> None:
+        """Load entries and tables exported from an index of the same scheme and banding."""
+        if self._entries:
+            raise ValueError("restore needs an empty index")
+        for entry in entries:
+            entry._keys = entry.band_keys.tolist()
+            self._entries[entry.id] = entry
+            self.cluster_sizes[entry.cluster_id] = self.cluster_sizes.get(entry.cluster_id, 0) + 1
+            self._schedule(entry)
+        self._tables = [{int(key): list(ids) for key, ids in table} for table in tables["buckets"]]
+        self._by_content = {int(content): page_id for content, page_id in tables["by_content"]}

@@ -64,11 +64,22 @@ class MinHasher:
                 stop += 1
             sets = filled[start:stop]
             low, high = offsets[sets[0]], offsets[sets[-1] + 1]
-            matrix = np.multiply.outer(self._a, values[low:high])  # wraps modulo 2**32, as intended
-            matrix += self._b[:, None]
-            out[sets] = np.minimum.reduceat(matrix, offsets[sets] - low, axis=1).T
+            if high - low > _CHUNK:  # one set larger than a chunk: a running minimum over its pieces
+                out[sets[0]] = self._large(values[low:high])
+            else:
+                matrix = np.multiply.outer(self._a, values[low:high])  # wraps modulo 2**32, as intended
+                matrix += self._b[:, None]
+                out[sets] = np.minimum.reduceat(matrix, offsets[sets] - low, axis=1).T
             start = stop
         return out
+
+    def _large(self, values: np.ndarray) -> np.ndarray:
+        minimum = np.full(self.num_perm, _EMPTY_VALUE, dtype=np.uint32)
+        for low in range(0, values.size, _CHUNK):
+            matrix = np.multiply.outer(self._a, values[low:low + _CHUNK])
+            matrix += self._b[:, None]
+            np.minimum(minimum, matrix.min(axis=1), out=minimum)
+        return minimum
 
 
 def agreement(signature: np.ndarray, others: np.ndarray) -> np.ndarray:

@@ -9,6 +9,7 @@ contains the page body).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Mapping
@@ -17,6 +18,10 @@ from urllib.parse import urlsplit
 __all__ = ["Page", "PageError", "page_from_dict"]
 
 MAX_ID_LENGTH = 1024
+_HEAD_BYTES = 65_536  # where <link rel=canonical> and og: tags live; bounded so odd pages stay cheap
+_SITE_TAG = re.compile(r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
+                       re.IGNORECASE)
+_SITE_VALUE = re.compile(r"\b(?:href|content)\s*=\s*[\"']([^\"']+)", re.IGNORECASE)
 
 
 class PageError(ValueError):
@@ -29,7 +34,7 @@ class PageError(ValueError):
 
 @dataclass(frozen=True)
 class Page:
-    """One news page. Exactly one of ``text``/``html`` is set (``text`` wins when both are given)."""
+    """One news page. Exactly one of ``text``/``html`` is set (a non-blank ``text`` wins when both are given)."""
 
     id: str
     text: str | None = None
@@ -42,13 +47,34 @@ class Page:
 
     @property
     def site(self) -> str:
-        """The outlet the page belongs to: ``source``, else the host of ``url``, else ''."""
+        """The outlet the page belongs to: ``source``, else the host of ``url``, else the site the
+        HTML names (canonical link, ``og:url``, ``og:site_name``), else '' (unknown)."""
         if self.source:
-            return self.source.lower()
+            return self.source.strip().lower()
         if self.url:
-            host = urlsplit(self.url).hostname or ""
-            return host.removeprefix("www.")
+            return _host(self.url)
+        if self.html:
+            return _site_in_html(self.html)
         return ""
+
+
+def _host(url: str) -> str:
+    try:
+        host = urlsplit(url.strip()).hostname or ""
+    except ValueError:  # e.g. an invalid IPv6 literal
+        return ""
+    return host.removeprefix("www.")
+
+
+def _site_in_html(html: str) -> str:
+    for tag in _SITE_TAG.findall(html[:_HEAD_BYTES]):
+        value = _SITE_VALUE.search(tag)
+        if value:
+            text = value.group(1).strip()
+            site = _host(text) if "://" in text else text.lower()
+            if site:
+                return site
+    return ""
 
 
 def _optional_str(record: Mapping[str, Any], *names: str) -> str | None:
@@ -99,7 +125,9 @@ def page_from_dict(record: Any) -> Page:
         raise PageError("not_an_object", f"a page must be a JSON object, got {type(record).__name__}")
     page_id = _page_id(record)
     text = _optional_str(record, "text", "maintext")
-    html = _optional_str(record, "html") if text is None else None
+    html = _optional_str(record, "html")
+    if text is not None and html is not None:
+        text, html = (text, None) if text.strip() else (None, html)  # an empty text must not hide the HTML
     if text is None and html is None:
         raise PageError("missing_body", "page has neither 'text' (or 'maintext') nor 'html'")
     published = _optional_str(record, "published_at", "date_publish")

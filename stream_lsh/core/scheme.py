@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 __all__ = ["Scheme", "SchemeMismatchError", "check_compatible"]
 
@@ -54,7 +55,7 @@ class Scheme:
         data["stop_words_languages"] = tuple(data.get("stop_words_languages", ()))
         return cls(**data)
 
-    @property
+    @cached_property  # computed once: the index checks it on every query and insert
     def fingerprint(self) -> str:
         """16 hex digits identifying the scheme; equal fingerprints mean comparable signatures."""
         canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
