@@ -5,7 +5,7 @@ then command-line flags; validated once, at start-up, with messages that name th
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
 from .core.dedup import DedupConfig
@@ -92,9 +92,6 @@ class Settings:
             raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
         values.update({name: value for name, value in overrides.items() if value is not None})
         return cls(**values)
-
-    def with_(self, **changes: Any) -> "Settings":
-        return replace(self, **changes)
 
     def dedup_config(self) -> DedupConfig:
         return DedupConfig(

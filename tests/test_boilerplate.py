@@ -30,10 +30,10 @@ def test_the_same_page_again_teaches_nothing():
 def test_updated_versions_of_one_story_keep_their_paragraphs():
     """Eight versions of a 12-paragraph story, each with one paragraph rewritten: one context."""
     rng = random.Random(7)
-    for story in range(200):
+    for _ in range(200):
         learner = BoilerplateLearner(min_pages=2)
         paragraphs = [rng.getrandbits(64) for _ in range(12)]
-        for version in range(8):
+        for _ in range(8):
             edited = list(paragraphs)
             edited[rng.randrange(12)] = rng.getrandbits(64)
             learner.observe("a.com", edited)
@@ -45,7 +45,7 @@ def test_site_prose_is_learnt_within_a_few_pages():
     for _ in range(100):
         learner = BoilerplateLearner(min_pages=2)
         prose = [rng.getrandbits(64) for _ in range(3)]
-        for page in range(3):
+        for _ in range(3):
             learner.observe("a.com", prose + [rng.getrandbits(64) for _ in range(6)])
         assert all(map(learner.is_boilerplate, prose))
 
