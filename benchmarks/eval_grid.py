@@ -14,7 +14,7 @@ import time
 
 import orjson
 
-from stream_lsh.batch import RejectSink, run_batch
+from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.shingles import ShingleSpec
 from stream_lsh.evaluation import pair_scores, predicted_clusters
@@ -23,17 +23,8 @@ from stream_lsh.synthetic import generate_corpus
 SCHEMES = [("stopword", 3), ("word", 3), ("char", 9)]
 
 
-class _Decisions(io.RawIOBase):
-    def __init__(self) -> None:
-        self.records: list[dict] = []
-
-    def write(self, data: bytes) -> int:  # type: ignore[override]
-        self.records.append(orjson.loads(data))
-        return len(data)
-
-
 def score(lines: list[bytes], truth: dict[str, str], config: DedupConfig) -> tuple:
-    out = _Decisions()
+    out = DecisionRecords()
     summary = run_batch(lines, Deduplicator(config), out=out, rejects=RejectSink(io.BytesIO))
     return pair_scores(truth, predicted_clusters(out.records, truth)), summary.pages_per_second
 

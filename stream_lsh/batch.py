@@ -17,7 +17,7 @@ import orjson
 from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator
 from .core.page import Page, PageError, page_from_dict
 
-__all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "RejectSink", "Rejected", "parse_line", "run_batch"]
+__all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "DecisionRecords", "RejectSink", "Rejected", "parse_line", "run_batch"]
 
 DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
 MAX_BATCH_BYTES = 8_000_000  # ... and a bound in bytes, so that a run of huge pages stays small too
@@ -72,6 +72,21 @@ class BatchSummary:
             + (f" | deleted {self.deleted:,}" if self.deleted else "")
             + f" | {self.pages_per_second:,.0f} pages/s ({self.seconds:.2f} s)"
         )
+
+
+class DecisionRecords:
+    """A write-only byte sink for :func:`run_batch` that keeps the decision records in memory
+    (for scoring runs: ``eval``, the quality grid, the quality tests)."""
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+
+    def write(self, data: bytes) -> int:
+        self.records.append(orjson.loads(data))
+        return len(data)
+
+    def flush(self) -> None:
+        pass
 
 
 class RejectSink:

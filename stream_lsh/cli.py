@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
 import os
 import sys
 from pathlib import Path
@@ -12,7 +13,7 @@ import click
 import numpy as np
 import orjson
 
-from .batch import RejectSink, run_batch
+from .batch import DecisionRecords, RejectSink, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
 from .core.dedup import Deduplicator
 from .settings import Settings, SettingsError
@@ -181,16 +182,9 @@ def generate(count: int, seed: int, output: str, labels: str) -> None:
 
     corpus = generate_corpus(count, seed)
     write_corpus(corpus, output, labels)
-    clusters = sum(1 for size in _sizes(corpus.labels).values() if size > 1)
+    clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
     click.echo(f"wrote {len(corpus.pages):,} pages to {output} ({clusters:,} clusters with copies); labels in {labels}",
                err=True)
-
-
-def _sizes(labels: dict[str, str]) -> dict[str, int]:
-    sizes: dict[str, int] = {}
-    for label in labels.values():
-        sizes[label] = sizes.get(label, 0) + 1
-    return sizes
 
 
 @cli.command(name="eval")
@@ -207,7 +201,7 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, **flags: Any)
 
     settings = _settings(flags)
     engine = Deduplicator(settings.dedup_config())
-    decisions = _CollectingOutput()
+    decisions = DecisionRecords()
     sink = RejectSink(lambda: open(rejects, "wb"))
     with _input(pages) as (source, _):
         summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.max_page_bytes)
@@ -221,17 +215,6 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, **flags: Any)
         click.echo(f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
                    f"ARI {scores.ari:.4f}")
     click.echo(summary.format(), err=True)
-
-
-class _CollectingOutput:
-    """A write-only byte sink that keeps the decision records in memory."""
-
-    def __init__(self) -> None:
-        self.records: list[dict[str, Any]] = []
-
-    def write(self, data: bytes) -> int:
-        self.records.append(orjson.loads(data))
-        return len(data)
 
 
 def main() -> None:

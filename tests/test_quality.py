@@ -8,24 +8,15 @@ import io
 import orjson
 import pytest
 
-from stream_lsh.batch import RejectSink, run_batch
+from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.evaluation import pair_scores, predicted_clusters
 from stream_lsh.synthetic import generate_corpus
 
 
-class _Collect(io.RawIOBase):
-    def __init__(self) -> None:
-        self.records: list[dict] = []
-
-    def write(self, data):  # type: ignore[override]
-        self.records.append(orjson.loads(data))
-        return len(data)
-
-
 def scores(config: DedupConfig, pages: int = 1500, seed: int = 11):
     corpus = generate_corpus(pages, seed)
-    out = _Collect()
+    out = DecisionRecords()
     run_batch([orjson.dumps(p) for p in corpus.pages], Deduplicator(config), out=out, rejects=RejectSink(io.BytesIO))
     return pair_scores(corpus.labels, predicted_clusters(out.records, corpus.labels))
 

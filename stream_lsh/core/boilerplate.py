@@ -74,7 +74,8 @@ class BoilerplateLearner:
 
     def __post_init__(self) -> None:
         if self.min_pages < 2 or self.min_pages_unknown_site < 2:
-            raise ValueError(f"min_pages must be >= 2 (a block on one page is just content), got {self.min_pages}")
+            raise ValueError("min_pages and min_pages_unknown_site must be >= 2 (a block on one page is just "
+                             f"content), got {self.min_pages} and {self.min_pages_unknown_site}")
         if self.min_words < 1:
             raise ValueError(f"min_words must be >= 1, got {self.min_words}")
         if self.sketch_size < 1 or not 0.0 < self.same_page_similarity <= 1.0:
@@ -89,8 +90,8 @@ class BoilerplateLearner:
 
     def fingerprints(self, blocks: list[str], fingerprint: Callable[[str], int]) -> list[int | None]:
         """``fingerprint(block)`` for each learnable block, None for the others (one pass)."""
-        spaces = self.min_words - 1
-        return [fingerprint(block) if block.count(" ") >= spaces else None for block in blocks]
+        learnable = self.learnable
+        return [fingerprint(block) if learnable(block) else None for block in blocks]
 
     def learnable(self, block: str) -> bool:
         """Whether a (normalised) block is long enough to be learnt."""

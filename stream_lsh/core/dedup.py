@@ -160,7 +160,6 @@ class PreparedPage:
     content_hash: int  # of the text left after boilerplate removal: the exact-duplicate key
     body_hash: int  # of the raw body: recognises a redelivered page
     shingles: np.ndarray | None = None
-    shingle_count: int = 0
     signature: np.ndarray | None = None
     band_keys: np.ndarray | None = None
 
@@ -240,7 +239,6 @@ class Deduplicator:
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"
         for i, p in enumerate(prepared):
-            p.shingle_count = int(counts[i])
             if keep_sets:
                 p.shingles = batch.page_set(i)
             if counts[i] >= self.config.min_shingles:
