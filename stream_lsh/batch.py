@@ -15,22 +15,14 @@ from typing import IO, Any, Callable, Iterable
 import orjson
 
 from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator
-from .core.page import Page, PageError, page_from_dict
+from .core.page import Page
+from .core.record import Delete, Rejected, parse_line, parse_record
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "DecisionRecords", "RejectSink", "Rejected", "parse_line", "run_batch"]
 
 DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
 MAX_BATCH_BYTES = 8_000_000  # ... and a bound in bytes, so that a run of huge pages stays small too
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some tools put at the start of a file
-
-
-@dataclass(frozen=True)
-class Rejected:
-    """Why one input line was not processed."""
-
-    code: str
-    reason: str
-    page_id: str | None = None
 
 
 @dataclass
@@ -113,25 +105,6 @@ class RejectSink:
             self._file.close()
 
 
-def parse_line(raw: bytes, max_bytes: int) -> tuple[dict[str, Any], None] | tuple[None, Rejected]:
-    """Decode one JSON line; on failure, say why (without echoing the page body)."""
-    if len(raw) > max_bytes:
-        return None, Rejected("too_large", f"record of {len(raw):,} bytes exceeds the limit of {max_bytes:,}")
-    try:
-        value = orjson.loads(raw)
-    except orjson.JSONDecodeError as error:
-        code = "invalid_utf8" if "utf-8" in str(error).lower() else "invalid_json"
-        return None, Rejected(code, f"not valid JSON: {error}")
-    if not isinstance(value, dict):
-        return None, Rejected("not_an_object", f"a page must be a JSON object, got {type(value).__name__}")
-    return value, None
-
-
-def _page_id_of(record: dict[str, Any]) -> str | None:
-    value = record.get("id")
-    return str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-
-
 def run_batch(
     lines: Iterable[bytes],
     dedup: Deduplicator,
@@ -169,13 +142,13 @@ def run_batch(
             stripped = stripped[len(_BOM):].strip()
         if not stripped:
             continue
-        parsed = _parse(stripped, max_page_bytes)
+        parsed = parse_record(stripped, max_page_bytes)
         if isinstance(parsed, Rejected):
             summary.rejected += 1
             rejects.write(line_number, parsed, stripped)
-        elif isinstance(parsed, str):  # a retraction applies after every page before it
+        elif isinstance(parsed, Delete):  # a retraction applies after every page before it
             flush()
-            summary.deleted += dedup.remove(parsed)
+            summary.deleted += dedup.remove(parsed.id)
         else:
             pending.append((parsed, stripped))
             pending_bytes += len(stripped)
@@ -184,21 +157,6 @@ def run_batch(
     flush()
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _parse(raw: bytes, max_page_bytes: int) -> Page | str | Rejected:
-    """A page, the id of a retraction, or why the line is rejected."""
-    record, rejected = parse_line(raw, max_page_bytes)
-    if record is None:
-        assert rejected is not None
-        return rejected
-    if record.get("op") == "delete":
-        page_id = _page_id_of(record)
-        return page_id if page_id is not None else Rejected("bad_id", "a delete needs an 'id'")
-    try:
-        return page_from_dict(record)
-    except PageError as error:
-        return Rejected(error.code, str(error), _page_id_of(record))
 
 
 def _decide(pending: list[tuple[Page, bytes]], dedup: Deduplicator, summary: BatchSummary, out: IO[bytes],

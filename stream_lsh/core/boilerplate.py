@@ -97,11 +97,15 @@ class BoilerplateLearner:
         """Whether a (normalised) block is long enough to be learnt."""
         return block.count(" ") + 1 >= self.min_words
 
-    def observe(self, site: str, fingerprints: Iterable[int]) -> None:
-        """Record one page's learnable, not yet boilerplate, blocks (their fingerprints)."""
+    def observe(self, site: str, fingerprints: Iterable[int]) -> list[int]:
+        """Record one page's learnable, not yet boilerplate, blocks (their fingerprints).
+
+        Returns the blocks this page made boilerplate (the stream shares them with the learners
+        of other site partitions, see :meth:`flag`)."""
         blocks = sorted(set(fingerprints))
+        flagged: list[int] = []
         if len(blocks) < 2:
-            return  # a lone block has no company to judge it by
+            return flagged  # a lone block has no company to judge it by
         table = self._contexts.setdefault(site, {})
         needed = self.min_pages if site else self.min_pages_unknown_site
         sketch: Sketch = tuple(blocks[: self.sketch_size])
@@ -118,11 +122,20 @@ class BoilerplateLearner:
             if len(seen) >= needed:
                 table.pop(block, None)
                 self._flag(block)
+                flagged.append(block)
             else:
                 table[block] = seen
         if len(table) > self.max_blocks_per_site:
             for block in [key for _, key in zip(range(len(table) - self.max_blocks_per_site * 3 // 4), table)]:
                 del table[block]
+        return flagged
+
+    def flag(self, fingerprints: Iterable[int]) -> None:
+        """Make blocks boilerplate that another learner found (one learner per site partition
+        in the stream; the set of boilerplate blocks is shared by all sites, as in batch)."""
+        for fingerprint in fingerprints:
+            if fingerprint not in self._boilerplate:
+                self._flag(fingerprint)
 
     def _same_page(self, sketch: Sketch, old: Sketch, verdicts: dict[Sketch, bool]) -> bool:
         verdict = verdicts.get(old)

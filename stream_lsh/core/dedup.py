@@ -201,15 +201,32 @@ class Deduplicator:
         With ``learn``, the page's blocks first teach the boilerplate learner, so the page is
         already filtered with what it showed (the learner never looks at decisions).
         """
-        body = page.html if page.html is not None else (page.text or "")
-        raw_blocks = html_blocks(body, drop_chrome=self.config.drop_chrome) if page.html is not None \
-            else text_blocks(body)
-        blocks = [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
-        if self.learner is not None:
-            blocks = self._drop_boilerplate(blocks, page.site if learn else None)
+        return self.prepare_blocks(page, self.extract_blocks(page), self._event_time(page), learn=learn)
+
+    def extract_blocks(self, page: Page) -> list[str]:
+        """The page's normalised text blocks: the stateless part of :meth:`prepare`, which the
+        stream does where a page comes in, before routing it to its site's learner."""
+        if page.html is not None:
+            raw_blocks = html_blocks(page.html, drop_chrome=self.config.drop_chrome)
+        else:
+            raw_blocks = text_blocks(page.text or "")
+        return [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
+
+    def prepare_blocks(self, page: Page, blocks: list[str], event_time: float | None, *,
+                       learn: bool = False) -> PreparedPage:
+        """The stateful part of :meth:`prepare`: the learner's step, then the hashes."""
+        blocks = self.filter_blocks(blocks, page.site if learn else None)
         text = " ".join(blocks)
         seed = self.config.seed
-        return PreparedPage(page, self._event_time(page), text, xxh64_text(text, seed), xxh64_text(body, seed))
+        return PreparedPage(page, event_time, text, xxh64_text(text, seed), self.body_hash(page))
+
+    def body_hash(self, page: Page) -> int:
+        """Hash of the raw body: the same id with the same body is a redelivery."""
+        return xxh64_text(page.html if page.html is not None else (page.text or ""), self.config.seed)
+
+    def event_time(self, page: Page) -> float | None:
+        """The page's event time as the engine uses it (see :meth:`_event_time`)."""
+        return self._event_time(page)
 
     def _event_time(self, page: Page) -> float | None:
         """``published_at``, unless it lies more than ``max_future`` seconds ahead of the clock:
@@ -220,13 +237,20 @@ class Deduplicator:
             return None
         return moment
 
-    def _drop_boilerplate(self, blocks: list[str], learn_for_site: str | None) -> list[str]:
-        learner = self.learner
-        assert learner is not None
+    def filter_blocks(self, blocks: list[str], learn_for_site: str | None,
+                      learner: BoilerplateLearner | None = None, flagged: list[int] | None = None) -> list[str]:
+        """Drop known boilerplate blocks; with ``learn_for_site``, the blocks first teach the
+        learner (``learner``, or the engine's own). Returns the blocks that are left; blocks this
+        page made boilerplate are appended to ``flagged``."""
+        learner = learner if learner is not None else self.learner
+        if learner is None:
+            return blocks
         fingerprints = learner.fingerprints(blocks, _block_fingerprint)
         known = learner.is_boilerplate
         if learn_for_site is not None:
-            learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not known(f)])
+            newly = learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not known(f)])
+            if flagged is not None:
+                flagged.extend(newly)
         return [block for block, f in zip(blocks, fingerprints) if f is None or not known(f)]
 
     def sign(self, prepared: Sequence[PreparedPage]) -> None:

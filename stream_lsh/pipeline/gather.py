@@ -1,0 +1,399 @@
+"""Stage 4, at the home partition (by page id): gather, settle races, decide, emit.
+
+A page is *registered* here before any of its probes is sent, then every band partition it
+probed answers with its candidates (already verified: each comes with its signature agreement).
+Once all have answered, the page needs to know, for each candidate at or above the threshold
+(and for an exact copy), whether that candidate is *earlier*:
+
+* a **decided** candidate is earlier: it was decided before this page was;
+* a candidate **in flight** (registered, not yet decided) is earlier if its ``(event time, id)``
+  is smaller. Then this page waits for its decision (it will join its cluster). If it is larger,
+  it is later: this page ignores it, and its home is told that this page is an earlier candidate
+  for it, so the later one will wait for this one, whichever band partition saw whom first;
+* a candidate its home no longer knows (expired, retracted) is gone.
+
+The question goes to the candidate's home (an ``ask``; the answer is a ``tell``), or is answered
+locally when both pages live here. Waiting only ever goes from a larger ``(event time, id)`` to a
+smaller one, so there are no cycles: every page gets exactly one final decision, once all its
+bands and all its candidates are in.
+
+The decision itself is batch's: the exact copy if there is one, else the most similar earlier
+candidate, ties going to the candidate batch would have met first (first band, then oldest in its
+bucket); else the page is unique and founds a cluster named after itself (``id#2``... if a live
+cluster already has that name). Outputs: the decision, the original page when unique, and the
+cluster's new state (sent to the cluster's home, which owns it).
+
+Queries (``q``) take the same path but are never indexed, never asked about, and get an answer
+instead of a decision.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision
+from .outbox import Outbox, Stage
+from .routing import Layout
+
+__all__ = ["Gather"]
+
+_INF = float("inf")
+
+
+def _canon(event_time: float | None, page_id: str) -> tuple[float, str]:
+    """The order that settles races between pages in flight: event time, then id."""
+    return (event_time if event_time is not None else _INF, page_id)
+
+
+@dataclass
+class _Pending:
+    id: str
+    query: bool
+    event_time: float | None
+    body_hash: int
+    raw: str | None
+    targets: set[int]
+    results: dict[int, dict[str, Any]] = field(default_factory=dict)
+    links: dict[str, list[Any]] = field(default_factory=dict)  # earlier pages in flight that saw this one
+    status: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
+    awaiting: set[str] = field(default_factory=set)
+    resolved: bool = False  # all bands in, candidate statuses asked
+    finished: bool = False  # decided (guards against a second decision from a late answer)
+    delete_after: bool = False
+
+    @property
+    def canon(self) -> tuple[float, str]:
+        return _canon(self.event_time, self.id)
+
+
+@dataclass
+class _Done:
+    event_time: float | None
+    body_hash: int
+    decision: Decision
+    targets: list[int]
+    cluster_home: int | None
+
+
+@dataclass
+class _Cluster:
+    first: str
+    live: set[str] = field(default_factory=set)  # members still indexed
+    members: deque = field(default_factory=lambda: deque(maxlen=20))  # the newest ones, for the output
+    updated_at: float | None = None
+
+
+class Gather:
+    """One home partition."""
+
+    def __init__(self, partition: int, layout: Layout, *, threshold: float, ttl: float | None,
+                 recent_members: int = 20) -> None:
+        self.partition = partition
+        self.layout = layout
+        self.threshold = threshold
+        self.ttl = ttl
+        self.recent_members = recent_members
+        self.pending: dict[str, _Pending] = {}
+        self.queries: dict[str, _Pending] = {}
+        self.done: dict[str, _Done] = {}
+        self.clusters: dict[str, _Cluster] = {}
+        self.waiters: dict[str, list[tuple[str, int, bool]]] = {}
+        self.watermark: float | None = None
+        self._expiry: list[tuple[float, int, str | None, str]] = []  # (time, seq, cluster or None for a page, id)
+        self._sequence = 0
+
+    # -- dispatch ---------------------------------------------------------------------------
+    def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
+        out = Outbox()
+        for record in records:
+            kind = record["k"]
+            if kind == "reg":
+                self._register(record, out)
+            elif kind == "res":
+                self._result(record, out)
+            elif kind == "ask":
+                self._ask(record, out)
+            elif kind == "tell":
+                self._tell(record, out)
+            elif kind == "join":
+                self._join(record, out)
+            elif kind == "leave":
+                self._leave(record["cl"], record["m"], out)
+            elif kind == "delete":
+                self._delete(record["id"], out)
+            else:
+                raise ValueError(f"a home partition got a record of kind {kind!r}")
+        return out
+
+    # -- registration and results ----------------------------------------------------------
+    def _register(self, record: dict[str, Any], out: Outbox) -> None:
+        page_id, query = record["id"], bool(record["q"])
+        if query:
+            pending = _Pending(page_id, True, record["ts"], record["bh"], None, set(record["targets"]))
+            if record["nc"]:
+                out.answers.append((page_id, _answer(Decision(page_id, NO_CONTENT, None))))
+            elif page_id not in self.queries:
+                self.queries[page_id] = pending
+            return
+        done = self.done.get(page_id)
+        if done is not None:
+            if done.body_hash == record["bh"]:
+                self._emit(done.decision, None, out)  # a redelivery: the same decision again
+                return
+            for partition in set(done.targets) - set(record["targets"]):  # the new version's probes replace the rest
+                out.send(Stage.BANDS, partition, {"k": "remove", "id": page_id})
+            self._forget(page_id, out)  # a new version replaces the old one
+        current = self.pending.get(page_id)
+        if current is not None and current.body_hash == record["bh"]:
+            return  # registered twice while in flight
+        self._advance(record["ts"], out)
+        pending = _Pending(page_id, False, record["ts"], record["bh"], record["raw"], set(record["targets"]))
+        if current is not None:
+            pending.links = current.links
+        if record["nc"]:
+            self._finish(pending, Decision(page_id, NO_CONTENT, None), None, out)
+            return
+        self.pending[page_id] = pending
+
+    def _result(self, record: dict[str, Any], out: Outbox) -> None:
+        table = self.queries if record["q"] else self.pending
+        pending = table.get(record["id"])
+        if pending is None or pending.body_hash != record["bh"] or record["b"] in pending.results:
+            return  # decided already, or an answer for an older version, or a repeat
+        pending.results[record["b"]] = record
+        if len(pending.results) == len(pending.targets):
+            self._resolve(pending, out)
+
+    def _candidates(self, pending: _Pending) -> list[list[Any]]:
+        """Candidates from every band partition, each once, in the order batch meets them."""
+        best: dict[str, list[Any]] = {}
+        for result in pending.results.values():
+            for candidate in result["cands"]:
+                known = best.get(candidate[0])
+                if known is None or (candidate[2], candidate[3]) < (known[2], known[3]):
+                    best[candidate[0]] = candidate
+        for page_id, link in pending.links.items():
+            best.setdefault(page_id, link)
+        return sorted(best.values(), key=lambda c: (c[2], c[3]))
+
+    def _exact(self, pending: _Pending) -> list[Any] | None:
+        for result in pending.results.values():
+            if result["ex"] is not None:
+                return result["ex"]
+        return None
+
+    def _resolve(self, pending: _Pending, out: Outbox) -> None:
+        """All bands are in: find out which verified candidates are earlier."""
+        pending.resolved = True
+        exact = self._exact(pending)
+        wanted = {c[0]: (c[4], c[1]) for c in self._candidates(pending) if c[1] >= self.threshold}
+        if exact is not None:
+            wanted.setdefault(exact[0], (exact[1], 1.0))
+        asks = [(c, home, similarity) for c, (home, similarity) in wanted.items() if c not in pending.status]
+        pending.awaiting.update(c for c, _, _ in asks)  # all of them before any answer can come back
+        for candidate, home, similarity in asks:
+            self._ask_about(pending, candidate, home, similarity, out)
+        self._maybe_decide(pending, out)
+
+    def _ask_about(self, pending: _Pending, candidate: str, home: int, similarity: float, out: Outbox) -> None:
+        pending.awaiting.add(candidate)
+        ask = {"k": "ask", "id": candidate, "from": pending.id, "home": self.partition, "q": pending.query,
+               "ts": pending.event_time, "sim": similarity}
+        if home == self.partition:
+            self._ask(ask, out)
+        else:
+            out.send(Stage.HOMES, home, ask)
+
+    # -- questions between homes --------------------------------------------------------------
+    def _ask(self, record: dict[str, Any], out: Outbox) -> None:
+        """Another page (``from``) asks whether this page (``id``) is earlier than it."""
+        page_id = record["id"]
+        done = self.done.get(page_id)
+        if done is not None:
+            self._reply(record, "decided", done.decision.cluster_id, done.cluster_home, out)
+            return
+        pending = self.pending.get(page_id)
+        if pending is None:
+            self._reply(record, "gone", None, None, out)
+        elif record["q"] or pending.canon < _canon(record["ts"], record["from"]):
+            self.waiters.setdefault(page_id, []).append((record["from"], record["home"], bool(record["q"])))
+        else:  # the asker is earlier: it ignores this page, and this page must wait for it
+            self._reply(record, "later", None, None, out)
+            if record["from"] not in pending.links and record["from"] not in pending.status:
+                pending.links[record["from"]] = [record["from"], record["sim"], 1 << 30, 0, record["home"], record["ts"]]
+                if pending.resolved and record["sim"] >= self.threshold:
+                    self._ask_about(pending, record["from"], record["home"], record["sim"], out)
+
+    def _reply(self, ask: dict[str, Any], status: str, cluster: str | None, cluster_home: int | None,
+               out: Outbox) -> None:
+        tell = {"k": "tell", "id": ask["from"], "q": ask["q"], "c": ask["id"], "st": status, "cl": cluster,
+                "clh": cluster_home}
+        if ask["home"] == self.partition:
+            self._tell(tell, out)
+        else:
+            out.send(Stage.HOMES, ask["home"], tell)
+
+    def _tell(self, record: dict[str, Any], out: Outbox) -> None:
+        pending = (self.queries if record["q"] else self.pending).get(record["id"])
+        if pending is None or record["c"] not in pending.awaiting:
+            return
+        pending.awaiting.discard(record["c"])
+        pending.status[record["c"]] = (record["st"], record["cl"], record["clh"])
+        self._maybe_decide(pending, out)
+
+    # -- the decision ---------------------------------------------------------------------------
+    def _maybe_decide(self, pending: _Pending, out: Outbox) -> None:
+        if pending.awaiting or not pending.resolved or pending.finished:
+            return
+        pending.finished = True
+        exact = self._exact(pending)
+        page_id = pending.id
+        if exact is not None and pending.status.get(exact[0], ("",))[0] == "decided":
+            _, cluster, cluster_home = pending.status[exact[0]]
+            self._finish(pending, Decision(page_id, DUPLICATE, cluster, exact[0], 1.0, 1), cluster_home, out)
+            return
+        candidates = self._candidates(pending)
+        eligible = [c for c in candidates if c[1] < self.threshold or pending.status.get(c[0], ("",))[0] == "decided"]
+        if not eligible:
+            self._finish(pending, Decision(page_id, UNIQUE, self._new_cluster(pending), None, None, len(candidates)
+                                           if candidates else 0), self.partition, out)
+            return
+        best = max(eligible, key=lambda c: c[1])  # max() keeps the first of equals: the one batch meets first
+        if best[1] >= self.threshold:
+            _, cluster, cluster_home = pending.status[best[0]]
+            decision = Decision(page_id, DUPLICATE, cluster, best[0], best[1], len(candidates))
+            self._finish(pending, decision, cluster_home, out)
+        else:
+            decision = Decision(page_id, UNIQUE, self._new_cluster(pending), None, best[1], len(candidates))
+            self._finish(pending, decision, self.partition, out)
+
+    def _new_cluster(self, pending: _Pending) -> str | None:
+        if pending.query:
+            return None
+        candidate, n = pending.id, 1
+        while candidate in self.clusters:
+            n += 1
+            candidate = f"{pending.id}#{n}"
+        return candidate
+
+    def _finish(self, pending: _Pending, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        if pending.query:
+            self.queries.pop(pending.id, None)
+            out.answers.append((pending.id, _answer(decision)))
+            self._notify(pending.id, decision, cluster_home, out)
+            return
+        self.pending.pop(pending.id, None)
+        if decision.status != NO_CONTENT:
+            self.done[pending.id] = _Done(pending.event_time, pending.body_hash, decision, sorted(pending.targets),
+                                          cluster_home)
+            self._schedule(pending.event_time, None, pending.id)
+            self._cluster_add(decision.cluster_id, cluster_home, pending.id, pending.event_time, out)
+        self._emit(decision, pending.raw, out)
+        self._notify(pending.id, decision, cluster_home, out)
+        if pending.delete_after:
+            self._delete(pending.id, out)
+
+    def _notify(self, page_id: str, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        for asker, home, query in self.waiters.pop(page_id, ()):
+            status = "decided" if decision.status != NO_CONTENT else "gone"
+            self._reply({"from": asker, "home": home, "q": query, "id": page_id}, status, decision.cluster_id,
+                        cluster_home, out)
+
+    @staticmethod
+    def _emit(decision: Decision, raw: str | None, out: Outbox) -> None:
+        out.decisions.append((decision.id, decision.to_dict()))
+        if decision.status == UNIQUE and raw is not None:
+            out.unique_pages.append((decision.id, raw.encode("utf-8")))
+
+    # -- clusters -------------------------------------------------------------------------------
+    def _cluster_add(self, cluster: str | None, home: int | None, member: str, event_time: float | None,
+                     out: Outbox) -> None:
+        record = {"k": "join", "cl": cluster, "m": member, "ts": event_time}
+        if home == self.partition:
+            self._join(record, out)
+        elif home is not None:
+            out.send(Stage.HOMES, home, record)
+
+    def _join(self, record: dict[str, Any], out: Outbox) -> None:
+        cluster_id, member = record["cl"], record["m"]
+        cluster = self.clusters.get(cluster_id)
+        if cluster is None:
+            cluster = self.clusters[cluster_id] = _Cluster(first=member, members=deque(maxlen=self.recent_members))
+        if member in cluster.live:
+            return  # a repeated join (redelivery)
+        cluster.live.add(member)
+        cluster.members.append(member)
+        if record["ts"] is not None:
+            cluster.updated_at = max(cluster.updated_at or record["ts"], record["ts"])
+        self._schedule(record["ts"], cluster_id, member)
+        out.clusters.append((cluster_id, self._cluster_record(cluster_id, cluster)))
+
+    def _leave(self, cluster_id: str, member: str, out: Outbox) -> None:
+        cluster = self.clusters.get(cluster_id)
+        if cluster is None or member not in cluster.live:
+            return  # unknown, or retracted before it expired
+        cluster.live.discard(member)
+        if member in cluster.members:
+            cluster.members.remove(member)
+        if not cluster.live:
+            del self.clusters[cluster_id]
+            out.clusters.append((cluster_id, None))  # a tombstone: compaction forgets the cluster
+        else:
+            out.clusters.append((cluster_id, self._cluster_record(cluster_id, cluster)))
+
+    @staticmethod
+    def _cluster_record(cluster_id: str, cluster: _Cluster) -> dict[str, Any]:
+        return {"cluster_id": cluster_id, "first": cluster.first, "size": len(cluster.live),
+                "members": list(cluster.members), "updated_at": cluster.updated_at}
+
+    # -- retraction and expiry --------------------------------------------------------------------
+    def _delete(self, page_id: str, out: Outbox) -> None:
+        pending = self.pending.get(page_id)
+        if pending is not None:
+            pending.delete_after = True  # decided first (others may be waiting for it), then retracted
+            return
+        if page_id in self.done:
+            for partition in self.done[page_id].targets:
+                out.send(Stage.BANDS, partition, {"k": "remove", "id": page_id})
+            self._forget(page_id, out)
+
+    def _forget(self, page_id: str, out: Outbox) -> None:
+        done = self.done.pop(page_id)
+        cluster = done.decision.cluster_id
+        if cluster is None or done.cluster_home is None:
+            return
+        if done.cluster_home == self.partition:
+            self._leave(cluster, page_id, out)
+        else:
+            out.send(Stage.HOMES, done.cluster_home, {"k": "leave", "cl": cluster, "m": page_id})
+
+    def _schedule(self, event_time: float | None, cluster: str | None, page_id: str) -> None:
+        """Expire a decided page (``cluster`` None) or a cluster's member at ``event_time + ttl``."""
+        if self.ttl is not None and event_time is not None:
+            self._sequence += 1
+            heapq.heappush(self._expiry, (event_time, self._sequence, cluster, page_id))
+
+    def _advance(self, event_time: float | None, out: Outbox) -> None:
+        if event_time is None or (self.watermark is not None and event_time <= self.watermark):
+            return
+        self.watermark = event_time
+        if self.ttl is None:
+            return
+        horizon = event_time - self.ttl
+        while self._expiry and self._expiry[0][0] < horizon:
+            stamp, _, cluster, page_id = heapq.heappop(self._expiry)
+            if cluster is None:
+                done = self.done.get(page_id)
+                if done is not None and done.event_time == stamp:
+                    del self.done[page_id]  # its bands expire on their own, by the same rule
+            elif cluster in self.clusters:
+                self._leave(cluster, page_id, out)
+
+
+def _answer(decision: Decision) -> dict[str, Any]:
+    record = decision.to_dict()
+    record["correlation_id"] = record.pop("id")
+    return record

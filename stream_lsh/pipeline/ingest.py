@@ -1,0 +1,117 @@
+"""Stage 1, at the input partition: validate each message, extract its text, route it by site.
+
+Stateless, so it may run on any worker and be replayed freely. Everything that cannot be
+processed becomes a dead letter carrying the reason and where the message came from (topic,
+partition, offset, size), never the body.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..core.dedup import Deduplicator
+from ..core.page import Page, PageError, page_from_dict
+from ..core.record import Delete, Rejected, parse_line, parse_record, record_id
+from .outbox import Outbox, Stage
+from .routing import Layout
+
+__all__ = ["Message", "Ingest"]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One Kafka message as the stages see it."""
+
+    topic: str
+    partition: int
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+class Ingest:
+    """Turns input messages into site-stage records (pages, queries) and home records (retractions)."""
+
+    def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int) -> None:
+        self.engine = engine
+        self.layout = layout
+        self.max_page_bytes = max_page_bytes
+
+    def pages(self, messages: Sequence[Message]) -> Outbox:
+        """Messages of the input topic: pages and retractions."""
+        out = Outbox()
+        for message in messages:
+            parsed = self._parse(message, parse_record)
+            if isinstance(parsed, Rejected):
+                out.dead_letters.append(_dead_letter(message, parsed))
+            elif isinstance(parsed, Delete):
+                out.send(Stage.HOMES, self.layout.home(parsed.id), {"k": "delete", "id": parsed.id})
+            else:
+                page, raw = parsed
+                record = self._page_record(page, "page")
+                record["raw"] = raw.decode("utf-8")
+                out.send(Stage.SITES, self.layout.site(record["site"]), record)
+        return out
+
+    def queries(self, messages: Sequence[Message]) -> Outbox:
+        """Messages of the query topic: pages to look up without indexing them. The answer is
+        keyed by the query's ``correlation_id`` (its ``id`` when it has none)."""
+        out = Outbox()
+        for message in messages:
+            parsed = self._parse(message, _parse_query)
+            if isinstance(parsed, Rejected):
+                out.dead_letters.append(_dead_letter(message, parsed))
+                continue
+            page, _ = parsed
+            record = self._page_record(page, "query")
+            out.send(Stage.SITES, self.layout.site(record["site"]), record)
+        return out
+
+    def _parse(self, message: Message, parse):  # type: ignore[no-untyped-def]
+        raw = message.value
+        if raw is None or not raw.strip():
+            return Rejected("empty", "the message has no value")
+        parsed = parse(raw.strip(), self.max_page_bytes)
+        if isinstance(parsed, Page):
+            return parsed, raw.strip()
+        return parsed
+
+    def _page_record(self, page: Page, kind: str) -> dict:
+        engine = self.engine
+        return {
+            "k": kind,
+            "id": page.id,
+            "site": page.site,
+            "lang": page.lang,
+            "ts": engine.event_time(page),
+            "bh": engine.body_hash(page),
+            "blocks": engine.extract_blocks(page),
+        }
+
+
+def _parse_query(raw: bytes, max_bytes: int) -> Page | Rejected:
+    record, rejected = parse_line(raw, max_bytes)
+    if record is None:
+        assert rejected is not None
+        return rejected
+    correlation = record.get("correlation_id", record.get("id"))
+    if not isinstance(correlation, (str, int)) or isinstance(correlation, bool) or str(correlation) == "":
+        return Rejected("bad_id", "a query needs a 'correlation_id' (or an 'id')")
+    try:
+        return page_from_dict({**record, "id": str(correlation)})
+    except PageError as error:
+        return Rejected(error.code, str(error), record_id(record))
+
+
+def _dead_letter(message: Message, rejected: Rejected) -> tuple[str | None, dict]:
+    size = 0 if message.value is None else len(message.value)
+    return rejected.page_id, {
+        "reason": rejected.code,
+        "detail": rejected.reason,
+        "id": rejected.page_id,
+        "topic": message.topic,
+        "partition": message.partition,
+        "offset": message.offset,
+        "size": size,
+    }

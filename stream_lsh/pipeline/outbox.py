@@ -1,0 +1,60 @@
+"""What a stage hands back: record batches for other stages and records for the output topics."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Outbox", "Stage"]
+
+Record = dict[str, Any]
+
+
+class Stage:
+    """Names of the internal stages (their topics are ``<app>-<stage>``)."""
+
+    SITES = "sites"
+    BANDS = "bands"
+    HOMES = "homes"
+    ALL = (SITES, BANDS, HOMES)
+
+
+@dataclass
+class Outbox:
+    """Records grouped by destination, so that the transport sends one message per partition.
+
+    ``internal[stage][partition]`` lists records for that stage partition, in the order they must
+    be applied. ``decisions``, ``unique_pages``, ``clusters``, ``answers`` and ``dead_letters``
+    are (key, value) pairs for the output topics; a value of None is a tombstone.
+
+    ``first`` holds records that must be durable before any record of ``internal`` is sent:
+    registrations at a page's home go before its probes, so that any later question about the
+    page finds its home already knows it (the causal order the gather relies on).
+    """
+
+    first: dict[str, dict[int, list[Record]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    internal: dict[str, dict[int, list[Record]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    decisions: list[tuple[str, Record]] = field(default_factory=list)
+    unique_pages: list[tuple[str, bytes]] = field(default_factory=list)
+    clusters: list[tuple[str, Record | None]] = field(default_factory=list)
+    answers: list[tuple[str, Record]] = field(default_factory=list)
+    dead_letters: list[tuple[str | None, Record]] = field(default_factory=list)
+
+    def send(self, stage: str, partition: int, record: Record, *, first: bool = False) -> None:
+        (self.first if first else self.internal)[stage][partition].append(record)
+
+    def extend(self, other: "Outbox") -> None:
+        for mine, theirs in ((self.first, other.first), (self.internal, other.internal)):
+            for stage, partitions in theirs.items():
+                for partition, records in partitions.items():
+                    mine[stage][partition].extend(records)
+        self.decisions.extend(other.decisions)
+        self.unique_pages.extend(other.unique_pages)
+        self.clusters.extend(other.clusters)
+        self.answers.extend(other.answers)
+        self.dead_letters.extend(other.dead_letters)
+
+    def is_empty(self) -> bool:
+        return not (any(self.first.values()) or any(self.internal.values()) or self.decisions or self.unique_pages
+                    or self.clusters or self.answers or self.dead_letters)

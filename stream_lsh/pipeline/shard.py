@@ -1,0 +1,172 @@
+"""Stage 3, at the band partition: the band table for the keys this partition owns.
+
+Probes are applied one by one in the order they arrive (Kafka keeps it per partition): look up
+the page's keys, verify every candidate against its stored signature, answer the page's home,
+then insert the page. A bucket keeps its ``bucket_cap`` newest ids, as in batch. The partition
+owning a page's content hash also answers the exact-duplicate question (MMDS sec. 3.9.1).
+
+Each candidate is reported with where it was first seen, ``(band, position in that bucket)``, so
+the home can rebuild the candidate order batch uses across all partitions and break ties the same
+way.
+
+Redelivery is harmless: a probe for a page already held with the same body is answered again and
+inserted nothing; with another body it replaces the old version. Pages older than the window
+(event time of this partition's newest probe, minus ``ttl``) are evicted.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..core.minhash import agreement
+from .outbox import Outbox, Stage
+
+__all__ = ["Shard"]
+
+
+@dataclass
+class _Entry:
+    signature: np.ndarray
+    keys: list[int]
+    content_hash: int | None
+    body_hash: int
+    event_time: float
+    home: int
+
+
+class Shard:
+    """One band partition."""
+
+    def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None) -> None:
+        self.partition = partition
+        self.bucket_cap = bucket_cap
+        self.ttl = ttl
+        self.entries: dict[str, _Entry] = {}
+        self.buckets: dict[int, list[str]] = {}
+        self.by_content: dict[int, str] = {}
+        self.watermark: float | None = None
+        self._expiry: list[tuple[float, int, str]] = []
+        self._sequence = 0
+        self._undated: list[str] = []
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
+        out = Outbox()
+        for record in records:
+            if record["k"] == "probe":
+                self._probe(record, out)
+            elif record["k"] == "remove":
+                self._remove(record["id"])
+            else:
+                raise ValueError(f"a band partition got a record of kind {record['k']!r}")
+        return out
+
+    def _probe(self, record: dict[str, Any], out: Outbox) -> None:
+        page_id, query = record["id"], bool(record["q"])
+        known = None if query else self.entries.get(page_id)
+        insert = not query
+        if known is not None:
+            if known.body_hash == record["bh"]:
+                insert = False  # a redelivery: answer again, change nothing
+            else:
+                self._remove(page_id)  # a new version replaces the old one
+        if insert:
+            self._advance(record["ts"])
+        signature = np.asarray(record["sig"], dtype=np.uint32)
+        out.send(Stage.HOMES, record["home"], {
+            "k": "res", "id": page_id, "q": query, "b": self.partition, "bh": record["bh"],
+            "ex": self._exact(record["ch"], page_id),
+            "cands": self._candidates(record["keys"], signature, page_id),
+        })
+        if insert:
+            self._insert(page_id, record, signature)
+
+    def _exact(self, content_hash: int | None, page_id: str) -> list[Any] | None:
+        if content_hash is None:
+            return None
+        match = self.by_content.get(content_hash)
+        if match is None or match == page_id:
+            return None
+        entry = self.entries[match]
+        return [match, entry.home, entry.event_time]
+
+    def _candidates(self, keys: list[list[int]], signature: np.ndarray, page_id: str) -> list[list[Any]]:
+        seen: dict[str, tuple[int, int]] = {}
+        for band, key in keys:
+            for position, candidate in enumerate(self.buckets.get(key, ())):
+                if candidate != page_id and candidate not in seen:
+                    seen[candidate] = (band, position)
+        if not seen:
+            return []
+        ids = list(seen)
+        similarities = agreement(signature, np.stack([self.entries[c].signature for c in ids])).tolist()
+        result = []
+        for candidate, similarity in zip(ids, similarities):
+            entry = self.entries[candidate]
+            band, position = seen[candidate]
+            result.append([candidate, similarity, band, position, entry.home, entry.event_time])
+        return result
+
+    def _insert(self, page_id: str, record: dict[str, Any], signature: np.ndarray) -> None:
+        keys = [key for _, key in record["keys"]]
+        for key in keys:
+            bucket = self.buckets.setdefault(key, [])
+            bucket.append(page_id)
+            if len(bucket) > self.bucket_cap:
+                del bucket[0]
+        content_hash = record["ch"]
+        if content_hash is not None:
+            self.by_content.setdefault(content_hash, page_id)
+        event_time = record["ts"] if record["ts"] is not None else self.watermark
+        if event_time is None:
+            self._undated.append(page_id)
+        entry = _Entry(signature, keys, content_hash, record["bh"], event_time or 0.0, record["home"])
+        self.entries[page_id] = entry
+        self._schedule(page_id, entry)
+
+    def _schedule(self, page_id: str, entry: _Entry) -> None:
+        if self.ttl is not None:
+            self._sequence += 1
+            heapq.heappush(self._expiry, (entry.event_time, self._sequence, page_id))
+
+    def _remove(self, page_id: str) -> bool:
+        entry = self.entries.pop(page_id, None)
+        if entry is None:
+            return False
+        for key in entry.keys:
+            bucket = self.buckets.get(key)
+            if bucket is None:
+                continue
+            if page_id in bucket:
+                bucket.remove(page_id)
+            if not bucket:
+                del self.buckets[key]
+        if entry.content_hash is not None and self.by_content.get(entry.content_hash) == page_id:
+            del self.by_content[entry.content_hash]
+        return True
+
+    def _advance(self, event_time: float | None) -> None:
+        if event_time is None or (self.watermark is not None and event_time <= self.watermark):
+            return
+        if self.watermark is None:  # pages indexed before any event time take the first one seen
+            for page_id in self._undated:
+                entry = self.entries.get(page_id)
+                if entry is not None:
+                    entry.event_time = event_time
+                    self._schedule(page_id, entry)
+            self._undated.clear()
+        self.watermark = event_time
+        if self.ttl is None:
+            return
+        horizon = event_time - self.ttl
+        while self._expiry and self._expiry[0][0] < horizon:
+            stamp, _, page_id = heapq.heappop(self._expiry)
+            entry = self.entries.get(page_id)
+            if entry is not None and entry.event_time == stamp:
+                self._remove(page_id)

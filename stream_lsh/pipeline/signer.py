@@ -1,0 +1,94 @@
+"""Stage 2, at the site partition: boilerplate learning, then shingles, signature and band keys.
+
+Pages are routed here by site because the boilerplate learner works per site and in arrival
+order: a site's pages pass through one partition, in the order they came in, as in batch. The set
+of known boilerplate blocks is shared by all sites (prose shared by a network of outlets is learnt
+once), so a block one partition flags is broadcast to the others (``flags`` records).
+
+A signed page is *registered* at its home partition (where its decision will be made) and probes
+every band partition that owns one of its band keys or its content hash. Registrations are
+``first``: they are durable before any probe is sent, so a home that is asked about a page it
+does not know can be sure the page is gone, not on its way.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..core.boilerplate import BoilerplateLearner
+from ..core.dedup import Deduplicator, PreparedPage
+from ..core.hashing import xxh64_text
+from ..core.page import Page
+from .outbox import Outbox, Stage
+from .routing import Layout
+
+__all__ = ["Signer"]
+
+
+class Signer:
+    """One site partition: its learner, and the signing of its pages."""
+
+    def __init__(self, engine: Deduplicator, layout: Layout, partition: int) -> None:
+        self.engine = engine
+        self.layout = layout
+        self.partition = partition
+        config = engine.config
+        self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
+
+    def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
+        out = Outbox()
+        flagged: list[int] = []
+        prepared: list[tuple[dict[str, Any], PreparedPage]] = []
+        for record in records:
+            if record["k"] == "flags":
+                if self.learner is not None:
+                    self.learner.flag(record["f"])
+                continue
+            prepared.append((record, self._prepare(record, flagged)))
+        self.engine.sign([p for _, p in prepared])
+        for record, page in prepared:
+            self._route(record, page, out)
+        if flagged:
+            for partition in range(self.layout.sites):
+                if partition != self.partition:
+                    out.send(Stage.SITES, partition, {"k": "flags", "f": flagged}, first=True)
+        return out
+
+    def _prepare(self, record: dict[str, Any], flagged: list[int]) -> PreparedPage:
+        learner = self.learner
+        learn = record["k"] == "page"
+        blocks = record["blocks"]
+        if learner is not None:
+            blocks = self.engine.filter_blocks(blocks, record["site"] if learn else None, learner, flagged)
+        text = " ".join(blocks)
+        page = Page(id=record["id"], text=text, lang=record.get("lang"))
+        seed = self.engine.config.seed
+        return PreparedPage(page, record.get("ts"), text, xxh64_text(text, seed), record.get("bh", 0))
+
+    def _route(self, record: dict[str, Any], page: PreparedPage, out: Outbox) -> None:
+        layout = self.layout
+        page_id = record["id"]
+        query = record["k"] == "query"
+        home = layout.home(page_id)
+        registration: dict[str, Any] = {"k": "reg", "id": page_id, "q": query, "ts": page.event_time, "bh": page.body_hash}
+        if not query:
+            registration["raw"] = record["raw"]
+        if page.signature is None or page.band_keys is None:
+            registration.update(targets=[], nc=True)
+            out.send(Stage.HOMES, home, registration, first=True)
+            return
+        by_partition: dict[int, list[list[int]]] = {}
+        for band, key in enumerate(page.band_keys.tolist()):
+            by_partition.setdefault(layout.band(key), []).append([band, key])
+        exact_partition = layout.band(page.content_hash)
+        by_partition.setdefault(exact_partition, [])
+        registration.update(targets=sorted(by_partition), nc=False)
+        out.send(Stage.HOMES, home, registration, first=True)
+        signature = page.signature.astype(np.uint32).tolist()
+        for partition, keys in by_partition.items():
+            out.send(Stage.BANDS, partition, {
+                "k": "probe", "id": page_id, "q": query, "home": home, "ts": page.event_time, "bh": page.body_hash,
+                "sig": signature, "keys": keys, "ch": page.content_hash if partition == exact_partition else None,
+            })

@@ -1,0 +1,183 @@
+"""The stream's dataflow, run in-process (stream_lsh.pipeline.local), against the batch reference.
+
+The Faust layer only moves these stages' batches over Kafka, so what is proven here about delivery
+orders holds for the stream as long as Kafka keeps each partition's order (tests/test_stream.py
+checks the real thing end to end).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import orjson
+import pytest
+
+from stream_lsh.core.dedup import DedupConfig, Deduplicator
+from stream_lsh.core.page import page_from_dict
+from stream_lsh.evaluation import pair_scores
+from stream_lsh.pipeline.local import LocalPipeline
+from stream_lsh.pipeline.routing import Layout
+from stream_lsh.synthetic import generate_corpus
+
+STORY = (
+    "The city council voted on Tuesday to expand the bus network to the northern suburbs, a plan "
+    "that has been debated for more than a decade. Supporters said the new routes would cut travel "
+    "times for thousands of workers, while critics warned that the cost of the project could rise "
+    "well above the budget. The mayor said that the first buses would run before the end of the year "
+    "and that fares would stay the same for at least two years."
+)
+OTHER = (
+    "A severe storm swept across the coast overnight, bringing down trees and power lines in several "
+    "towns. Emergency services said that no one was hurt, but more than twenty thousand homes were "
+    "left without electricity. Officials asked residents to stay away from the beaches until the wind "
+    "had eased and warned that more rain was expected in the afternoon and through the weekend."
+)
+
+
+def page(page_id: str, text: str, when: str = "2026-03-01T12:00:00Z", **extra) -> bytes:
+    return orjson.dumps({"id": page_id, "text": text, "published_at": when, **extra})
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_corpus(500, seed=5).pages
+
+
+@pytest.fixture(scope="module")
+def batch_decisions(corpus):
+    engine = Deduplicator()
+    return [engine.process(page_from_dict(p)).to_dict() for p in corpus]
+
+
+def decisions(pipe: LocalPipeline) -> list[dict]:
+    return [value for _, value in pipe.outputs.decisions]
+
+
+@pytest.mark.parametrize("layout", [Layout(1, 1, 1), Layout(3, 4, 3), Layout(2, 7, 5)])
+def test_one_page_at_a_time_gives_exactly_the_batch_decisions(corpus, batch_decisions, layout):
+    pipe = LocalPipeline(Deduplicator(), layout)
+    for record in corpus:
+        pipe.feed([orjson.dumps(record)])
+        pipe.run()
+    assert decisions(pipe) == batch_decisions
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_any_interleaving_gives_one_decision_per_page_and_the_batch_clusters(corpus, batch_decisions, seed):
+    rng = random.Random(seed)
+    pipe = LocalPipeline(Deduplicator(), Layout(3, 4, 3), rng=rng)
+    lines = [orjson.dumps(record) for record in corpus]
+    for start in range(0, len(lines), 40):  # pages keep coming while earlier ones are in flight
+        pipe.feed(lines[start:start + 40])
+        for _ in range(rng.randint(0, 80)):
+            pipe.step()
+    pipe.run()
+    got = decisions(pipe)
+    assert Counter(d["id"] for d in got) == Counter(d["id"] for d in batch_decisions)
+    assert max(Counter(d["id"] for d in got).values()) == 1
+    truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_decisions}
+    predicted = {d["id"]: d["cluster_id"] or d["id"] for d in got}
+    assert pair_scores(truth, predicted).f1 >= 0.99
+
+
+def test_copies_that_see_each_other_in_flight_are_settled_by_event_time_then_id():
+    """Two copies from different site partitions, each indexed first at some band partition (the
+    order of batches from different senders is arbitrary): exactly one founds the cluster, the
+    earlier by (event time, id), whichever came in first."""
+    layout = Layout(2, 3, 4)
+    sources = [f"outlet{i}.example" for i in range(20)]
+    one = next(s for s in sources if layout.site(s) == 0)
+    two = next(s for s in sources if layout.site(s) == 1)
+    for order in ([0, 1], [1, 0]):
+        pipe = LocalPipeline(Deduplicator(), layout)
+        copies = [page("late-a", STORY, "2026-03-01T12:05:00Z", source=one),
+                  page("early-b", STORY + " Extra line.", "2026-03-01T12:00:00Z", source=two)]
+        pipe.feed([copies[i] for i in order])
+        pipe.drain("sites")
+        pipe.queues[("bands", 0)].reverse()  # the two senders' batches cross at one band partition
+        pipe.drain("bands")
+        pipe.run()
+        by_id = {d["id"]: d for d in decisions(pipe)}
+        assert len(decisions(pipe)) == 2
+        assert by_id["early-b"]["status"] == "unique"
+        assert by_id["late-a"]["status"] == "duplicate" and by_id["late-a"]["cluster_id"] == "early-b"
+
+
+def test_a_copy_decided_before_the_next_arrives_stays_first_as_in_batch():
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4))
+    for record in (page("late-a", STORY, "2026-03-01T12:05:00Z"), page("early-b", STORY, "2026-03-01T12:00:00Z")):
+        pipe.feed([record])
+        pipe.run()
+    assert [d["status"] for d in decisions(pipe)] == ["unique", "duplicate"]
+
+
+def test_a_redelivered_page_gets_the_same_decision_and_no_second_cluster():
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2))
+    for record in (page("a", STORY), page("b", STORY + " More."), page("a", STORY)):
+        pipe.feed([record])
+        pipe.run()
+    got = decisions(pipe)
+    assert got[2] == got[0]
+    clusters = [value for _, value in pipe.outputs.clusters if value is not None]
+    assert clusters[-1]["size"] == 2 and clusters[-1]["cluster_id"] == "a"
+
+
+def test_a_retracted_page_no_longer_matches():
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2))
+    pipe.feed([page("a", STORY)])
+    pipe.run()
+    pipe.feed([orjson.dumps({"id": "a", "op": "delete"})])
+    pipe.run()
+    pipe.feed([page("b", STORY)])
+    pipe.run()
+    assert [d["status"] for d in decisions(pipe)] == ["unique", "unique"]
+    assert all(len(shard) == 1 or len(shard) == 0 for shard in pipe.stages["bands"])
+    assert (("a", None)) in pipe.outputs.clusters  # the emptied cluster is tombstoned
+
+
+def test_a_query_is_answered_and_never_indexed():
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2))
+    pipe.feed([page("a", STORY)])
+    pipe.run()
+    pipe.feed([orjson.dumps({"correlation_id": "q-1", "text": STORY + " Seen again."})], topic="queries")
+    pipe.feed([orjson.dumps({"correlation_id": "q-2", "text": OTHER})], topic="queries")
+    pipe.run()
+    answers = dict(pipe.outputs.answers)
+    assert answers["q-1"]["status"] == "duplicate" and answers["q-1"]["cluster_id"] == "a"
+    assert answers["q-2"]["status"] == "unique" and answers["q-2"]["cluster_id"] is None
+    assert sum(len(shard) for shard in pipe.stages["bands"]) <= 3  # only "a"'s entries
+    pipe.feed([page("c", OTHER)])
+    pipe.run()
+    assert decisions(pipe)[-1]["status"] == "unique"  # the query did not found a cluster
+
+
+def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
+    config = DedupConfig(ttl=3600.0)
+    pipe = LocalPipeline(Deduplicator(config), Layout(2, 3, 2))
+    pipe.feed([page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)])
+    pipe.run()
+    held = sum(len(shard) for shard in pipe.stages["bands"])
+    pipe.feed([page("new", STORY, "2026-03-01T14:00:00Z")])
+    pipe.run()
+    assert decisions(pipe)[-1]["status"] == "unique"
+    assert sum(len(shard) for shard in pipe.stages["bands"]) < held
+    # each home moves its own clock: once every home has seen a newer page, all old pages are gone
+    pipe.feed([page(f"later-{i}", f"{OTHER} Note {i}.", "2026-03-01T14:00:00Z") for i in range(8)])
+    pipe.run()
+    assert all(not any(k.startswith("old") for k in home.done) for home in pipe.stages["homes"])
+
+
+def test_bad_input_goes_to_dead_letters_with_its_reason_and_without_its_body():
+    pipe = LocalPipeline(Deduplicator(), Layout(1, 2, 1), max_page_bytes=1000)
+    bad = [b"{not json", b"\xff\xfe{}", orjson.dumps({"text": "no id here"}), orjson.dumps({"id": "x"}),
+           None, b"   ", orjson.dumps({"id": "big", "text": "secret " * 500})]
+    pipe.feed(bad)
+    pipe.feed([page("fine", STORY), orjson.dumps({"id": "empty-html", "html": "<script>var a;</script><p> </p>"})])
+    pipe.run()
+    letters = [value for _, value in pipe.outputs.dead_letters]
+    assert [d["reason"] for d in letters] == ["invalid_json", "invalid_utf8", "missing_id", "missing_body",
+                                              "empty", "empty", "too_large"]
+    assert [d["offset"] for d in letters] == list(range(7))
+    assert all(d["topic"] == "pages" and "secret" not in orjson.dumps(d).decode() for d in letters)
+    assert {d["id"]: d["status"] for d in decisions(pipe)} == {"fine": "unique", "empty-html": "no_content"}
