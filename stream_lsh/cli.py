@@ -217,6 +217,133 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, **flags: Any)
     click.echo(summary.format(), err=True)
 
 
+def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--broker", help="Kafka bootstrap servers host:port[,...] [STREAM_LSH_BROKER; run: embedded]."),
+        click.option("--app-id", help="Consumer group and prefix of internal topics [stream-lsh]."),
+        click.option("--data-dir", help="Worker state directory [stream-lsh-data]."),
+        click.option("--input-topic", help="Topic of input pages [pages]."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@cli.command()
+@_stream_options
+@_engine_options
+def worker(**flags: Any) -> None:
+    """Run one stream worker against an existing broker (start several for more throughput).
+
+    Stops cleanly on SIGTERM or Ctrl-C.
+    """
+    from .stream.worker import run_worker
+
+    settings = _settings(flags)
+    if not settings.broker:
+        raise click.UsageError("a worker needs a broker: --broker host:port or STREAM_LSH_BROKER")
+    run_worker(settings, settings.broker)
+
+
+@cli.command()
+@_stream_options
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start.")
+@click.option("--feed", "feed", type=click.Path(exists=True, dir_okay=False), help="JSON lines of pages to send in.")
+@click.option("--rate", type=float, help="Pages per second to feed at [as fast as possible].")
+@click.option("--until-idle", is_flag=True, help="Exit once every fed page has its decision (or a dead letter).")
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
+              help="With --until-idle: the final decision per page, one JSON line each, in feed order.")
+@click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
+@_engine_options
+def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, output: str | None, quiet: bool,
+        **flags: Any) -> None:
+    """Run the stream: broker (embedded unless --broker), topics, workers; feed a file, print decisions.
+
+    Without --until-idle it runs until Ctrl-C.
+    """
+    import asyncio
+
+    from .stream.runner import run_stream
+
+    settings = _settings(flags)
+    if output is not None and not until_idle:
+        raise click.UsageError("-o needs --until-idle (the final decisions are known only when the stream is idle)")
+    if until_idle and feed is None:
+        raise click.UsageError("--until-idle needs --feed (idle means: everything fed has been decided)")
+    lines = Path(feed).read_bytes().splitlines() if feed else None
+    out = sys.stdout.buffer
+
+    def show(record: dict) -> None:
+        if not quiet:
+            out.write(orjson.dumps(record) + b"\n")
+            out.flush()
+
+    def status(progress: Any) -> None:
+        click.echo(f"[stream-lsh] {progress.summary()}", err=True)
+
+    try:
+        progress = asyncio.run(run_stream(settings, workers=workers, feed=lines, until_idle=until_idle, rate=rate,
+                                          on_decision=show, on_status=status))
+    except KeyboardInterrupt:
+        click.echo("[stream-lsh] stopped", err=True)
+        return
+    click.echo(f"[stream-lsh] {progress.summary()}", err=True)
+    if output is not None:
+        order = list(dict.fromkeys(f.page_id for f in progress.fed if f.page_id in progress.decisions))
+        with open(output, "wb") as handle:
+            for page_id in order:
+                handle.write(orjson.dumps(progress.decisions[page_id]) + b"\n")
+
+
+@cli.command()
+@click.argument("pages", type=click.Path(exists=True, dir_okay=False))
+@_stream_options
+@click.option("--rate", type=float, help="Pages per second [as fast as possible].")
+def produce(pages: str, rate: float | None, **flags: Any) -> None:
+    """Send a file of JSON-line pages to the input topic, keyed by page id."""
+    import asyncio
+
+    from .stream.client import feed_lines
+
+    settings = _settings(flags)
+    if not settings.broker:
+        raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
+    fed = asyncio.run(feed_lines(settings.broker, settings.input_topic, Path(pages).read_bytes().splitlines(),
+                                 rate=rate))
+    click.echo(f"sent {len(fed):,} records to {settings.input_topic}", err=True)
+
+
+@cli.command()
+@click.argument("topic")
+@_stream_options
+@click.option("--follow/--no-follow", default=True, help="Keep waiting for new records [follow].")
+def tail(topic: str, follow: bool, **flags: Any) -> None:
+    """Print a topic from its start, one JSON line per record: {"key", "value", "partition", "offset"}."""
+    import asyncio
+
+    from .stream.client import read_topic
+
+    settings = _settings(flags)
+    if not settings.broker:
+        raise click.UsageError("tail needs a broker: --broker host:port or STREAM_LSH_BROKER")
+
+    async def show() -> None:
+        async for key, value, partition, offset in read_topic(settings.broker, topic, follow=follow):
+            try:
+                decoded = None if value is None else orjson.loads(value)
+            except orjson.JSONDecodeError:
+                decoded = value.decode("utf-8", "replace")
+            line = {"key": None if key is None else key.decode("utf-8", "replace"), "value": decoded,
+                    "partition": partition, "offset": offset}
+            sys.stdout.buffer.write(orjson.dumps(line) + b"\n")
+            sys.stdout.buffer.flush()
+
+    try:
+        asyncio.run(show())
+    except KeyboardInterrupt:
+        pass
+
+
 def main() -> None:
     cli()
 

@@ -64,12 +64,37 @@ class Settings:
     boilerplate_min_pages: int = _setting(2, int, "distinct contexts on a site that make a block boilerplate")
     drop_chrome: bool = _setting(True, _bool, "drop nav/aside/footer/form of HTML pages")
     max_page_bytes: int = _setting(10_000_000, int, "larger input records are rejected")
+    # -- the stream ---------------------------------------------------------------------------
+    broker: str = _setting("", str, "Kafka bootstrap servers, host:port[,host:port]; empty: start the embedded broker")
+    app_id: str = _setting("stream-lsh", str, "consumer group, prefix of internal topics and state")
+    input_topic: str = _setting("pages", str, "topic of input pages and retractions")
+    queries_topic: str = _setting("dedup-queries", str, "topic of query-only probes")
+    decisions_topic: str = _setting("dedup-decisions", str, "one decision per page, key = page id")
+    clusters_topic: str = _setting("dedup-clusters", str, "latest state of each cluster, key = cluster id")
+    unique_topic: str = _setting("unique-pages", str, "the original page of every page judged unique")
+    answers_topic: str = _setting("dedup-answers", str, "answers to query-only probes, key = correlation id")
+    dead_letters_topic: str = _setting("dedup-dead-letters", str, "inputs that could not be processed, with reason")
+    input_partitions: int = _setting(8, int, "partitions of the input and query topics (when created here)")
+    site_partitions: int = _setting(8, int, "partitions of the site stage (boilerplate learning, signing)")
+    band_partitions: int = _setting(8, int, "partitions of the band tables")
+    home_partitions: int = _setting(8, int, "partitions of page state (gather and decision)")
+    batch_size: int = _setting(256, int, "most input messages per micro-batch")
+    batch_wait_ms: float = _setting(20.0, float, "longest wait to fill a micro-batch, milliseconds")
+    data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
+    web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
 
     def __post_init__(self) -> None:
         if self.max_page_bytes < 1:
             raise SettingsError(f"max_page_bytes must be positive, got {self.max_page_bytes} ({_where('max_page_bytes')})")
         if self.ttl_hours < 0:
             raise SettingsError(f"ttl_hours must be >= 0, got {self.ttl_hours} ({_where('ttl_hours')})")
+        for name in ("input_partitions", "site_partitions", "band_partitions", "home_partitions", "batch_size"):
+            if getattr(self, name) < 1:
+                raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({_where(name)})")
+        if self.batch_wait_ms < 0:
+            raise SettingsError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms} ({_where('batch_wait_ms')})")
+        if not self.app_id or not all(c.isalnum() or c in "-_." for c in self.app_id):
+            raise SettingsError(f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} ({_where('app_id')})")
         try:
             self.dedup_config()
         except ValueError as error:
@@ -92,6 +117,22 @@ class Settings:
             raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
         values.update({name: value for name, value in overrides.items() if value is not None})
         return cls(**values)
+
+    def to_environ(self) -> dict[str, str]:
+        """These settings as ``STREAM_LSH_*`` variables (how ``run`` hands them to its workers)."""
+        environ = {}
+        for spec in fields(self):
+            value = getattr(self, spec.name)
+            if isinstance(value, tuple):
+                text = ",".join(value)
+            elif isinstance(value, bool):
+                text = "true" if value else "false"
+            elif value is None:
+                text = "none"
+            else:
+                text = str(value)
+            environ[ENV_PREFIX + spec.name.upper()] = text
+        return environ
 
     def dedup_config(self) -> DedupConfig:
         return DedupConfig(

@@ -1,0 +1,104 @@
+"""Plain Kafka clients around the app: feeding pages in, reading outputs back.
+
+Reading never trusts the broker's end offsets (the embedded broker under-reports them by up to a
+record batch): a reader that wants "everything so far" keeps fetching until a fetch comes back
+empty, and the runner decides it is done from what it has read, not from offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import AsyncIterator, Iterable
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+__all__ = ["Fed", "feed_lines", "read_topic"]
+
+
+@dataclass(frozen=True)
+class Fed:
+    """One record sent to the input topic, and where it landed."""
+
+    partition: int
+    offset: int
+    page_id: str | None
+    delete: bool
+
+
+def _identity(line: bytes) -> tuple[str | None, bool]:
+    """The record's id and whether it is a retraction, when the line is a JSON object that says so."""
+    try:
+        record = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None, False
+    if not isinstance(record, dict):
+        return None, False
+    value = record.get("id")
+    page_id = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    return page_id, record.get("op") == "delete"
+
+
+async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, rate: float | None = None,
+                     max_request_size: int = 25_000_000) -> list[Fed]:
+    """Send each non-blank line as one message, keyed by its page id when it has one.
+
+    With ``rate`` (messages per second) the sends are paced; otherwise they go as fast as the
+    producer takes them.
+    """
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=max_request_size, linger_ms=5)
+    await producer.start()
+    fed: list[Fed] = []
+    started = time.perf_counter()
+    try:
+        futures = []
+        identities = []
+        for line in lines:
+            line = line.strip()
+            if not line:
+                continue
+            page_id, delete = _identity(line)
+            if rate:
+                delay = started + len(futures) / rate - time.perf_counter()
+                if delay > 0:
+                    await asyncio.sleep(delay)
+            futures.append(await producer.send(topic, line, key=page_id.encode("utf-8") if page_id else None))
+            identities.append((page_id, delete))
+        for future, (page_id, delete) in zip(futures, identities, strict=True):
+            meta = await future
+            fed.append(Fed(meta.partition, meta.offset, page_id, delete))
+    finally:
+        await producer.stop()
+    return fed
+
+
+async def read_topic(bootstrap: str, topic: str, *, from_start: bool = True, follow: bool = True,
+                     idle_ms: int = 500) -> AsyncIterator[tuple[bytes | None, bytes | None, int, int]]:
+    """Yield (key, value, partition, offset) of a topic, without a consumer group.
+
+    Without ``follow`` it stops after a fetch of ``idle_ms`` returns nothing (the end, whatever
+    end offsets the broker reports).
+    """
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                auto_offset_reset="earliest" if from_start else "latest",
+                                fetch_max_wait_ms=100, max_partition_fetch_bytes=25_000_000)
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic(topic)
+        if partitions is None:
+            await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know it yet
+            partitions = consumer.partitions_for_topic(topic) or set()
+        consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
+        if from_start:
+            await consumer.seek_to_beginning()
+        while True:
+            batches = await consumer.getmany(timeout_ms=idle_ms)
+            if not batches and not follow:
+                return
+            for messages in batches.values():
+                for message in messages:
+                    yield message.key, message.value, message.partition, message.offset
+    finally:
+        await consumer.stop()

@@ -1,0 +1,171 @@
+"""``stream-lsh run``: broker (embedded unless one is given), topics, workers, feed, outputs.
+
+The workers are child processes (``python -m stream_lsh worker``), each with its own data
+directory, as they would run on separate machines. The runner reads the decision and dead-letter
+topics as they fill; with ``until_idle`` it stops once every record it fed is accounted for: a
+decision for each page, or a dead letter naming its partition and offset. That test uses what has
+been read, never the broker's end offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import orjson
+
+from ..settings import Settings
+from .admin import ensure_topics
+from .broker import EmbeddedBroker
+from .client import Fed, feed_lines, read_topic
+from .topics import TopicNames, topic_specs
+
+__all__ = ["Progress", "Workers", "run_stream"]
+
+
+@dataclass
+class Progress:
+    """What has been fed and what has come out; decides when a fed file is fully processed."""
+
+    fed: list[Fed] = field(default_factory=list)
+    decisions: dict[str, dict] = field(default_factory=dict)  # the latest decision per page
+    decided: Counter = field(default_factory=Counter)  # decision records per page id
+    statuses: Counter = field(default_factory=Counter)
+    dead: set[tuple[int, int]] = field(default_factory=set)  # (partition, offset) of dead-lettered inputs
+    dead_letters: int = 0
+    started: float = field(default_factory=time.perf_counter)
+
+    def on_decision(self, record: dict) -> None:
+        page_id = record["id"]
+        if page_id not in self.decisions:
+            self.statuses[record["status"]] += 1
+        else:
+            self.statuses[self.decisions[page_id]["status"]] -= 1
+            self.statuses[record["status"]] += 1
+        self.decisions[page_id] = record
+        self.decided[page_id] += 1
+
+    def on_dead_letter(self, record: dict, input_topic: str) -> None:
+        self.dead_letters += 1
+        if record.get("topic") == input_topic:
+            self.dead.add((record["partition"], record["offset"]))
+
+    def complete(self) -> bool:
+        """Every fed page has its decision (one per delivery) or a dead letter; retractions need nothing."""
+        needed: Counter = Counter()
+        for record in self.fed:
+            if record.delete or (record.partition, record.offset) in self.dead:
+                continue
+            if record.page_id is None:
+                return False  # not parseable: it can only end as a dead letter, not seen yet
+            needed[record.page_id] += 1
+        return all(self.decided[page_id] >= count for page_id, count in needed.items())
+
+    def summary(self) -> str:
+        seconds = time.perf_counter() - self.started
+        pages = len(self.decisions)
+        return (f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
+                f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters, "
+                f"{pages / seconds if seconds > 0 else 0.0:,.0f} pages/s over {seconds:.1f} s")
+
+
+class Workers:
+    """Worker child processes; stopped with SIGTERM (a clean Faust shutdown), then SIGKILL."""
+
+    def __init__(self, settings: Settings, bootstrap: str, count: int) -> None:
+        self.processes: list[subprocess.Popen] = []
+        base = Path(settings.data_dir)
+        base.mkdir(parents=True, exist_ok=True)
+        self.logs = [base / f"worker-{index}.log" for index in range(count)]
+        for index in range(count):
+            env = dict(os.environ)
+            env.update(settings.to_environ())
+            env["STREAM_LSH_DATA_DIR"] = str(base / f"worker-{index}")
+            env["STREAM_LSH_BROKER"] = bootstrap
+            if settings.web_port:
+                env["STREAM_LSH_WEB_PORT"] = str(settings.web_port + index)
+            with open(self.logs[index], "ab") as log:
+                self.processes.append(subprocess.Popen([sys.executable, "-m", "stream_lsh", "worker"], env=env,
+                                                       stdout=log, stderr=subprocess.STDOUT))
+
+    def check(self) -> None:
+        for index, process in enumerate(self.processes):
+            if process.poll() is not None:
+                tail = self.logs[index].read_text(errors="replace").splitlines()[-15:]
+                raise RuntimeError(f"worker {index} exited with code {process.returncode}; "
+                                   f"the end of {self.logs[index]}:\n" + "\n".join(tail))
+
+    def stop(self, timeout: float = 20.0) -> None:
+        for process in self.processes:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for process in self.processes:
+            try:
+                process.wait(max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] | None, until_idle: bool,
+                     rate: float | None = None, on_decision: Callable[[dict], None] | None = None,
+                     on_status: Callable[[Progress], None] | None = None, status_every: float = 2.0,
+                     timeout: float | None = None) -> Progress:
+    """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out."""
+    names = TopicNames.from_settings(settings)
+    broker = None if settings.broker else EmbeddedBroker()
+    if broker is not None:
+        broker.start()
+    bootstrap = settings.broker or broker.bootstrap  # type: ignore[union-attr]
+    pool = None
+    progress = Progress()
+    try:
+        await ensure_topics(bootstrap, topic_specs(settings))
+        pool = Workers(settings, bootstrap, workers)
+        readers = [asyncio.create_task(_read(bootstrap, names.decisions, from_start=broker is not None,
+                                             handle=lambda r: (progress.on_decision(r), on_decision and on_decision(r)))),
+                   asyncio.create_task(_read(bootstrap, names.dead_letters, from_start=broker is not None,
+                                             handle=lambda r: progress.on_dead_letter(r, names.input)))]
+        if feed is not None:
+            progress.fed = await feed_lines(bootstrap, names.input, feed, rate=rate)
+        last_status = time.monotonic()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            await asyncio.sleep(0.1)
+            pool.check()
+            for reader in readers:
+                if reader.done():
+                    reader.result()  # re-raise what stopped it
+            if on_status is not None and time.monotonic() - last_status >= status_every:
+                on_status(progress)
+                last_status = time.monotonic()
+            if until_idle and progress.complete():
+                break
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"the stream did not finish in {timeout} s: {progress.summary()}")
+        for reader in readers:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        return progress
+    finally:
+        if pool is not None:
+            pool.stop()
+        if broker is not None:
+            broker.stop()
+
+
+async def _read(bootstrap: str, topic: str, *, from_start: bool, handle: Callable[[dict], object]) -> None:
+    async for _, value, _, _ in read_topic(bootstrap, topic, from_start=from_start, follow=True, idle_ms=200):
+        if value is not None:
+            handle(orjson.loads(value))

@@ -1,0 +1,78 @@
+"""Topic names and shapes, all derived from the one settings object."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..pipeline.outbox import Stage
+from ..pipeline.routing import Layout
+from ..settings import Settings
+
+__all__ = ["TopicNames", "TopicSpec", "topic_specs"]
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int
+    config: dict[str, str]
+
+
+@dataclass(frozen=True)
+class TopicNames:
+    """Every topic the app reads or writes."""
+
+    input: str
+    queries: str
+    decisions: str
+    clusters: str
+    unique: str
+    answers: str
+    dead_letters: str
+    sites: str
+    bands: str
+    homes: str
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "TopicNames":
+        prefix = settings.app_id
+        return cls(
+            input=settings.input_topic,
+            queries=settings.queries_topic,
+            decisions=settings.decisions_topic,
+            clusters=settings.clusters_topic,
+            unique=settings.unique_topic,
+            answers=settings.answers_topic,
+            dead_letters=settings.dead_letters_topic,
+            sites=f"{prefix}-{Stage.SITES}",
+            bands=f"{prefix}-{Stage.BANDS}",
+            homes=f"{prefix}-{Stage.HOMES}",
+        )
+
+    def internal(self, stage: str) -> str:
+        return {Stage.SITES: self.sites, Stage.BANDS: self.bands, Stage.HOMES: self.homes}[stage]
+
+
+def layout_of(settings: Settings) -> Layout:
+    return Layout(sites=settings.site_partitions, bands=settings.band_partitions, homes=settings.home_partitions)
+
+
+def topic_specs(settings: Settings) -> list[TopicSpec]:
+    """Topics to create when they do not exist. Outputs keyed by id are compacted: a consumer that
+    reads one from the start sees the latest record per key (the idempotence of re-emitted
+    decisions relies on it)."""
+    names = TopicNames.from_settings(settings)
+    compact = {"cleanup.policy": "compact"}
+    inputs = settings.input_partitions
+    return [
+        TopicSpec(names.input, inputs, {}),
+        TopicSpec(names.queries, inputs, {}),
+        TopicSpec(names.decisions, inputs, compact),
+        TopicSpec(names.clusters, inputs, compact),
+        TopicSpec(names.unique, inputs, compact),
+        TopicSpec(names.answers, inputs, compact),
+        TopicSpec(names.dead_letters, inputs, {}),
+        TopicSpec(names.sites, settings.site_partitions, {}),
+        TopicSpec(names.bands, settings.band_partitions, {}),
+        TopicSpec(names.homes, settings.home_partitions, {}),
+    ]

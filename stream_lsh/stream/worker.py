@@ -1,0 +1,25 @@
+"""Running one worker process: create the topics if needed, then run the Faust worker until stopped."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import faust
+
+from ..settings import Settings
+from .admin import ensure_topics
+from .app import StreamApp
+from .topics import topic_specs
+
+__all__ = ["run_worker"]
+
+
+def run_worker(settings: Settings, bootstrap: str, *, loglevel: str = "warning") -> None:
+    """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
+    asyncio.run(ensure_topics(bootstrap, topic_specs(settings)))
+    stream_app = StreamApp(settings, bootstrap)
+    worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
+                          override_logging=False)
+    logging.getLogger("faust").setLevel(loglevel.upper())
+    worker.execute_from_commandline()
