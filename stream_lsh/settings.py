@@ -80,6 +80,7 @@ class Settings:
     home_partitions: int = _setting(8, int, "partitions of page state (gather and decision)")
     batch_size: int = _setting(256, int, "most input messages per micro-batch")
     batch_wait_ms: float = _setting(20.0, float, "longest wait to fill a micro-batch, milliseconds")
+    fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
 
@@ -88,7 +89,8 @@ class Settings:
             raise SettingsError(f"max_page_bytes must be positive, got {self.max_page_bytes} ({_where('max_page_bytes')})")
         if self.ttl_hours < 0:
             raise SettingsError(f"ttl_hours must be >= 0, got {self.ttl_hours} ({_where('ttl_hours')})")
-        for name in ("input_partitions", "site_partitions", "band_partitions", "home_partitions", "batch_size"):
+        for name in ("input_partitions", "site_partitions", "band_partitions", "home_partitions", "batch_size",
+                     "fetch_wait_ms"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({_where(name)})")
         if self.batch_wait_ms < 0:

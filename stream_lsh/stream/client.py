@@ -13,7 +13,10 @@ from dataclasses import dataclass
 from typing import AsyncIterator, Iterable
 
 import orjson
+import xxhash
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from ..core.page import PageError, page_from_dict
 
 __all__ = ["Fed", "feed_lines", "read_topic"]
 
@@ -28,22 +31,36 @@ class Fed:
     delete: bool
 
 
-def _identity(line: bytes) -> tuple[str | None, bool]:
-    """The record's id and whether it is a retraction, when the line is a JSON object that says so."""
+def _identity(line: bytes) -> tuple[str | None, bool, str | None]:
+    """The record's id, whether it is a retraction, and its site, as far as the line tells."""
     try:
         record = orjson.loads(line)
     except orjson.JSONDecodeError:
-        return None, False
+        return None, False, None
     if not isinstance(record, dict):
-        return None, False
+        return None, False, None
     value = record.get("id")
     page_id = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
-    return page_id, record.get("op") == "delete"
+    try:
+        site = page_from_dict(record).site
+    except PageError:
+        site = None
+    return page_id, record.get("op") == "delete", site
+
+
+def _partition_of(site: str | None, partitions: int) -> int | None:
+    """Pages of one site go to one input partition, so they reach the site's boilerplate learner
+    in the order they were sent (pages spread by id would reach it in an order that depends on how
+    the partitions interleave). None: let the key decide."""
+    if site is None:
+        return None
+    return xxhash.xxh3_64_intdigest(site.encode("utf-8", "surrogatepass")) % partitions
 
 
 async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, rate: float | None = None,
                      max_request_size: int = 25_000_000) -> list[Fed]:
-    """Send each non-blank line as one message, keyed by its page id when it has one.
+    """Send each non-blank line as one message, keyed by its page id when it has one, on the
+    partition of its site (see :func:`_partition_of`).
 
     With ``rate`` (messages per second) the sends are paced; otherwise they go as fast as the
     producer takes them.
@@ -53,18 +70,20 @@ async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, rate
     fed: list[Fed] = []
     started = time.perf_counter()
     try:
+        partitions = len(await producer.partitions_for(topic))
         futures = []
         identities = []
         for line in lines:
             line = line.strip()
             if not line:
                 continue
-            page_id, delete = _identity(line)
+            page_id, delete, site = _identity(line)
             if rate:
                 delay = started + len(futures) / rate - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            futures.append(await producer.send(topic, line, key=page_id.encode("utf-8") if page_id else None))
+            futures.append(await producer.send(topic, line, key=page_id.encode("utf-8") if page_id else None,
+                                               partition=_partition_of(site, partitions)))
             identities.append((page_id, delete))
         for future, (page_id, delete) in zip(futures, identities, strict=True):
             meta = await future

@@ -10,6 +10,7 @@ import faust
 from ..settings import Settings
 from .admin import ensure_topics
 from .app import StreamApp
+from .fetch_wait import set_fetch_max_wait
 from .topics import topic_specs
 
 __all__ = ["run_worker"]
@@ -18,6 +19,7 @@ __all__ = ["run_worker"]
 def run_worker(settings: Settings, bootstrap: str, *, loglevel: str = "warning") -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
     asyncio.run(ensure_topics(bootstrap, topic_specs(settings)))
+    set_fetch_max_wait(settings.fetch_wait_ms)
     stream_app = StreamApp(settings, bootstrap)
     worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
                           override_logging=False)
