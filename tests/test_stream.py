@@ -5,7 +5,6 @@ Each test uses its own app id (so its own topics and consumer group) on one brok
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 
@@ -19,7 +18,6 @@ from stream_lsh.evaluation import pair_scores
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.broker import EmbeddedBroker
-from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.runner import Workers, run_stream
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus

@@ -258,8 +258,8 @@ class Gather:
         candidates = self._candidates(pending)
         eligible = [c for c in candidates if c[1] < self.threshold or pending.status.get(c[0], ("",))[0] == "decided"]
         if not eligible:
-            self._finish(pending, Decision(page_id, UNIQUE, self._new_cluster(pending), None, None, len(candidates)
-                                           if candidates else 0), self.partition, out)
+            decision = Decision(page_id, UNIQUE, self._new_cluster(pending), None, None, len(candidates))
+            self._finish(pending, decision, self.partition, out)
             return
         best = max(eligible, key=lambda c: c[1])  # max() keeps the first of equals: the one batch meets first
         if best[1] >= self.threshold:

@@ -14,7 +14,7 @@ messages when a stateful agent runs concurrently.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Awaitable, Callable, Sequence
+from typing import Any, Awaitable, Callable
 
 import faust
 import orjson
@@ -162,7 +162,3 @@ def _message(event: Any) -> Message:
     message = event.message
     return Message(message.topic, message.partition, message.offset, message.key, message.value)
 
-
-def stage_records(messages: Sequence[bytes]) -> list[dict[str, Any]]:
-    """Decode internal-topic messages (for tools and tests)."""
-    return [record for value in messages for record in orjson.loads(value)]

@@ -17,6 +17,7 @@ import xxhash
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
 from ..core.page import PageError, page_from_dict
+from ..core.record import record_id
 
 __all__ = ["Fed", "feed_lines", "read_topic"]
 
@@ -39,8 +40,7 @@ def _identity(line: bytes) -> tuple[str | None, bool, str | None]:
         return None, False, None
     if not isinstance(record, dict):
         return None, False, None
-    value = record.get("id")
-    page_id = str(value) if isinstance(value, (str, int)) and not isinstance(value, bool) else None
+    page_id = record_id(record)
     try:
         site = page_from_dict(record).site
     except PageError:
