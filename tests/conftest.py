@@ -6,6 +6,8 @@ import random
 
 import pytest
 
+from stream_lsh.stream.broker import EmbeddedBroker
+
 STOP = ("the of and to a in that is for it with as was on be at by this from or an are his her "
         "they we you not but have has had were which their its been would will there who").split()
 
@@ -30,3 +32,12 @@ def prose(seed: int, words: int) -> str:
 @pytest.fixture
 def make_prose():
     return prose
+
+
+@pytest.fixture(scope="module")
+def broker():
+    """A real broker process (embedded Tansu) on a free port, one per test module."""
+    embedded = EmbeddedBroker()
+    embedded.start()
+    yield embedded
+    embedded.stop()

@@ -105,6 +105,35 @@ class Gather:
         self._expiry: list[tuple[float, int, str | None, str]] = []  # (time, seq, cluster or None for a page, id)
         self._sequence = 0
 
+    # -- durable form -------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state as plain data (see :mod:`stream_lsh.pipeline.journal`)."""
+        return {
+            "pending": [_pending_state(p) for p in self.pending.values()],
+            "queries": [_pending_state(p) for p in self.queries.values()],
+            "done": [[page_id, d.event_time, d.body_hash, d.decision.to_dict(), d.targets, d.cluster_home]
+                     for page_id, d in self.done.items()],
+            "clusters": [[cid, c.first, sorted(c.live), list(c.members), c.updated_at]
+                         for cid, c in self.clusters.items()],
+            "waiters": [[page_id, [list(w) for w in waiting]] for page_id, waiting in self.waiters.items()],
+            "watermark": self.watermark,
+            "expiry": [list(item) for item in self._expiry],
+            "sequence": self._sequence,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Replace the state with one made by :meth:`snapshot`."""
+        self.pending = {p.id: p for p in map(_pending_from, state["pending"])}
+        self.queries = {p.id: p for p in map(_pending_from, state["queries"])}
+        self.done = {page_id: _Done(event_time, body_hash, _decision_from(decision), targets, cluster_home)
+                     for page_id, event_time, body_hash, decision, targets, cluster_home in state["done"]}
+        self.clusters = {cid: _Cluster(first, set(live), deque(members, maxlen=self.recent_members), updated_at)
+                         for cid, first, live, members, updated_at in state["clusters"]}
+        self.waiters = {page_id: [tuple(w) for w in waiting] for page_id, waiting in state["waiters"]}  # type: ignore[misc]
+        self.watermark = state["watermark"]
+        self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
+        self._sequence = state["sequence"]
+
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
@@ -391,6 +420,25 @@ class Gather:
                     del self.done[page_id]  # its bands expire on their own, by the same rule
             elif cluster in self.clusters:
                 self._leave(cluster, page_id, out)
+
+
+def _pending_state(p: _Pending) -> list[Any]:
+    return [p.id, p.query, p.event_time, p.body_hash, p.raw, sorted(p.targets),
+            [[band, result] for band, result in p.results.items()], [[k, v] for k, v in p.links.items()],
+            [[k, list(v)] for k, v in p.status.items()], sorted(p.awaiting), p.resolved, p.finished, p.delete_after]
+
+
+def _pending_from(state: list[Any]) -> _Pending:
+    (page_id, query, event_time, body_hash, raw, targets, results, links, status, awaiting, resolved, finished,
+     delete_after) = state
+    return _Pending(page_id, query, event_time, body_hash, raw, set(targets), {band: r for band, r in results},
+                    {k: v for k, v in links}, {k: tuple(v) for k, v in status}, set(awaiting),  # type: ignore[misc]
+                    resolved, finished, delete_after)
+
+
+def _decision_from(record: dict[str, Any]) -> Decision:
+    return Decision(record["id"], record["status"], record["cluster_id"], record["duplicate_of"],
+                    record["similarity"], record["candidates"])
 
 
 def _answer(decision: Decision) -> dict[str, Any]:

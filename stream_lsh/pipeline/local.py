@@ -4,6 +4,10 @@ Not how the product runs (that is :mod:`stream_lsh.stream`), but the same stage 
 plain queues: the tests use it to check the protocol against batch under every delivery order they
 care to try, which a real broker can only sample. Queues are FIFO per partition, as Kafka is; the
 scheduler picks which partition runs next (in a fixed rotation, or at random from a seeded RNG).
+
+With ``durable=True`` every stage partition also keeps its :class:`~.journal.Journal` rows in a
+dict, as the stream keeps them in RocksDB, and :meth:`restart` rebuilds a partition from them: the
+tests crash partitions at arbitrary points this way and check that nothing changes.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ import random
 from collections import deque
 from typing import Any, Iterable
 
+import orjson
+
 from ..core.dedup import Deduplicator
 from .gather import Gather
 from .ingest import Ingest, Message
+from .journal import Journal
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .shard import Shard
@@ -27,14 +34,23 @@ class LocalPipeline:
     """All partitions of all stages, fed through :meth:`feed`, drained by :meth:`run`."""
 
     def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int = 10_000_000,
-                 rng: random.Random | None = None) -> None:
+                 rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20) -> None:
         config = engine.config
         self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes)
-        self.stages: dict[str, list[Any]] = {
-            Stage.SITES: [Signer(engine, layout, p) for p in range(layout.sites)],
-            Stage.BANDS: [Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl) for p in range(layout.bands)],
-            Stage.HOMES: [Gather(p, layout, threshold=config.threshold, ttl=config.ttl) for p in range(layout.homes)],
+        self._make = {
+            Stage.SITES: lambda p: Signer(engine, layout, p),
+            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl),
+            Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl),
         }
+        counts = {Stage.SITES: layout.sites, Stage.BANDS: layout.bands, Stage.HOMES: layout.homes}
+        self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(counts[stage])]
+                                             for stage in Stage.ALL}
+        self.compact_bytes = compact_bytes
+        self.journals: dict[tuple[str, int], Journal] | None = None
+        self.rows: dict[tuple[str, int], dict[bytes, bytes]] = {}
+        if durable:
+            self.journals = {(stage, p): self._journal(p) for stage in Stage.ALL for p in range(counts[stage])}
+            self.rows = {key: {} for key in self.journals}
         self.queues: dict[tuple[str, int], deque[list[dict[str, Any]]]] = {
             (stage, p): deque() for stage, parts in self.stages.items() for p in range(len(parts))
         }
@@ -66,9 +82,7 @@ class LocalPipeline:
         if not ready:
             return False
         key = self.rng.choice(ready) if self.rng is not None else ready[0]
-        batch = self.queues[key].popleft()
-        stage, partition = key
-        self._deliver(self.stages[stage][partition].handle(batch))
+        self._handle(key, self.queues[key].popleft())
         return True
 
     def drain(self, stage: str) -> None:
@@ -76,7 +90,39 @@ class LocalPipeline:
         for partition in range(len(self.stages[stage])):
             queue = self.queues[(stage, partition)]
             for _ in range(len(queue)):
-                self._deliver(self.stages[stage][partition].handle(queue.popleft()))
+                self._handle((stage, partition), queue.popleft())
+
+    def _handle(self, key: tuple[str, int], batch: list[dict[str, Any]]) -> None:
+        stage, partition = key
+        encoded = orjson.dumps(batch)  # as the stream journals it: the bytes it received
+        self._deliver(self.stages[stage][partition].handle(batch))
+        if self.journals is not None:
+            journal, rows = self.journals[key], self.rows[key]
+            self._apply(rows, journal.append([encoded]))
+            if journal.due():
+                self._apply(rows, journal.compact(self.stages[stage][partition]))
+
+    @staticmethod
+    def _apply(rows: dict[bytes, bytes], writes: list[tuple[bytes, bytes | None]]) -> None:
+        for row_key, value in writes:
+            if value is None:
+                rows.pop(row_key, None)
+            else:
+                rows[row_key] = value
+
+    def _journal(self, partition: int) -> Journal:
+        return Journal(partition, {"test": True}, compact_bytes=self.compact_bytes, chunk_bytes=4096)
+
+    def restart(self, stage: str, partition: int) -> int:
+        """Forget a partition's memory and rebuild it from its rows (``durable`` only); returns
+        the segments replayed."""
+        if self.journals is None:
+            raise RuntimeError("restart needs durable=True")
+        fresh = self._make[stage](partition)
+        journal = self.journals[(stage, partition)] = self._journal(partition)
+        replayed = journal.load(sorted(self.rows[(stage, partition)].items()), fresh)
+        self.stages[stage][partition] = fresh
+        return replayed
 
     def run(self, max_steps: int = 10_000_000) -> None:
         for _ in range(max_steps):

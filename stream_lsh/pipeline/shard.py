@@ -12,10 +12,14 @@ way.
 Redelivery is harmless: a probe for a page already held with the same body is answered again and
 inserted nothing; with another body it replaces the old version. Pages older than the window
 (event time of this partition's newest probe, minus ``ttl``) are evicted.
+
+:meth:`snapshot` and :meth:`restore` carry the whole state as plain JSON-friendly data, so the
+stream can make it durable (:mod:`stream_lsh.pipeline.journal`) without pickle.
 """
 
 from __future__ import annotations
 
+import base64
 import heapq
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -66,6 +70,32 @@ class Shard:
             else:
                 raise ValueError(f"a band partition got a record of kind {record['k']!r}")
         return out
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole state; buckets keep their order (it breaks ties) and the expiry heap its layout."""
+        return {
+            "entries": [[page_id, base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii"), e.keys,
+                         e.content_hash, e.body_hash, e.event_time, e.home] for page_id, e in self.entries.items()],
+            "buckets": [[key, ids] for key, ids in self.buckets.items()],
+            "by_content": [[content_hash, page_id] for content_hash, page_id in self.by_content.items()],
+            "watermark": self.watermark,
+            "expiry": [list(item) for item in self._expiry],
+            "sequence": self._sequence,
+            "undated": self._undated,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        """Replace the state with one made by :meth:`snapshot`."""
+        self.entries = {
+            page_id: _Entry(np.frombuffer(base64.b64decode(signature), dtype="<u4").astype(np.uint32), keys,
+                            content_hash, body_hash, event_time, home)
+            for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]}
+        self.buckets = {key: ids for key, ids in state["buckets"]}
+        self.by_content = {content_hash: page_id for content_hash, page_id in state["by_content"]}
+        self.watermark = state["watermark"]
+        self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
+        self._sequence = state["sequence"]
+        self._undated = state["undated"]
 
     def _probe(self, record: dict[str, Any], out: Outbox) -> None:
         page_id, query = record["id"], bool(record["q"])

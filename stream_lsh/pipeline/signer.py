@@ -37,6 +37,14 @@ class Signer:
         config = engine.config
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
 
+    def snapshot(self) -> dict[str, Any]:
+        """The learner's state: everything this partition remembers between pages."""
+        return {"learner": None if self.learner is None else self.learner.state()}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        if self.learner is not None and state["learner"] is not None:
+            self.learner.load_state(state["learner"])
+
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
         flagged: list[int] = []

@@ -1,0 +1,209 @@
+"""The durable form of one stage partition: a snapshot plus the batches handled since it.
+
+Why not one table row per bucket or per page: a page touches every band partition and its home,
+and one Faust table write costs ~200 µs here (mostly its changelog message), so per-key rows would
+cap the stream at a few hundred pages/s. A stage partition is instead a deterministic state
+machine, and its state is *the snapshot, replayed with every batch handled after it*. One row per
+handled batch makes it durable (a *segment*: the records exactly as the stage received them); once
+the segments outweigh the snapshot, a new snapshot is written in chunks and everything older is
+tombstoned, so the rows (and the compacted changelog behind them) stay proportional to the live
+state, which the TTL bounds. The cost is a few rows per batch, not per page.
+
+Restoring a partition (after a restart, a rebalance, or on a worker that lost its disk and got the
+rows back from the changelog) loads the snapshot and hands every later segment to ``handle`` again,
+dropping its outputs: they were sent before the segment was written. This relies on two properties
+of every stage, which the tests check: ``handle`` is deterministic given the state and the records,
+and handling a batch in two parts leaves the same state as handling it at once.
+
+Every row of a partition starts with the partition number, so rows of different partitions never
+share a key (Faust's RocksDB store deletes a key from every partition database that has it). The
+head row carries the *guard*: what the state was built with (signature scheme, banding, partition
+layout). State is never loaded under another guard: :class:`StateMismatchError` says what differs.
+
+Pure: rows in, rows out. :mod:`stream_lsh.stream.state` puts them in a RocksDB-backed Faust table.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Protocol, Sequence
+
+import orjson
+
+__all__ = ["Journal", "Replayable", "StateMismatchError", "Row"]
+
+FORMAT = 1
+Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
+
+_HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
+
+
+class StateMismatchError(RuntimeError):
+    """Stored state was built under other parameters than the running app's."""
+
+
+class Replayable(Protocol):
+    def handle(self, records: Sequence[dict[str, Any]]) -> Any: ...
+    def snapshot(self) -> dict[str, Any]: ...
+    def restore(self, state: dict[str, Any]) -> None: ...
+
+
+@dataclass
+class Journal:
+    """Bookkeeping of one stage partition's rows.
+
+    Args:
+        partition: the stage partition; every key starts with it.
+        guard: JSON-friendly description of what the state depends on; stored in the head row
+            and compared on load.
+        compact_bytes: segments may total at least this much before a snapshot replaces them
+            (more when the snapshot itself is larger: the rows never exceed about twice the
+            live state plus this).
+        chunk_bytes: largest row value written for segments and snapshot chunks (a Kafka
+            message each; real brokers refuse messages over ``message.max.bytes``).
+    """
+
+    partition: int
+    guard: dict[str, Any]
+    compact_bytes: int = 16 << 20
+    chunk_bytes: int = 512 << 10
+    next_segment: int = 0
+    generation: int = 0
+    chunks: int = 0
+    upto: int = -1  # the last segment the snapshot includes
+    segment_bytes: int = 0  # bytes of segments after the snapshot
+    snapshot_bytes: int = 0
+    stale: list[bytes] = field(default_factory=list)  # rows to delete with the next write
+    _head_written: bool = False
+
+    def __post_init__(self) -> None:
+        if self.partition < 0 or self.compact_bytes < 1 or self.chunk_bytes < 1:
+            raise ValueError("partition must be >= 0, compact_bytes and chunk_bytes positive")
+        self._prefix = struct.pack(">I", self.partition)
+
+    # -- keys -------------------------------------------------------------------------------
+    @property
+    def prefix(self) -> bytes:
+        """Every row of this partition starts with it (rows sort by kind, then number)."""
+        return self._prefix
+
+    def _head_key(self) -> bytes:
+        return self._prefix + _HEAD
+
+    def _segment_key(self, number: int) -> bytes:
+        return self._prefix + _SEGMENT + struct.pack(">Q", number)
+
+    def _chunk_key(self, generation: int, number: int) -> bytes:
+        return self._prefix + _CHUNK + struct.pack(">QI", generation, number)
+
+    def _head(self) -> Row:
+        self._head_written = True
+        return self._head_key(), orjson.dumps({"format": FORMAT, "guard": self.guard, "generation": self.generation,
+                                               "chunks": self.chunks, "upto": self.upto})
+
+    # -- loading ------------------------------------------------------------------------------
+    def load(self, rows: Iterable[Row], stage: Replayable) -> int:
+        """Rebuild ``stage`` (fresh) from this partition's rows; returns the segments replayed."""
+        head: dict[str, Any] | None = None
+        segments: dict[int, bytes] = {}
+        chunks: dict[tuple[int, int], bytes] = {}
+        for key, value in rows:
+            if not key.startswith(self._prefix) or value is None:
+                continue
+            kind, rest = key[4:5], key[5:]
+            if kind == _HEAD:
+                head = orjson.loads(value)
+            elif kind == _SEGMENT:
+                segments[struct.unpack(">Q", rest)[0]] = value
+            elif kind == _CHUNK:
+                chunks[struct.unpack(">QI", rest)] = value
+        if head is None:
+            if segments or chunks:
+                raise StateMismatchError(f"partition {self.partition} has state rows but no head row: the state "
+                                         "was not written by this version of stream-lsh")
+            return 0
+        self._check(head)
+        self.generation, self.chunks, self.upto = head["generation"], head["chunks"], head["upto"]
+        self._head_written = True
+        if self.generation:
+            parts = [chunks.get((self.generation, i)) for i in range(self.chunks)]
+            if any(part is None for part in parts):
+                raise StateMismatchError(f"partition {self.partition}: snapshot {self.generation} is incomplete "
+                                         f"({sum(p is not None for p in parts)} of {self.chunks} chunks)")
+            blob = b"".join(parts)  # type: ignore[arg-type]
+            self.snapshot_bytes = len(blob)
+            stage.restore(orjson.loads(blob))
+        self.stale = [self._chunk_key(g, i) for g, i in chunks if g != self.generation]
+        replayed = 0
+        for number in sorted(segments):
+            if number <= self.upto:
+                self.stale.append(self._segment_key(number))
+                continue
+            value = segments[number]
+            self.segment_bytes += len(value)
+            for records in orjson.loads(value):
+                stage.handle(records)
+            replayed += 1
+        self.next_segment = max([self.upto + 1, *(n + 1 for n in segments)])
+        return replayed
+
+    def _check(self, head: dict[str, Any]) -> None:
+        if head.get("format") != FORMAT:
+            raise StateMismatchError(f"partition {self.partition}: state format {head.get('format')!r}, this "
+                                     f"version of stream-lsh reads format {FORMAT}")
+        theirs = head.get("guard", {})
+        if theirs == self.guard:
+            return
+        diffs = [f"{k}: stored {theirs.get(k)!r}, running {self.guard.get(k)!r}"
+                 for k in sorted(set(theirs) | set(self.guard)) if theirs.get(k) != self.guard.get(k)]
+        raise StateMismatchError(
+            f"partition {self.partition}: the stored state was built with other parameters ({'; '.join(diffs)}). "
+            "It cannot be probed with these: run with the parameters it was built with, or start from empty "
+            "state (a new app id, or delete the app's internal topics and data directories).")
+
+    # -- writing ------------------------------------------------------------------------------
+    def append(self, batches: Sequence[bytes]) -> list[Row]:
+        """Rows that make handled batches durable: ``batches`` are the raw record arrays the
+        stage handled (JSON arrays of records), in order."""
+        rows: list[Row] = [(key, None) for key in self.stale]
+        self.stale = []
+        if not self._head_written:
+            rows.append(self._head())
+        group: list[bytes] = []
+        size = 0
+        for batch in batches:
+            if group and size + len(batch) > self.chunk_bytes:
+                rows.append(self._segment(group))
+                group, size = [], 0
+            group.append(batch)
+            size += len(batch) + 1
+        if group:
+            rows.append(self._segment(group))
+        return rows
+
+    def _segment(self, batches: list[bytes]) -> Row:
+        value = b"[" + b",".join(batches) + b"]"
+        self.segment_bytes += len(value)
+        key = self._segment_key(self.next_segment)
+        self.next_segment += 1
+        return key, value
+
+    def due(self) -> bool:
+        """Whether the segments now outweigh what a snapshot would replace them with."""
+        return self.segment_bytes >= max(self.compact_bytes, self.snapshot_bytes)
+
+    def compact(self, stage: Replayable) -> list[Row]:
+        """Rows that replace every segment so far with a snapshot of ``stage``."""
+        blob = orjson.dumps(stage.snapshot())
+        old = [self._chunk_key(self.generation, i) for i in range(self.chunks)] if self.generation else []
+        old += [self._segment_key(n) for n in range(self.upto + 1, self.next_segment)]
+        self.generation += 1
+        self.chunks = max(1, -(-len(blob) // self.chunk_bytes))
+        rows: list[Row] = [(self._chunk_key(self.generation, i), blob[i * self.chunk_bytes:(i + 1) * self.chunk_bytes])
+                           for i in range(self.chunks)]
+        self.upto = self.next_segment - 1
+        rows.append(self._head())  # the switch: a crash before it leaves the old snapshot in charge
+        rows.extend((key, None) for key in old)
+        self.snapshot_bytes, self.segment_bytes = len(blob), 0
+        return rows

@@ -1,0 +1,87 @@
+"""Helpers of the stream tests: the batch reference, settings for a test app, reading decisions."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+
+from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.page import page_from_dict
+from stream_lsh.settings import Settings
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, topic_specs
+
+
+def stream_settings(broker, tmp_path, **overrides) -> Settings:
+    app = f"t{uuid.uuid4().hex[:8]}"
+    values = dict(broker=broker.bootstrap, app_id=app, input_topic=f"{app}-pages", queries_topic=f"{app}-queries",
+                  decisions_topic=f"{app}-decisions", clusters_topic=f"{app}-clusters", unique_topic=f"{app}-unique",
+                  answers_topic=f"{app}-answers", dead_letters_topic=f"{app}-dead", data_dir=str(tmp_path / "data"),
+                  input_partitions=4, site_partitions=3, band_partitions=4, home_partitions=3)
+    values.update(overrides)
+    return Settings.load(environ={}, **values)
+
+
+def batch_reference(pages: list[dict]) -> list[dict]:
+    engine = Deduplicator()
+    return [engine.process(page_from_dict(page)).to_dict() for page in pages]
+
+
+class DecisionReader:
+    """Reads a decisions topic from the start, without a group, as decisions arrive."""
+
+    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=50,
+                                         auto_offset_reset="earliest")
+        self.topic, self.partitions = topic, partitions
+        self.records: list[dict] = []
+
+    async def __aenter__(self) -> "DecisionReader":
+        await self.consumer.start()
+        self.consumer.assign([TopicPartition(self.topic, p) for p in range(self.partitions)])
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.consumer.stop()
+
+    async def until(self, page_id: str, timeout: float = 30.0, check=lambda: None) -> dict:
+        """The first decision for ``page_id``; ``check`` raises if the workers died meanwhile."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            check()
+            for record in self.records:
+                if record["id"] == page_id:
+                    return record
+            for messages in (await self.consumer.getmany(timeout_ms=200)).values():
+                self.records.extend(orjson.loads(m.value) for m in messages)
+        raise TimeoutError(f"no decision for {page_id} in {timeout} s")
+
+    async def drain(self, seconds: float) -> None:
+        """Read whatever arrives in the next ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            for messages in (await self.consumer.getmany(timeout_ms=100)).values():
+                self.records.extend(orjson.loads(m.value) for m in messages)
+
+
+async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) -> list[dict]:
+    await ensure_topics(settings.broker, topic_specs(settings))
+    names = TopicNames.from_settings(settings)
+    pool = Workers(settings, settings.broker, workers)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.broker)
+    await producer.start()
+    try:
+        decided = []
+        async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
+            for page in pages:
+                await producer.send_and_wait(names.input, orjson.dumps(page), key=page["id"].encode())
+                decided.append(await reader.until(page["id"], timeout=60.0 if not decided else 20.0,
+                                                  check=pool.check))
+        return decided
+    finally:
+        await producer.stop()
+        pool.stop()

@@ -1,0 +1,149 @@
+"""Durable stage state (stream_lsh.pipeline.journal): snapshots, replay, compaction, the guard.
+
+The stream keeps these rows in RocksDB-backed Faust tables; here they live in a dict, and
+partitions are "crashed" and rebuilt at arbitrary points of in-process runs.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+
+import orjson
+import pytest
+
+from stream_lsh.core.dedup import DedupConfig, Deduplicator
+from stream_lsh.pipeline.journal import Journal, StateMismatchError
+from stream_lsh.pipeline.local import LocalPipeline
+from stream_lsh.pipeline.outbox import Stage
+from stream_lsh.pipeline.routing import Layout
+from stream_lsh.synthetic import generate_corpus
+from stream_helpers import batch_reference
+
+LAYOUT = Layout(3, 4, 3)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    return generate_corpus(300, seed=11).pages
+
+
+def decisions(pipe: LocalPipeline) -> list[dict]:
+    return [value for _, value in pipe.outputs.decisions]
+
+
+def every_partition(pipe: LocalPipeline) -> list[tuple[str, int]]:
+    return [(stage, p) for stage in Stage.ALL for p in range(len(pipe.stages[stage]))]
+
+
+def test_restarting_partitions_one_page_at_a_time_changes_no_decision(corpus):
+    rng = random.Random(3)
+    pipe = LocalPipeline(Deduplicator(), LAYOUT, durable=True, compact_bytes=20_000)
+    for record in corpus:
+        pipe.feed([orjson.dumps(record)])
+        pipe.run()
+        for stage, partition in rng.sample(every_partition(pipe), 2):
+            pipe.restart(stage, partition)
+    assert decisions(pipe) == batch_reference(corpus)
+    assert all(j.generation > 0 for j in pipe.journals.values()), "compaction never ran: the test would not cover it"
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed):
+    """The same delivery schedule, with and without crashes of random partitions in between."""
+    lines = [orjson.dumps(record) for record in corpus]
+    runs = []
+    for crash in (False, True):
+        schedule, crashes = random.Random(seed), random.Random(100 + seed)
+        pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000)
+        for start in range(0, len(lines), 30):
+            pipe.feed(lines[start:start + 30])
+            for _ in range(schedule.randint(0, 60)):
+                pipe.step()
+                if crash and crashes.random() < 0.1:
+                    pipe.restart(*crashes.choice(every_partition(pipe)))
+        pipe.run()
+        runs.append(pipe.outputs)
+    plain, crashed = runs
+    assert crashed.decisions == plain.decisions
+    assert crashed.clusters == plain.clusters
+    assert crashed.unique_pages == plain.unique_pages
+
+
+def test_snapshot_restore_is_exact_for_every_stage(corpus):
+    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(1))
+    for record in corpus[:200]:  # stop mid-flight: pending pages, waiters, queued questions
+        pipe.feed([orjson.dumps(record)])
+        pipe.step()
+    for stage, partition in every_partition(pipe):
+        original = pipe.stages[stage][partition]
+        copy = pipe._make[stage](partition)
+        copy.restore(orjson.loads(orjson.dumps(original.snapshot())))
+        assert orjson.dumps(copy.snapshot()) == orjson.dumps(original.snapshot()), (stage, partition)
+    assert any(pipe.stages[Stage.HOMES][p].pending for p in range(LAYOUT.homes)), "nothing was in flight"
+
+
+def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus):
+    """Replay hands a segment's batches to the stage one by one, live may have handled them as one."""
+    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40)
+    pipe.feed([orjson.dumps(record) for record in corpus])
+    pipe.run()
+    for (stage, partition), rows in pipe.rows.items():
+        batches = [records for key, value in sorted(rows.items()) if key[4:5] == b"j" for records in orjson.loads(value)]
+        one_by_one, whole = pipe._make[stage](partition), pipe._make[stage](partition)
+        for records in batches:
+            one_by_one.handle(records)
+        whole.handle([record for records in batches for record in records])
+        assert orjson.dumps(whole.snapshot()) == orjson.dumps(one_by_one.snapshot()), (stage, partition)
+
+
+def test_compaction_keeps_the_rows_proportional_to_the_live_state():
+    config = DedupConfig(ttl=3600.0)
+    engine = Deduplicator(config)
+    pipe = LocalPipeline(engine, Layout(1, 2, 1), durable=True, compact_bytes=50_000)
+    pages = generate_corpus(600, seed=4).pages
+    for i, record in enumerate(pages):  # one page a minute: the 1-hour window holds ~60 pages
+        when = datetime(2026, 3, 1, tzinfo=timezone.utc) + timedelta(minutes=i)
+        record = dict(record, published_at=when.isoformat())
+        pipe.feed([orjson.dumps(record)])
+        pipe.run()
+    for key, journal in pipe.journals.items():
+        stored = sum(len(v) for v in pipe.rows[key].values())
+        assert stored <= 2 * journal.snapshot_bytes + journal.compact_bytes + journal.chunk_bytes + 1024, key
+    shard = pipe.stages[Stage.BANDS][0]
+    assert 0 < len(shard) < 100  # the window, not the whole stream
+
+
+def rows_of(journal: Journal, stage) -> list[tuple[bytes, bytes]]:
+    rows = dict(journal.append([orjson.dumps([])]))
+    rows.update(journal.compact(stage))
+    return sorted((k, v) for k, v in rows.items() if v is not None)
+
+
+def test_state_built_with_other_parameters_is_refused_with_what_differs():
+    layout = Layout(1, 1, 1)
+    built = Journal(0, {"scheme": "aaaa", "layout": [1, 1, 1]})
+    rows = rows_of(built, LocalPipeline(Deduplicator(), layout).stages[Stage.BANDS][0])
+    running = Journal(0, {"scheme": "bbbb", "layout": [1, 1, 1]})
+    with pytest.raises(StateMismatchError, match=r"scheme: stored 'aaaa', running 'bbbb'"):
+        running.load(rows, LocalPipeline(Deduplicator(), layout).stages[Stage.BANDS][0])
+
+
+def test_rows_without_a_head_or_with_a_missing_chunk_are_refused():
+    stage = LocalPipeline(Deduplicator(), Layout(1, 1, 1)).stages[Stage.HOMES][0]
+    journal = Journal(0, {"g": 1}, chunk_bytes=10)
+    rows = rows_of(journal, stage)
+    headless = [(k, v) for k, v in rows if k[4:5] != b"h"]
+    with pytest.raises(StateMismatchError, match="no head row"):
+        Journal(0, {"g": 1}).load(headless, stage)
+    chunkless = [(k, v) for k, v in rows if k[4:5] != b"s" or k[-1] != 0]
+    with pytest.raises(StateMismatchError, match="incomplete"):
+        Journal(0, {"g": 1}).load(chunkless, stage)
+
+
+def test_rows_of_other_partitions_are_ignored_and_keys_never_collide():
+    a, b = Journal(0, {}), Journal(1, {})
+    keys_a = {k for k, _ in a.append([b"[]", b"[]"])}
+    keys_b = {k for k, _ in b.append([b"[]", b"[]"])}
+    assert not keys_a & keys_b
+    assert all(k.startswith(a.prefix) for k in keys_a)
