@@ -83,6 +83,8 @@ class Settings:
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
+    log_level: str = _setting("warning", str, "worker log level: debug, info, warning or error")
+    snapshot_mb: float = _setting(16.0, float, "journal megabytes per stage partition before a state snapshot replaces them")
 
     def __post_init__(self) -> None:
         if self.max_page_bytes < 1:
@@ -93,8 +95,13 @@ class Settings:
                      "fetch_wait_ms"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({_where(name)})")
+        if not self.snapshot_mb > 0:
+            raise SettingsError(f"snapshot_mb must be positive, got {self.snapshot_mb} ({_where('snapshot_mb')})")
         if self.batch_wait_ms < 0:
             raise SettingsError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms} ({_where('batch_wait_ms')})")
+        if self.log_level.lower() not in ("debug", "info", "warning", "error"):
+            raise SettingsError(f"log_level must be debug, info, warning or error, got {self.log_level!r} "
+                                f"({_where('log_level')})")
         if not self.app_id or not all(c.isalnum() or c in "-_." for c in self.app_id):
             raise SettingsError(f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} ({_where('app_id')})")
         try:

@@ -7,6 +7,15 @@ Faust commits an input offset, everything it caused is on the broker (at-least-o
 make repeats harmless). Registrations (``Outbox.first``) are acknowledged before the probes that
 follow them are sent.
 
+After the sends, each stage partition journals the batch it handled in its RocksDB-backed table
+(:mod:`stream_lsh.stream.state`): one row per partition per batch, snapshots now and then. So
+"journaled" implies "its outputs are on the broker", and a restart replays exactly the handled
+batches; the ones after the last commit come again from Kafka and the stages treat them as repeats.
+
+A failed send or table write must not be followed by a commit of the input (Faust would commit it:
+an exception in an agent acks the event). Any error in a batch therefore ends the process with
+exit code 70 after logging it, and the input is redelivered to whoever runs the partition next.
+
 Agents run with ``concurrency=1``: they own per-partition state, and faust-streaming #606 loses
 messages when a stateful agent runs concurrently.
 """
@@ -14,6 +23,8 @@ messages when a stateful agent runs concurrently.
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 from typing import Any, Awaitable, Callable
 
 import faust
@@ -22,13 +33,21 @@ import orjson
 from ..core.dedup import Deduplicator
 from ..pipeline.gather import Gather
 from ..pipeline.ingest import Ingest, Message
+from ..pipeline.journal import StateMismatchError
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.shard import Shard
 from ..pipeline.signer import Signer
 from ..settings import Settings, SettingsError
+from .recovery import SafeTableManager
+from .state import StageStore
 from .topics import TopicNames, layout_of
 
-__all__ = ["StreamApp", "faust_broker_url"]
+__all__ = ["StreamApp", "faust_broker_url", "state_guard", "EXIT_FAILED_BATCH", "EXIT_STATE_MISMATCH"]
+
+log = logging.getLogger(__name__)
+
+EXIT_FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
+EXIT_STATE_MISMATCH = 78  # EX_CONFIG: stored state was built with other parameters
 
 
 def faust_broker_url(bootstrap: str) -> str:
@@ -37,6 +56,15 @@ def faust_broker_url(bootstrap: str) -> str:
     if not hosts:
         raise SettingsError("no broker given (STREAM_LSH_BROKER or --broker)")
     return "kafka://" + ";".join(hosts)
+
+
+def state_guard(engine: Deduplicator, settings: Settings) -> dict[str, Any]:
+    """What stored state depends on: signatures (the scheme), band keys (the banding) and where
+    keys live (the partition layout). Stored with every partition's state and checked on load."""
+    banding = engine.banding
+    return {"scheme": engine.scheme.fingerprint, "scheme_params": engine.scheme.to_dict(),
+            "banding": [banding.bands, banding.rows],
+            "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
 
 
 def _encode(records: list[dict[str, Any]]) -> bytes:
@@ -56,16 +84,23 @@ class StreamApp:
         self.engine = Deduplicator(settings.dedup_config())
         config = self.engine.config
         self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes)
-        self.signers: dict[int, Signer] = {}
-        self.shards: dict[int, Shard] = {}
-        self.homes: dict[int, Gather] = {}
         self._make: dict[str, Callable[[int], Any]] = {
             Stage.SITES: lambda p: Signer(self.engine, self.layout, p),
             Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl),
             Stage.HOMES: lambda p: Gather(p, self.layout, threshold=config.threshold, ttl=config.ttl),
         }
-        self._states = {Stage.SITES: self.signers, Stage.BANDS: self.shards, Stage.HOMES: self.homes}
+        self.guard = state_guard(self.engine, settings)
         self.app = self._build_app(bootstrap)
+        partitions = {Stage.SITES: self.layout.sites, Stage.BANDS: self.layout.bands, Stage.HOMES: self.layout.homes}
+        self.stores = {stage: StageStore(self.app, stage, partitions[stage], self._make[stage], self.guard,
+                                         compact_bytes=max(1, int(settings.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
+                       for stage in Stage.ALL}
+        self.app.on_partitions_revoked.connect(self._on_revoked)
+        self._declare_agents()
+
+    async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
+        for store in self.stores.values():
+            store.forget()  # rebuilt from RocksDB when their partitions' records come again
 
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> faust.App:
@@ -74,7 +109,7 @@ class StreamApp:
             s.app_id,
             broker=faust_broker_url(bootstrap),
             datadir=s.data_dir,
-            store="memory://",
+            store="rocksdb://",
             web_enabled=s.web_port > 0,
             web_port=s.web_port or 6066,
             web_bind="127.0.0.1",
@@ -89,44 +124,52 @@ class StreamApp:
             producer_max_request_size=max(2 * s.max_page_bytes, 1_048_576),
             consumer_max_fetch_size=max(2 * s.max_page_bytes, 1_048_576),
             topic_allow_declare=False,
+            TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
         )
+        return app
+
+    def _declare_agents(self) -> None:
+        s, app = self.settings, self.app
         raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw",
                "allow_empty": True}
         within = s.batch_wait_ms / 1000.0
 
         async def ingest_pages(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=within):
-                await self._send(self.ingest.pages([_message(e) for e in events]))
+                await _or_exit(self._send(self.ingest.pages([_message(e) for e in events])))
 
         async def ingest_queries(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=within):
-                await self._send(self.ingest.queries([_message(e) for e in events]))
+                await _or_exit(self._send(self.ingest.queries([_message(e) for e in events])))
 
         app.agent(app.topic(self.names.input, **raw), name="ingest-pages", concurrency=1)(ingest_pages)
         app.agent(app.topic(self.names.queries, **raw), name="ingest-queries", concurrency=1)(ingest_queries)
         for stage in Stage.ALL:
             app.agent(app.topic(self.names.internal(stage), **raw), name=f"stage-{stage}",
                       concurrency=1)(self._stage_agent(stage, within))
-        return app
 
     def _stage_agent(self, stage: str, within: float) -> Callable[[Any], Awaitable[None]]:
-        states, make = self._states[stage], self._make[stage]
+        store = self.stores[stage]
         batch = self.settings.batch_size
 
         async def run(stream: Any) -> None:
             async for events in stream.take_events(batch, within=within):
-                by_partition: dict[int, list[dict[str, Any]]] = {}
-                for event in events:
-                    by_partition.setdefault(event.message.partition, []).extend(orjson.loads(event.message.value))
-                out = Outbox()
-                for partition, records in by_partition.items():
-                    state = states.get(partition)
-                    if state is None:
-                        state = states[partition] = make(partition)
-                    out.extend(state.handle(records))
-                await self._send(out)
+                await _or_exit(self._handle(store, events))
 
         return run
+
+    async def _handle(self, store: StageStore, events: list[Any]) -> None:
+        """Handle one micro-batch of a stage, send what it caused, then journal it."""
+        by_partition: dict[int, list[Any]] = {}
+        for event in events:
+            by_partition.setdefault(event.message.partition, []).append(event)
+        out = Outbox()
+        for partition, group in by_partition.items():
+            records = [record for event in group for record in orjson.loads(event.message.value)]
+            out.extend(store.state(partition).handle(records))
+        await self._send(out)
+        for partition, group in by_partition.items():
+            store.record(partition, group[-1], [event.message.value for event in group])
 
     # -- sending an outbox -----------------------------------------------------------------------
     async def _send(self, out: Outbox) -> None:
@@ -152,6 +195,23 @@ class StreamApp:
             pending.append(await producer.send(self.names.unique, _key(key), raw, None, None, None))
         if pending:
             await asyncio.gather(*pending)
+
+
+async def _or_exit(work: Awaitable[None]) -> None:
+    """Run one batch's work; on any failure, log it and end the process before Faust can commit
+    the batch's input (see the module docstring). Cancellation (shutdown) passes through."""
+    try:
+        await work
+    except asyncio.CancelledError:
+        raise
+    except StateMismatchError as error:
+        log.critical("refusing to run: %s", error)
+        logging.shutdown()
+        os._exit(EXIT_STATE_MISMATCH)
+    except BaseException:  # noqa: B036 - whatever it was, the batch is not done and must not be committed
+        log.critical("a batch failed; stopping the worker so that its input is redelivered", exc_info=True)
+        logging.shutdown()
+        os._exit(EXIT_FAILED_BATCH)
 
 
 def _key(key: str | None) -> bytes | None:

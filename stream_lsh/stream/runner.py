@@ -42,10 +42,13 @@ class Progress:
     statuses: Counter = field(default_factory=Counter)
     dead: set[tuple[int, int]] = field(default_factory=set)  # (partition, offset) of dead-lettered inputs
     dead_letters: int = 0
+    changed: int = 0  # decisions replaced by a different one: new versions of a page (or a bug)
     started: float = field(default_factory=time.perf_counter)
 
     def on_decision(self, record: dict) -> None:
         page_id = record["id"]
+        if page_id in self.decisions and self.decisions[page_id] != record:
+            self.changed += 1
         if page_id not in self.decisions:
             self.statuses[record["status"]] += 1
         else:
@@ -104,10 +107,11 @@ class Workers:
                 raise RuntimeError(f"worker {index} exited with code {process.returncode}; "
                                    f"the end of {self.logs[index]}:\n" + "\n".join(tail))
 
-    def stop(self, timeout: float = 20.0) -> None:
+    def stop(self, timeout: float = 20.0, *, how: signal.Signals = signal.SIGTERM) -> None:
+        """Stop every worker with ``how`` (SIGTERM: clean; SIGKILL: a crash), killing laggards."""
         for process in self.processes:
             if process.poll() is None:
-                process.send_signal(signal.SIGTERM)
+                process.send_signal(how)
         deadline = time.monotonic() + timeout
         for process in self.processes:
             try:

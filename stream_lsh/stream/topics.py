@@ -49,6 +49,10 @@ class TopicNames:
             homes=f"{prefix}-{Stage.HOMES}",
         )
 
+    def changelog(self, stage: str) -> str:
+        """The changelog topic of a stage's state table (Faust's naming: ``<app>-<table>-changelog``)."""
+        return f"{self.sites.rsplit('-', 1)[0]}-{stage}-state-changelog"
+
     def internal(self, stage: str) -> str:
         return {Stage.SITES: self.sites, Stage.BANDS: self.bands, Stage.HOMES: self.homes}[stage]
 
@@ -64,15 +68,23 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     names = TopicNames.from_settings(settings)
     compact = {"cleanup.policy": "compact"}
     inputs = settings.input_partitions
+    # internal messages carry a micro-batch for one partition, changelog rows a journal segment or
+    # snapshot chunk: more than Kafka's 1 MB default allows
+    large = {"max.message.bytes": str(max(2 * settings.max_page_bytes, 1 << 20) + (1 << 20))}
+    stages = {Stage.SITES: settings.site_partitions, Stage.BANDS: settings.band_partitions,
+              Stage.HOMES: settings.home_partitions}
+    changelogs = [TopicSpec(names.changelog(stage), count, {**compact, **large})
+                  for stage, count in stages.items()]
     return [
-        TopicSpec(names.input, inputs, {}),
+        TopicSpec(names.input, inputs, large),
         TopicSpec(names.queries, inputs, {}),
         TopicSpec(names.decisions, inputs, compact),
         TopicSpec(names.clusters, inputs, compact),
         TopicSpec(names.unique, inputs, compact),
         TopicSpec(names.answers, inputs, compact),
         TopicSpec(names.dead_letters, inputs, {}),
-        TopicSpec(names.sites, settings.site_partitions, {}),
-        TopicSpec(names.bands, settings.band_partitions, {}),
-        TopicSpec(names.homes, settings.home_partitions, {}),
+        TopicSpec(names.sites, settings.site_partitions, large),
+        TopicSpec(names.bands, settings.band_partitions, large),
+        TopicSpec(names.homes, settings.home_partitions, large),
+        *changelogs,
     ]

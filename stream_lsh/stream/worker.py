@@ -16,12 +16,13 @@ from .topics import topic_specs
 __all__ = ["run_worker"]
 
 
-def run_worker(settings: Settings, bootstrap: str, *, loglevel: str = "warning") -> None:
+def run_worker(settings: Settings, bootstrap: str) -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
+    loglevel = settings.log_level.lower()
     asyncio.run(ensure_topics(bootstrap, topic_specs(settings)))
     set_fetch_max_wait(settings.fetch_wait_ms)
     stream_app = StreamApp(settings, bootstrap)
     worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
                           override_logging=False)
-    logging.getLogger("faust").setLevel(loglevel.upper())
+    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     worker.execute_from_commandline()

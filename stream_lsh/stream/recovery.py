@@ -1,0 +1,139 @@
+"""Table recovery that reads a changelog to its true end, even on the embedded broker.
+
+Faust restores a table by reading its changelog partitions up to the end offsets the broker
+reports (ListOffsets, latest), then pauses them (``faust/tables/recovery.py``, ``_build_highwaters``).
+The embedded broker (Tansu) reports the *base offset of the partition's last record batch* + 1
+instead of the last offset + 1, so when the last batch holds several records, recovery stops
+early and the rows in the rest of that batch are silently missing from the table (measured: 1,820
+of 2,000 rows restored; docs/notes/faust-on-tansu.md, section 3).
+
+The fix corrects only the end offsets that recovery uses: starting from the reported end - 1, a
+private, group-less consumer reads forward until a fetch comes back empty, and the end is where it
+stopped. On Apache Kafka the read-forward finds nothing past the reported end, which is then kept,
+so the correction is harmless there; it costs one extra consumer start and a short poll per
+recovery. Other users of end offsets (consumer lag, the monitor) are not corrected.
+
+Use::
+
+    app = faust.App(..., TableManager=SafeTableManager)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Counter, Mapping, Optional, Set, cast
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+from faust.tables import TableManager
+from faust.tables.recovery import Recovery
+from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth, server_list
+from faust.types import TP, AppT
+from faust.types.transports import ConsumerT
+
+__all__ = ["SafeRecovery", "SafeTableManager", "true_end_offsets"]
+
+log = logging.getLogger(__name__)
+
+
+async def true_end_offsets(app: AppT, reported: Mapping[TP, Optional[int]], *, idle_ms: int = 250,
+                           timeout: float = 30.0) -> dict[TP, Optional[int]]:
+    """The end offsets (last offset + 1) of ``reported``'s partitions, found by reading forward.
+
+    ``reported`` maps partitions to the end offsets the broker gave. For every partition with a
+    non-empty reported end E, a consumer without a group starts at E - 1 (the start of the last
+    batch on Tansu, the last record on Kafka) and reads until every partition has been read past E
+    and one poll of ``idle_ms`` brings nothing. The result is never below the reported end; a
+    partition reported as empty (0 or None) is left as it is. If the read-forward fails or takes
+    longer than ``timeout`` seconds, the ends found so far are returned and a warning is logged.
+    """
+    ends: dict[TP, Optional[int]] = dict(reported)
+    todo = {tp: end for tp, end in reported.items() if end}
+    if not todo:
+        return ends
+    conf = app.conf
+    transport = app.transport
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=server_list(transport.url, transport.default_port),
+        client_id=f"{conf.broker_client_id}-end-offsets",
+        group_id=None,
+        enable_auto_commit=False,
+        # E - 1 out of range (records deleted): the earliest offset is then at least E
+        auto_offset_reset="earliest",
+        # read what faust's own consumer reads (it reports the last stable offset in transactions)
+        isolation_level="read_committed" if app.in_transaction else "read_uncommitted",
+        fetch_max_wait_ms=50,
+        max_partition_fetch_bytes=conf.consumer_max_fetch_size,
+        request_timeout_ms=int(conf.broker_request_timeout * 1000),
+        **credentials_to_aiokafka_auth(conf.broker_credentials, conf.ssl_context),
+    )
+    partitions = {TopicPartition(tp.topic, tp.partition): tp for tp in todo}
+
+    async def read_forward() -> None:
+        await consumer.start()
+        consumer.assign(list(partitions))
+        for ktp, tp in partitions.items():
+            consumer.seek(ktp, todo[tp] - 1)
+        while True:
+            fetched = await consumer.getmany(timeout_ms=idle_ms)
+            for ktp, records in fetched.items():
+                if records:
+                    tp = partitions[ktp]
+                    ends[tp] = max(ends[tp] or 0, records[-1].offset + 1)
+            # positions also move over transaction markers, which yield no records
+            positions = {tp: await consumer.position(ktp) for ktp, tp in partitions.items()}
+            for tp, position in positions.items():
+                ends[tp] = max(ends[tp] or 0, position)
+            if not any(fetched.values()) and all(positions[tp] >= todo[tp] for tp in todo):
+                return
+
+    try:
+        await asyncio.wait_for(read_forward(), timeout)
+    except (KafkaError, OSError, asyncio.TimeoutError) as error:
+        log.warning("Could not read changelog partitions to their end (%r); recovery may stop at %r",
+                    error, ends)
+    finally:
+        await consumer.stop()
+    corrected = {tp: (todo[tp], ends[tp]) for tp in todo if ends[tp] != todo[tp]}
+    if corrected:
+        log.warning("Broker under-reported changelog end offsets, corrected (reported, true): %r", corrected)
+    return ends
+
+
+class _TrueEnds:
+    """A view of faust's consumer whose ``highwaters`` are the true ends; everything else passes through."""
+
+    def __init__(self, consumer: ConsumerT, app: AppT) -> None:
+        self._consumer = consumer
+        self._app = app
+
+    async def highwaters(self, *partitions: TP) -> Mapping[TP, Optional[int]]:
+        return await true_end_offsets(self._app, await self._consumer.highwaters(*partitions))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._consumer, name)
+
+
+class SafeRecovery(Recovery):
+    """Faust's recovery, with highwaters taken from the true changelog ends.
+
+    faust calls ``_build_highwaters`` for the active partitions before reading them and for the
+    standby partitions afterwards. Both go through this override; faust's own method still turns the
+    ends into highwaters (end - 1, -1 when unknown) and logs them, so the convention stays faust's.
+    """
+
+    async def _build_highwaters(self, consumer: ConsumerT, tps: Set[TP], destination: Counter[TP],
+                                title: str) -> None:
+        true_ends = cast(ConsumerT, _TrueEnds(consumer, self.app))
+        await super()._build_highwaters(true_ends, tps, destination, title)
+
+
+class SafeTableManager(TableManager):
+    """faust's table manager with :class:`SafeRecovery`; pass ``TableManager=SafeTableManager`` to ``faust.App``."""
+
+    @property
+    def recovery(self) -> Recovery:
+        if self._recovery is None:
+            self._recovery = SafeRecovery(self.app, self, beacon=self.beacon, loop=self.loop)
+        return self._recovery

@@ -1,0 +1,108 @@
+"""Stage state in RocksDB-backed Faust tables: one table per stage, one journal per partition.
+
+The rows are those of :class:`~stream_lsh.pipeline.journal.Journal` (a snapshot and the batches
+handled since). Faust gives them what a stream processor needs and this module does not rebuild:
+a RocksDB database per partition on the worker's disk, a compacted changelog topic per table, and
+recovery of a partition's rows from that changelog when the worker gets the partition without them
+(first start, lost disk, rebalance to another worker). The in-memory stage objects are a cache
+of those rows: built lazily from them the first time a partition's records arrive after an
+assignment, dropped when partitions are revoked.
+
+Faust binds a table write to the partition of the event being processed (``current_event()``).
+A micro-batch holds events of several partitions, so each partition's rows are written with the
+context set to one of *its* events.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import faust
+from faust.streams import _current_event
+
+from ..pipeline.journal import Journal, Replayable, Row
+
+__all__ = ["StageStore", "ROCKSDB_OPTIONS"]
+
+log = logging.getLogger(__name__)
+
+#: Per partition database. Faust's defaults (64 MB write buffers, 2 GB block cache per database)
+#: are sized for one big table; a worker here opens one database per stage partition it owns.
+ROCKSDB_OPTIONS = {"write_buffer_size": 8 << 20, "max_write_buffer_number": 2, "block_cache_size": 16 << 20,
+                   "block_cache_compressed_size": 0}
+
+
+@contextmanager
+def acting_for(event: Any) -> Iterator[None]:
+    """Table writes inside go to ``event``'s partition (its database and changelog partition)."""
+    token = _current_event.set(weakref.ref(event))
+    try:
+        yield
+    finally:
+        _current_event.reset(token)
+
+
+class StageStore:
+    """The partitions of one stage that this worker holds: state machines backed by table rows.
+
+    Args:
+        app: the Faust app the table belongs to.
+        stage: stage name; the table is ``<stage>-state`` (changelog ``<app>-<stage>-state-changelog``).
+        partitions: partition count of the stage topic (the table is co-partitioned with it).
+        make: builds an empty state machine for a partition.
+        guard: what the state depends on; stored with it and checked on load.
+        compact_bytes, chunk_bytes: see :class:`Journal`.
+    """
+
+    def __init__(self, app: faust.App, stage: str, partitions: int, make: Callable[[int], Replayable],
+                 guard: dict[str, Any], *, compact_bytes: int, chunk_bytes: int) -> None:
+        self.stage = stage
+        self.make = make
+        self.guard = guard
+        self.compact_bytes, self.chunk_bytes = compact_bytes, chunk_bytes
+        self.table = app.Table(f"{stage}-state", partitions=partitions, key_type=bytes, value_type=bytes,  # raw bytes
+                               options=ROCKSDB_OPTIONS,
+                               help=f"durable state of the {stage} stage (snapshots and journal segments)")
+        self.held: dict[int, tuple[Replayable, Journal]] = {}
+
+    def state(self, partition: int) -> Replayable:
+        """The state machine of ``partition``, rebuilt from its rows if this worker just got it."""
+        held = self.held.get(partition)
+        if held is None:
+            held = self.held[partition] = self._load(partition)
+        return held[0]
+
+    def _load(self, partition: int) -> tuple[Replayable, Journal]:
+        stage = self.make(partition)
+        journal = Journal(partition, self.guard, compact_bytes=self.compact_bytes, chunk_bytes=self.chunk_bytes)
+        replayed = journal.load(self._rows(partition, journal.prefix), stage)  # StateMismatchError stops the worker
+        log.info("%s partition %d: state loaded (snapshot %d, %d segments replayed)",
+                 self.stage, partition, journal.generation, replayed)
+        return stage, journal
+
+    def _rows(self, partition: int, prefix: bytes) -> Iterator[Row]:
+        db = self.table.data._db_for_partition(partition)  # the partition's RocksDB (rocksdict, raw mode)
+        for key, value in db.items(from_key=prefix):
+            if not key.startswith(prefix):
+                break
+            yield key, value
+
+    def record(self, partition: int, event: Any, batches: list[bytes]) -> None:
+        """Make the batches ``partition`` just handled durable (after their outputs were sent)."""
+        stage, journal = self.held[partition]
+        rows = journal.append(batches)
+        if journal.due():
+            rows += journal.compact(stage)
+        with acting_for(event):
+            for key, value in rows:
+                if value is None:
+                    del self.table[key]  # a RocksDB delete and a changelog tombstone
+                else:
+                    self.table[key] = value
+
+    def forget(self) -> None:
+        """Drop every in-memory state machine (partitions were revoked; RocksDB keeps the rows)."""
+        self.held.clear()
