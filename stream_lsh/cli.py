@@ -193,28 +193,54 @@ def generate(count: int, seed: int, output: str, labels: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @click.option("--rejects", default="rejects.jsonl", show_default=True,
               help="Rejected lines (scored as pages of their own); created only if something is rejected.")
+@click.option("--decisions", "decisions_file", type=click.Path(exists=True, dir_okay=False),
+              help="Score these decisions (e.g. `run -o`'s) instead of running dedup on PAGES.")
 @_engine_options
-def evaluate(pages: str, labels: str, as_json: bool, rejects: str, **flags: Any) -> None:
-    """Run dedup on PAGES and score its clusters against LABELS: pairwise precision, recall, F1, ARI."""
+def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_file: str | None,
+             **flags: Any) -> None:
+    """Score clusters against LABELS (pairwise precision, recall, F1, ARI): those of a dedup run on
+    PAGES, or those of a decisions file (--decisions)."""
     from .evaluation import predicted_clusters, pair_scores
     from .synthetic import load_labels
 
-    settings = _settings(flags)
-    engine = Deduplicator(settings.dedup_config())
-    decisions = DecisionRecords()
-    sink = RejectSink(lambda: open(rejects, "wb"))
-    with _input(pages) as (source, _):
-        summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.max_page_bytes)
-    sink.close()
+    summary = None
+    if decisions_file is not None:
+        with open(decisions_file, "rb") as handle:
+            records = [orjson.loads(line) for line in handle if line.strip()]
+    else:
+        settings = _settings(flags)
+        engine = Deduplicator(settings.dedup_config())
+        decisions = DecisionRecords()
+        sink = RejectSink(lambda: open(rejects, "wb"))
+        with _input(pages) as (source, _):
+            summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.max_page_bytes)
+        sink.close()
+        records = decisions.records
     truth = load_labels(labels)
-    scores = pair_scores(truth, predicted_clusters(decisions.records, truth))
+    scores = pair_scores(truth, predicted_clusters(records, truth))
     if as_json:
-        click.echo(orjson.dumps({**scores.__dict__, "pages_per_second": summary.pages_per_second}).decode())
+        extra = {} if summary is None else {"pages_per_second": summary.pages_per_second}
+        click.echo(orjson.dumps({**scores.__dict__, **extra}).decode())
     else:
         click.echo(f"pages {scores.pages:,}  true pairs {scores.true_pairs:,}  predicted pairs {scores.predicted_pairs:,}")
         click.echo(f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
                    f"ARI {scores.ari:.4f}")
-    click.echo(summary.format(), err=True)
+    if summary is not None:
+        click.echo(summary.format(), err=True)
+
+
+@contextlib.contextmanager
+def _stream_errors() -> Iterator[None]:
+    """Errors a user can fix (broker address, topic shapes, parameters of stored state): one line
+    and exit code 2, not a traceback."""
+    from .pipeline.journal import StateMismatchError
+    from .stream.admin import BrokerUnreachableError, TopicShapeError
+
+    try:
+        yield
+    except (BrokerUnreachableError, TopicShapeError, StateMismatchError) as error:
+        click.echo(f"stream-lsh: {error}", err=True)
+        sys.exit(2)
 
 
 def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -242,7 +268,8 @@ def worker(**flags: Any) -> None:
     settings = _settings(flags)
     if not settings.broker:
         raise click.UsageError("a worker needs a broker: --broker host:port or STREAM_LSH_BROKER")
-    run_worker(settings, settings.broker)
+    with _stream_errors():
+        run_worker(settings, settings.broker)
 
 
 @cli.command()
@@ -282,8 +309,9 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
         click.echo(f"[stream-lsh] {progress.summary()}", err=True)
 
     try:
-        progress = asyncio.run(run_stream(settings, workers=workers, feed=lines, until_idle=until_idle, rate=rate,
-                                          on_decision=show, on_status=status))
+        with _stream_errors():
+            progress = asyncio.run(run_stream(settings, workers=workers, feed=lines, until_idle=until_idle,
+                                              rate=rate, on_decision=show, on_status=status))
     except KeyboardInterrupt:
         click.echo("[stream-lsh] stopped", err=True)
         return

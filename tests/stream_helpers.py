@@ -32,12 +32,13 @@ def batch_reference(pages: list[dict]) -> list[dict]:
 
 
 class DecisionReader:
-    """Reads a decisions topic from the start, without a group, as decisions arrive."""
+    """Reads a decisions (or answers: ``field="correlation_id"``) topic from the start, without a
+    group, as records arrive."""
 
-    def __init__(self, bootstrap: str, topic: str, partitions: int) -> None:
+    def __init__(self, bootstrap: str, topic: str, partitions: int, field: str = "id") -> None:
         self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=50,
                                          auto_offset_reset="earliest")
-        self.topic, self.partitions = topic, partitions
+        self.topic, self.partitions, self.field = topic, partitions, field
         self.records: list[dict] = []
 
     async def __aenter__(self) -> "DecisionReader":
@@ -54,7 +55,7 @@ class DecisionReader:
         while time.monotonic() < deadline:
             check()
             for record in self.records:
-                if record["id"] == page_id:
+                if record[self.field] == page_id:
                     return record
             for messages in (await self.consumer.getmany(timeout_ms=200)).values():
                 self.records.extend(orjson.loads(m.value) for m in messages)

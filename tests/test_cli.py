@@ -148,6 +148,19 @@ def test_eval_scores_against_labels(corpus):
     assert json.loads(worse.stdout.splitlines()[0])["f1"] < scores["f1"]
 
 
+def test_eval_scores_a_decisions_file(corpus, tmp_path):
+    decisions = tmp_path / "decisions.jsonl"
+    assert CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(decisions)]).exit_code == 0
+    args = ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json"]
+    ran = json.loads(CliRunner().invoke(cli, args).stdout.splitlines()[0])
+    scored = json.loads(CliRunner().invoke(cli, [*args, "--decisions", str(decisions)]).stdout.splitlines()[0])
+    assert scored["f1"] == ran["f1"] and scored["pages"] == 600
+    records = [json.loads(line) for line in decisions.read_text().splitlines()]
+    decisions.write_text("\n".join(json.dumps({**r, "cluster_id": r["id"]}) for r in records))  # all apart
+    wrong = json.loads(CliRunner().invoke(cli, [*args, "--decisions", str(decisions)]).stdout.splitlines()[0])
+    assert wrong["f1"] < ran["f1"]
+
+
 def test_tune_prints_the_banding_and_the_s_curve():
     result = CliRunner().invoke(cli, ["tune", "--threshold", "0.5", "--num-perm", "100"])
     assert result.exit_code == 0

@@ -31,7 +31,7 @@ from typing import Any, Iterable, Protocol, Sequence
 
 import orjson
 
-__all__ = ["Journal", "Replayable", "StateMismatchError", "Row"]
+__all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
 FORMAT = 1
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
@@ -41,6 +41,23 @@ _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
 
 class StateMismatchError(RuntimeError):
     """Stored state was built under other parameters than the running app's."""
+
+
+def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:
+    """What to tell a user whose stored state was built under another guard."""
+    diffs = []
+    for key in sorted(set(stored) | set(running)):
+        mine, theirs = running.get(key), stored.get(key)
+        if mine == theirs:
+            continue
+        if isinstance(mine, dict) and isinstance(theirs, dict):  # name the parameters, not the whole dict
+            diffs += [f"{key}.{k}: stored {theirs.get(k)!r}, running {mine.get(k)!r}"
+                      for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+        else:
+            diffs.append(f"{key}: stored {theirs!r}, running {mine!r}")
+    return (f"the stored state was built with other parameters ({'; '.join(diffs)}). It cannot be probed with "
+            "these: run with the parameters it was built with, or start from empty state (a new app id, or "
+            "delete the app's internal topics and data directories).")
 
 
 class Replayable(Protocol):
@@ -153,14 +170,8 @@ class Journal:
             raise StateMismatchError(f"partition {self.partition}: state format {head.get('format')!r}, this "
                                      f"version of stream-lsh reads format {FORMAT}")
         theirs = head.get("guard", {})
-        if theirs == self.guard:
-            return
-        diffs = [f"{k}: stored {theirs.get(k)!r}, running {self.guard.get(k)!r}"
-                 for k in sorted(set(theirs) | set(self.guard)) if theirs.get(k) != self.guard.get(k)]
-        raise StateMismatchError(
-            f"partition {self.partition}: the stored state was built with other parameters ({'; '.join(diffs)}). "
-            "It cannot be probed with these: run with the parameters it was built with, or start from empty "
-            "state (a new app id, or delete the app's internal topics and data directories).")
+        if theirs != self.guard:
+            raise StateMismatchError(f"partition {self.partition}: {mismatch(theirs, self.guard)}")
 
     # -- writing ------------------------------------------------------------------------------
     def append(self, batches: Sequence[bytes]) -> list[Row]:

@@ -1,17 +1,72 @@
-"""Creating the topics, and refusing to run on topics of the wrong shape."""
+"""Before a worker starts: create the topics, refuse topics of the wrong shape, and refuse state
+built under other parameters (the guard topic) while nothing has been consumed yet."""
 
 from __future__ import annotations
 
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import TopicAlreadyExistsError
+from typing import Any
 
+import orjson
+from aiokafka import AIOKafkaProducer
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
+
+from ..pipeline.journal import StateMismatchError, mismatch
+from .client import read_topic
 from .topics import TopicSpec
 
-__all__ = ["TopicShapeError", "ensure_topics"]
+__all__ = ["BrokerUnreachableError", "TopicShapeError", "claim_state", "ensure_topics"]
+
+GUARD_KEY = b"guard"
 
 
 class TopicShapeError(RuntimeError):
     """An existing topic has another partition count than the state layout needs."""
+
+
+class BrokerUnreachableError(RuntimeError):
+    """No Kafka broker answers at the configured address."""
+
+
+async def _start(client: Any, bootstrap: str) -> None:
+    try:
+        await client.start()
+    except (KafkaConnectionError, OSError) as error:
+        await _close(client)
+        raise BrokerUnreachableError(f"cannot reach a Kafka broker at {bootstrap!r} ({error}); check --broker or "
+                                     "STREAM_LSH_BROKER and that the broker is up") from None
+
+
+async def _close(client: Any) -> None:
+    try:
+        await (client.close() if isinstance(client, AIOKafkaAdminClient) else client.stop())
+    except (KafkaError, OSError):
+        pass
+
+
+async def claim_state(bootstrap: str, topic: str, guard: dict[str, Any]) -> None:
+    """Record what this app's state is built with, or refuse if it was built with something else.
+
+    The guard topic (compacted, one partition) holds one record; the first worker of an app writes
+    it. Every partition's stored state carries the same guard and is checked again when loaded, but
+    this check comes first and stops a misconfigured worker before it joins the group.
+    """
+    stored = None
+    try:
+        async for key, value, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=300):
+            if key == GUARD_KEY and value is not None:
+                stored = orjson.loads(value)
+    except KafkaConnectionError as error:
+        raise BrokerUnreachableError(f"cannot reach a Kafka broker at {bootstrap!r} ({error})") from None
+    if stored is not None:
+        if stored != guard:
+            raise StateMismatchError(f"{topic}: {mismatch(stored, guard)}")
+        return
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
+    await _start(producer, bootstrap)
+    try:
+        await producer.send_and_wait(topic, orjson.dumps(guard), key=GUARD_KEY)
+    finally:
+        await producer.stop()
 
 
 async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> None:
@@ -21,7 +76,7 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> None:
     with another count would route records to partitions that do not hold their state.
     """
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
+    await _start(admin, bootstrap)
     try:
         existing = await _partition_counts(admin, [spec.name for spec in specs])
         missing = [spec for spec in specs if spec.name not in existing]

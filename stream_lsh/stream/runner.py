@@ -24,10 +24,12 @@ from typing import Callable, Iterable
 import orjson
 
 from ..settings import Settings
-from .admin import ensure_topics
+from ..core.dedup import Deduplicator
+from .app import state_guard
 from .broker import EmbeddedBroker
 from .client import Fed, feed_lines, read_topic
-from .topics import TopicNames, topic_specs
+from .topics import TopicNames
+from .worker import prepare
 
 __all__ = ["Progress", "Workers", "run_stream"]
 
@@ -134,7 +136,7 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
     pool = None
     progress = Progress()
     try:
-        await ensure_topics(bootstrap, topic_specs(settings))
+        await prepare(settings, bootstrap, state_guard(Deduplicator(settings.dedup_config()), settings))
         pool = Workers(settings, bootstrap, workers)
         readers = [asyncio.create_task(_read(bootstrap, names.decisions, from_start=broker is not None,
                                              handle=lambda r: (progress.on_decision(r), on_decision and on_decision(r)))),

@@ -32,6 +32,7 @@ class TopicNames:
     sites: str
     bands: str
     homes: str
+    guard: str
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "TopicNames":
@@ -47,6 +48,7 @@ class TopicNames:
             sites=f"{prefix}-{Stage.SITES}",
             bands=f"{prefix}-{Stage.BANDS}",
             homes=f"{prefix}-{Stage.HOMES}",
+            guard=f"{prefix}-guard",
         )
 
     def changelog(self, stage: str) -> str:
@@ -87,4 +89,5 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(names.bands, settings.band_partitions, large),
         TopicSpec(names.homes, settings.home_partitions, large),
         *changelogs,
+        TopicSpec(names.guard, 1, compact),
     ]

@@ -8,20 +8,27 @@ import logging
 import faust
 
 from ..settings import Settings
-from .admin import ensure_topics
+from .admin import claim_state, ensure_topics
 from .app import StreamApp
 from .fetch_wait import set_fetch_max_wait
-from .topics import topic_specs
+from .topics import TopicNames, topic_specs
 
-__all__ = ["run_worker"]
+__all__ = ["prepare", "run_worker"]
+
+
+async def prepare(settings: Settings, bootstrap: str, guard: dict) -> None:
+    """Topics exist with the right shape and the app's state is built with these parameters
+    (raises BrokerUnreachableError, TopicShapeError or StateMismatchError otherwise)."""
+    await ensure_topics(bootstrap, topic_specs(settings))
+    await claim_state(bootstrap, TopicNames.from_settings(settings).guard, guard)
 
 
 def run_worker(settings: Settings, bootstrap: str) -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
     loglevel = settings.log_level.lower()
-    asyncio.run(ensure_topics(bootstrap, topic_specs(settings)))
-    set_fetch_max_wait(settings.fetch_wait_ms)
     stream_app = StreamApp(settings, bootstrap)
+    asyncio.run(prepare(settings, bootstrap, stream_app.guard))
+    set_fetch_max_wait(settings.fetch_wait_ms)
     worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
                           override_logging=False)
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")

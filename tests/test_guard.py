@@ -1,0 +1,48 @@
+"""Refusals a user can act on, as the CLI gives them: no broker at the address, or state built
+with other parameters (the scheme guard). One line and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import orjson
+import pytest
+
+from stream_helpers import stream_settings
+from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.pipeline.journal import StateMismatchError
+from stream_lsh.stream.app import state_guard
+from stream_lsh.stream.broker import free_port
+from stream_lsh.stream.runner import run_stream
+from stream_lsh.stream.worker import prepare
+
+
+def worker(settings, *flags: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, **settings.to_environ()}
+    return subprocess.run([sys.executable, "-m", "stream_lsh", "worker", *flags], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_a_worker_without_a_broker_says_so(tmp_path):
+    settings = stream_settings(type("NoBroker", (), {"bootstrap": f"127.0.0.1:{free_port()}"})(), tmp_path)
+    result = worker(settings)
+    assert result.returncode == 2, result.stderr
+    assert "cannot reach a Kafka broker at" in result.stderr and "Traceback" not in result.stderr
+
+
+async def test_state_built_with_another_scheme_is_refused_before_the_worker_starts(broker, tmp_path):
+    settings = stream_settings(broker, tmp_path)
+    page = {"id": "a", "text": " ".join(["The council said that the plan would go ahead in spring."] * 6)}
+    await run_stream(settings, workers=1, feed=[orjson.dumps(page)], until_idle=True, timeout=90)
+
+    other = settings.__class__.load(environ={}, **{**settings.__dict__, "seed": 7})
+    with pytest.raises(StateMismatchError, match=r"scheme_params\.seed: stored 1, running 7"):
+        await prepare(other, broker.bootstrap, state_guard(Deduplicator(other.dedup_config()), other))
+    result = worker(settings, "--num-perm", "64")
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert "num_perm: stored 128, running 64" in result.stderr and "Traceback" not in result.stderr
+    relaid = settings.__class__.load(environ={}, **{**settings.__dict__, "home_partitions": 5})
+    with pytest.raises(Exception, match="partitions"):  # the topics' shape says so first
+        await prepare(relaid, broker.bootstrap, state_guard(Deduplicator(relaid.dedup_config()), relaid))

@@ -1,0 +1,99 @@
+"""Retraction, query-only probes and the event-time window, end to end through a real broker.
+
+One worker, one story at a time, every output awaited; the in-process tests (test_pipeline.py)
+cover the same rules under every delivery order, this checks the real topics say the same.
+"""
+
+from __future__ import annotations
+
+import orjson
+from aiokafka import AIOKafkaProducer
+
+from stream_helpers import DecisionReader, stream_settings
+from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.pipeline.journal import Journal
+from stream_lsh.pipeline.shard import Shard
+from stream_lsh.stream.app import state_guard
+from stream_lsh.stream.client import read_topic
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames
+from stream_lsh.stream.worker import prepare
+
+
+def at(hour: int, minute: int) -> str:
+    return f"2026-03-01T{hour:02d}:{minute:02d}:00Z"
+
+
+async def latest(bootstrap: str, topic: str) -> dict[bytes, bytes | None]:
+    """A compacted topic as a reader sees it: the last value per key (None: deleted)."""
+    values: dict[bytes, bytes | None] = {}
+    async for key, value, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=300):
+        values[key] = value  # type: ignore[index]
+    return values
+
+
+async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
+    settings = stream_settings(broker, tmp_path, ttl_hours=1.0, snapshot_mb=0.001)
+    names = TopicNames.from_settings(settings)
+    guard = state_guard(Deduplicator(settings.dedup_config()), settings)
+    await prepare(settings, broker.bootstrap, guard)
+    story, other, third = make_prose(1, 160), make_prose(2, 160), make_prose(3, 160)
+    pool = Workers(settings, broker.bootstrap, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
+    await producer.start()
+    try:
+        async with DecisionReader(broker.bootstrap, names.decisions, settings.input_partitions) as decisions, \
+                DecisionReader(broker.bootstrap, names.answers, settings.input_partitions, "correlation_id") as answers:
+
+            async def page(page_id: str, text: str, when: str) -> dict:
+                await producer.send_and_wait(names.input, orjson.dumps({"id": page_id, "text": text,
+                                                                        "published_at": when}))
+                return await decisions.until(page_id, timeout=60, check=pool.check)
+
+            async def ask(correlation_id: str, text: str) -> dict:
+                await producer.send_and_wait(names.queries, orjson.dumps({"correlation_id": correlation_id,
+                                                                          "text": text}))
+                return await answers.until(correlation_id, timeout=30, check=pool.check)
+
+            async def delete(page_id: str) -> None:
+                await producer.send_and_wait(names.input, orjson.dumps({"id": page_id, "op": "delete"}))
+
+            assert (await page("a", story, at(12, 0)))["status"] == "unique"
+            copy = await page("a2", "Breaking.\n" + story, at(12, 10))
+            assert (copy["status"], copy["cluster_id"]) == ("duplicate", "a")
+
+            seen = await ask("q1", story)
+            assert (seen["status"], seen["cluster_id"], seen["duplicate_of"]) == ("duplicate", "a", "a")
+            assert (await ask("q1b", third))["status"] == "unique"  # never seen, and not indexed by asking:
+            assert (await page("t", third, at(12, 15)))["status"] == "unique"
+
+            await delete("a2")
+            after = await ask("q2", "Breaking.\n" + story)
+            assert (after["status"], after["duplicate_of"]) == ("duplicate", "a")  # a2 is gone, a is not
+            await delete("a")
+            gone = await ask("q3", story)
+            assert (gone["status"], gone["cluster_id"]) == ("unique", None)
+
+            assert (await page("b", other, at(12, 20)))["status"] == "unique"
+            assert (await page("late", make_prose(4, 160), at(15, 0)))["status"] == "unique"  # moves the window on
+            again = await page("b2", other, at(15, 1))
+            assert again["status"] == "unique", "b left the 1-hour window: its copy founds a new cluster"
+    finally:
+        await producer.stop()
+        pool.stop()
+
+    clusters = await latest(broker.bootstrap, names.clusters)
+    assert clusters[b"a"] is None  # both members retracted: a tombstone, compaction forgets the cluster
+    assert orjson.loads(clusters[b"b2"])["size"] == 1
+
+    # The band tables as the changelog holds them (what a worker that lost its disk would load):
+    # only the pages inside the window are left.
+    rows = await latest(broker.bootstrap, names.changelog("bands"))
+    indexed = set()
+    for partition in range(settings.band_partitions):
+        shard = Shard(partition, bucket_cap=settings.bucket_cap, ttl=3600.0)
+        journal = Journal(partition, guard)
+        journal.load(sorted((k, v) for k, v in rows.items() if v is not None), shard)
+        indexed |= set(shard.entries)
+        assert journal.generation > 0, "no snapshot was taken: the rows were never compacted"
+    assert indexed == {"late", "b2"}
