@@ -274,6 +274,32 @@ def worker(**flags: Any) -> None:
 
 @cli.command()
 @_stream_options
+@click.option("--dry-run", is_flag=True, help="Print the topics as JSON lines; do not connect.")
+@_engine_options
+def topics(dry_run: bool, **flags: Any) -> None:
+    """Create every topic the app uses (workers do it too; run this first on a real cluster, with
+    STREAM_LSH_REPLICATION_FACTOR set), and check the shape of those that exist."""
+    import asyncio
+
+    from .stream.admin import ensure_topics
+    from .stream.topics import topic_specs
+
+    settings = _settings(flags)
+    specs = topic_specs(settings)
+    if dry_run:
+        for spec in specs:
+            click.echo(orjson.dumps({"name": spec.name, "partitions": spec.partitions,
+                                     "replication_factor": spec.replication, "config": spec.config}).decode())
+        return
+    if not settings.broker:
+        raise click.UsageError("creating topics needs a broker: --broker host:port or STREAM_LSH_BROKER")
+    with _stream_errors():
+        created = asyncio.run(ensure_topics(settings.broker, specs))
+    click.echo(f"{len(created)} of {len(specs)} topics created: {', '.join(created) or 'none'}", err=True)
+
+
+@cli.command()
+@_stream_options
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start.")
 @click.option("--feed", "feed", type=click.Path(exists=True, dir_okay=False), help="JSON lines of pages to send in.")
 @click.option("--rate", type=float, help="Pages per second to feed at [as fast as possible].")

@@ -83,6 +83,8 @@ class Settings:
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
+    replication_factor: int = _setting(1, int, "replicas of every topic the app creates (3 on a production cluster)")
+    min_insync_replicas: int | None = _setting(None, _optional_int, "min.insync.replicas of the topics it creates [broker's]")
     log_level: str = _setting("warning", str, "worker log level: debug, info, warning or error")
     snapshot_mb: float = _setting(16.0, float, "journal megabytes per stage partition before a state snapshot replaces them")
 
@@ -92,9 +94,12 @@ class Settings:
         if self.ttl_hours < 0:
             raise SettingsError(f"ttl_hours must be >= 0, got {self.ttl_hours} ({_where('ttl_hours')})")
         for name in ("input_partitions", "site_partitions", "band_partitions", "home_partitions", "batch_size",
-                     "fetch_wait_ms"):
+                     "fetch_wait_ms", "replication_factor"):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({_where(name)})")
+        if self.min_insync_replicas is not None and not 1 <= self.min_insync_replicas <= self.replication_factor:
+            raise SettingsError(f"min_insync_replicas must be between 1 and replication_factor "
+                                f"({self.replication_factor}), got {self.min_insync_replicas} ({_where('min_insync_replicas')})")
         if not self.snapshot_mb > 0:
             raise SettingsError(f"snapshot_mb must be positive, got {self.snapshot_mb} ({_where('snapshot_mb')})")
         if self.batch_wait_ms < 0:

@@ -46,3 +46,22 @@ async def test_state_built_with_another_scheme_is_refused_before_the_worker_star
     relaid = settings.__class__.load(environ={}, **{**settings.__dict__, "home_partitions": 5})
     with pytest.raises(Exception, match="partitions"):  # the topics' shape says so first
         await prepare(relaid, broker.bootstrap, state_guard(Deduplicator(relaid.dedup_config()), relaid))
+
+
+def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(broker, tmp_path):
+    settings = stream_settings(broker, tmp_path)
+    env = {**os.environ, **settings.to_environ()}
+
+    def topics(*flags: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "stream_lsh", "topics", *flags], env=env, capture_output=True,
+                              text=True, timeout=60)
+
+    planned = [orjson.loads(line) for line in topics("--dry-run").stdout.splitlines()]
+    assert {t["name"] for t in planned} >= {settings.input_topic, f"{settings.app_id}-bands-state-changelog",
+                                             f"{settings.app_id}-__assignor-__leader", f"{settings.app_id}-guard"}
+    first = topics()
+    assert first.returncode == 0 and f"{len(planned)} of {len(planned)} topics created" in first.stderr, first.stderr
+    assert "0 of" in topics().stderr
+    other = subprocess.run([sys.executable, "-m", "stream_lsh", "topics"], capture_output=True, text=True,
+                           env={**env, "STREAM_LSH_BAND_PARTITIONS": "5"}, timeout=60)
+    assert other.returncode == 2 and "has 4 partitions, the settings say 5" in other.stderr, other.stderr

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError
+from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError, for_code
 
 from ..pipeline.journal import StateMismatchError, mismatch
 from .client import read_topic
@@ -20,7 +20,8 @@ GUARD_KEY = b"guard"
 
 
 class TopicShapeError(RuntimeError):
-    """An existing topic has another partition count than the state layout needs."""
+    """An existing topic has another partition count than the state layout needs, or the broker
+    refused to create one."""
 
 
 class BrokerUnreachableError(RuntimeError):
@@ -69,8 +70,9 @@ async def claim_state(bootstrap: str, topic: str, guard: dict[str, Any]) -> None
         await producer.stop()
 
 
-async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> None:
-    """Create missing topics; check the partition count of those that exist.
+async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
+    """Create missing topics; check the partition count of those that exist. Returns the names
+    of the topics created.
 
     Internal topics are hashed onto their partition count (sites, band keys, page ids), so a topic
     with another count would route records to partitions that do not hold their state.
@@ -79,7 +81,6 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> None:
     await _start(admin, bootstrap)
     try:
         existing = await _partition_counts(admin, [spec.name for spec in specs])
-        missing = [spec for spec in specs if spec.name not in existing]
         for spec in specs:
             have = existing.get(spec.name)
             if have is not None and have != spec.partitions:
@@ -87,13 +88,23 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> None:
                     f"topic {spec.name!r} has {have} partitions, the settings say {spec.partitions}: "
                     "set the matching STREAM_LSH_*_PARTITIONS or use a new app id"
                 )
+        missing = [spec for spec in specs if spec.name not in existing]
         if missing:
-            try:
-                await admin.create_topics([NewTopic(s.name, s.partitions, 1, topic_configs=s.config) for s in missing])
-            except TopicAlreadyExistsError:
-                pass  # another worker created them meanwhile
+            response = await admin.create_topics(
+                [NewTopic(s.name, s.partitions, s.replication, topic_configs=s.config) for s in missing])
+            _raise_for(response)
+        return [spec.name for spec in missing]
     finally:
         await admin.close()
+
+
+def _raise_for(response: Any) -> None:
+    """aiokafka returns the broker's per-topic errors instead of raising them."""
+    failures = [f"{e['topic']}: {for_code(e['error_code']).__name__}: {e.get('error_message') or ''}".rstrip(": ")
+                for e in response.to_object()["topic_errors"]
+                if e["error_code"] not in (0, TopicAlreadyExistsError.errno)]  # already exists: created meanwhile
+    if failures:
+        raise TopicShapeError("the broker refused to create topics: " + "; ".join(failures))
 
 
 async def _partition_counts(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, int]:

@@ -16,6 +16,7 @@ class TopicSpec:
     name: str
     partitions: int
     config: dict[str, str]
+    replication: int = 1
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def layout_of(settings: Settings) -> Layout:
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
-    """Topics to create when they do not exist. Outputs keyed by id are compacted: a consumer that
+    """Every topic the app uses, to create when missing. Outputs keyed by id are compacted: a consumer that
     reads one from the start sees the latest record per key (the idempotence of re-emitted
     decisions relies on it)."""
     names = TopicNames.from_settings(settings)
@@ -77,7 +78,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
               Stage.HOMES: settings.home_partitions}
     changelogs = [TopicSpec(names.changelog(stage), count, {**compact, **large})
                   for stage, count in stages.items()]
-    return [
+    specs = [
         TopicSpec(names.input, inputs, large),
         TopicSpec(names.queries, inputs, {}),
         TopicSpec(names.decisions, inputs, compact),
@@ -90,4 +91,10 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(names.homes, settings.home_partitions, large),
         *changelogs,
         TopicSpec(names.guard, 1, compact),
+        # Faust's leader election (faust/assignor/leader_assignor.py); the app does not let Faust
+        # create topics, and brokers should not auto-create them with their own partition count
+        TopicSpec(f"{settings.app_id}-__assignor-__leader", 1, {}),
     ]
+    extra = {} if settings.min_insync_replicas is None else {"min.insync.replicas": str(settings.min_insync_replicas)}
+    return [TopicSpec(spec.name, spec.partitions, {**spec.config, **extra}, settings.replication_factor)
+            for spec in specs]
