@@ -83,7 +83,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(names.queries, inputs, {}),
         TopicSpec(names.decisions, inputs, compact),
         TopicSpec(names.clusters, inputs, compact),
-        TopicSpec(names.unique, inputs, compact),
+        TopicSpec(names.unique, inputs, {**compact, **large}),  # whole pages
         TopicSpec(names.answers, inputs, compact),
         TopicSpec(names.dead_letters, inputs, {}),
         TopicSpec(names.sites, settings.site_partitions, large),
