@@ -46,9 +46,14 @@ class Progress:
     dead_letters: int = 0
     changed: int = 0  # decisions replaced by a different one: new versions of a page (or a bug)
     started: float = field(default_factory=time.perf_counter)
+    first_at: float | None = None  # when the first decision came
+    last_at: float | None = None
 
     def on_decision(self, record: dict) -> None:
         page_id = record["id"]
+        self.last_at = time.perf_counter()
+        if self.first_at is None:
+            self.first_at = self.last_at
         if page_id in self.decisions and self.decisions[page_id] != record:
             self.changed += 1
         if page_id not in self.decisions:
@@ -76,11 +81,15 @@ class Progress:
         return all(self.decided[page_id] >= count for page_id, count in needed.items())
 
     def summary(self) -> str:
-        seconds = time.perf_counter() - self.started
+        """Counts, and the rate since the first decision (start-up is reported apart from it)."""
         pages = len(self.decisions)
-        return (f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
-                f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters, "
-                f"{pages / seconds if seconds > 0 else 0.0:,.0f} pages/s over {seconds:.1f} s")
+        text = (f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
+                f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters")
+        if self.first_at is None or self.last_at is None:
+            return f"{text}; waiting for the first decision ({time.perf_counter() - self.started:.1f} s)"
+        span = self.last_at - self.first_at
+        rate = f"{(pages - 1) / span:,.0f} pages/s" if span > 0 else "-"
+        return f"{text}; {rate} over {span:.1f} s after the first decision, which came at {self.first_at - self.started:.1f} s"
 
 
 class Workers:
