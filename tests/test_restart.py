@@ -26,6 +26,7 @@ from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
 
 from stream_helpers import DecisionReader, batch_reference, stream_settings
+from stream_lsh.evaluation import pair_scores
 
 
 KEEP, WIPE = "keep the data dir", "wipe the data dir"
@@ -105,3 +106,50 @@ async def test_a_crash_during_a_fast_feed_loses_no_page(broker, tmp_path):
     finally:
         reader.cancel()
         pool.stop()
+
+
+async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(broker, tmp_path):
+    """Scale out, then in, while pages flow: the partitions (and their state) move between workers."""
+    pages = generate_corpus(400, seed=15).pages
+    settings = stream_settings(broker, tmp_path, snapshot_mb=0.05, log_level="info")
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    first = Workers(settings, settings.broker, 1)
+    second = None
+    progress = Progress()
+
+    async def read() -> None:
+        async for _, value, _, _ in read_topic(settings.broker, names.decisions, follow=True, idle_ms=200):
+            progress.on_decision(orjson.loads(value))
+
+    async def until(count: int, *pools: Workers) -> None:
+        deadline = time.monotonic() + 120
+        while len(progress.decisions) < count and time.monotonic() < deadline:
+            for pool in pools:
+                pool.check()
+            await asyncio.sleep(0.02)
+
+    reader = asyncio.create_task(read())
+    try:
+        fed = asyncio.create_task(feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages],
+                                             rate=150.0))
+        await until(80, first)
+        second = Workers(settings, settings.broker, 1, first=1)  # joins: a rebalance moves partitions to it
+        await until(250, first, second)
+        assert len(progress.decisions) < len(pages), "the second worker must leave mid-stream"
+        first.stop()  # leaves: its partitions move to the second worker, which loads their state
+        progress.fed = await fed
+        deadline = time.monotonic() + 120
+        while not progress.complete() and time.monotonic() < deadline:
+            second.check()
+            await asyncio.sleep(0.1)
+        assert progress.complete(), progress.summary()
+        assert progress.changed == 0
+        truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}
+        got = {d["id"]: d["cluster_id"] or d["id"] for d in progress.decisions.values()}
+        assert pair_scores(truth, got).f1 >= 0.98
+    finally:
+        reader.cancel()
+        first.stop()
+        if second is not None:
+            second.stop()

@@ -164,12 +164,14 @@ class StreamApp:
         for event in events:
             by_partition.setdefault(event.message.partition, []).append(event)
         out = Outbox()
+        states = {}
         for partition, group in by_partition.items():
             records = [record for event in group for record in orjson.loads(event.message.value)]
-            out.extend(store.state(partition).handle(records))
+            states[partition] = store.state(partition)
+            out.extend(states[partition].handle(records))
         await self._send(out)
         for partition, group in by_partition.items():
-            store.record(partition, group[-1], [event.message.value for event in group])
+            store.record(partition, states[partition], group[-1], [event.message.value for event in group])
 
     # -- sending an outbox -----------------------------------------------------------------------
     async def _send(self, out: Outbox) -> None:

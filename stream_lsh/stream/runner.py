@@ -95,12 +95,14 @@ class Progress:
 class Workers:
     """Worker child processes; stopped with SIGTERM (a clean Faust shutdown), then SIGKILL."""
 
-    def __init__(self, settings: Settings, bootstrap: str, count: int) -> None:
+    def __init__(self, settings: Settings, bootstrap: str, count: int, *, first: int = 0) -> None:
+        """Start ``count`` workers numbered from ``first`` (worker i: ``<data_dir>/worker-i``)."""
         self.processes: list[subprocess.Popen] = []
         base = Path(settings.data_dir)
         base.mkdir(parents=True, exist_ok=True)
-        self.logs = [base / f"worker-{index}.log" for index in range(count)]
-        for index in range(count):
+        indexes = range(first, first + count)
+        self.logs = {index: base / f"worker-{index}.log" for index in indexes}
+        for index in indexes:
             env = dict(os.environ)
             env.update(settings.to_environ())
             env["STREAM_LSH_DATA_DIR"] = str(base / f"worker-{index}")
@@ -112,11 +114,11 @@ class Workers:
                                                        stdout=log, stderr=subprocess.STDOUT))
 
     def check(self) -> None:
-        for index, process in enumerate(self.processes):
+        for (index, log), process in zip(self.logs.items(), self.processes):
             if process.poll() is not None:
-                tail = self.logs[index].read_text(errors="replace").splitlines()[-15:]
+                tail = log.read_text(errors="replace").splitlines()[-15:]
                 raise RuntimeError(f"worker {index} exited with code {process.returncode}; "
-                                   f"the end of {self.logs[index]}:\n" + "\n".join(tail))
+                                   f"the end of {log}:\n" + "\n".join(tail))
 
     def stop(self, timeout: float = 20.0, *, how: signal.Signals = signal.SIGTERM) -> None:
         """Stop every worker with ``how`` (SIGTERM: clean; SIGKILL: a crash), killing laggards."""

@@ -90,9 +90,16 @@ class StageStore:
                 break
             yield key, value
 
-    def record(self, partition: int, event: Any, batches: list[bytes]) -> None:
-        """Make the batches ``partition`` just handled durable (after their outputs were sent)."""
-        stage, journal = self.held[partition]
+    def record(self, partition: int, stage: Replayable, event: Any, batches: list[bytes]) -> None:
+        """Make the batches ``stage`` (the state machine of ``partition``) just handled durable,
+        after their outputs were sent. If the partition was revoked meanwhile (a rebalance while
+        the sends were awaited), nothing is written: the input was not committed, and the
+        partition's next owner handles it again from the rows as they were."""
+        held = self.held.get(partition)
+        if held is None or held[0] is not stage:
+            log.info("%s partition %d was revoked during a batch; its next owner redoes the batch", self.stage, partition)
+            return
+        journal = held[1]
         rows = journal.append(batches)
         if journal.due():
             rows += journal.compact(stage)
