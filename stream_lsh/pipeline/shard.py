@@ -42,6 +42,11 @@ class _Entry:
     home: int
 
 
+def _signature(encoded: str) -> np.ndarray:
+    """A signature as the signer sends it: base64 of little-endian uint32 values."""
+    return np.frombuffer(base64.b64decode(encoded), dtype="<u4").astype(np.uint32)
+
+
 class Shard:
     """One band partition."""
 
@@ -87,8 +92,7 @@ class Shard:
     def restore(self, state: dict[str, Any]) -> None:
         """Replace the state with one made by :meth:`snapshot`."""
         self.entries = {
-            page_id: _Entry(np.frombuffer(base64.b64decode(signature), dtype="<u4").astype(np.uint32), keys,
-                            content_hash, body_hash, event_time, home)
+            page_id: _Entry(_signature(signature), keys, content_hash, body_hash, event_time, home)
             for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]}
         self.buckets = {key: ids for key, ids in state["buckets"]}
         self.by_content = {content_hash: page_id for content_hash, page_id in state["by_content"]}
@@ -108,7 +112,7 @@ class Shard:
                 self._remove(page_id)  # a new version replaces the old one
         if insert:
             self._advance(record["ts"])
-        signature = np.asarray(record["sig"], dtype=np.uint32)
+        signature = _signature(record["sig"])
         out.send(Stage.HOMES, record["home"], {
             "k": "res", "id": page_id, "q": query, "b": self.partition, "bh": record["bh"],
             "ex": self._exact(record["ch"], page_id),

@@ -13,9 +13,9 @@ does not know can be sure the page is gone, not on its way.
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Sequence
 
-import numpy as np
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.dedup import Deduplicator, PreparedPage
@@ -94,7 +94,9 @@ class Signer:
         by_partition.setdefault(exact_partition, [])
         registration.update(targets=sorted(by_partition), nc=False)
         out.send(Stage.HOMES, home, registration, first=True)
-        signature = page.signature.astype(np.uint32).tolist()
+        # one base64 string, not 128 JSON numbers: the probe goes to every band partition, and
+        # encoding and decoding number lists was a sixth of a worker's time under steady load
+        signature = base64.b64encode(page.signature.astype("<u4").tobytes()).decode("ascii")
         for partition, keys in by_partition.items():
             out.send(Stage.BANDS, partition, {
                 "k": "probe", "id": page_id, "q": query, "home": home, "ts": page.event_time, "bh": page.body_hash,
