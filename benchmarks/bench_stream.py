@@ -1,0 +1,360 @@
+"""Stream benchmark: pages/s end to end and decision latency, 1 and 2 workers, beside a bare Faust agent.
+
+    python benchmarks/bench_stream.py [--pages 3000] [--latency-pages 3000] [--loads 0.25,0.5]
+        [--rates 200,400] [--workers 1,2] [--partitions 8] [--json out.json] [--quick]
+
+One embedded broker (Tansu) for the whole run; every configuration gets a fresh app id, topics and
+data directory. Pages are generated (``generate_corpus``); every configuration gets the same pages.
+
+* Baseline: ``forward_worker.py``, a bare Faust agent (the stream's settings, raw serializers, same
+  fetch wait) forwarding each page unchanged to an output topic; one worker process.
+* Saturation: ``--pages`` pages (``--baseline-pages`` for the baseline) are preloaded into the input
+  topic, then the workers are started. start-up = spawn to first output; msg/s = outputs that
+  arrived after the first arrival / (last arrival - first arrival): the drain rate once running,
+  start-up excluded. "max gap" is the longest pause between arrivals (a rebalance shows there).
+* Latency: with the workers still running, ``--latency-pages`` new pages per load are fed at a fixed
+  rate (open loop, ``feed_lines(rate=...)``): each ``--loads`` fraction of that configuration's
+  saturation rate, then each absolute ``--rates``. Latency = arrival of the output at this
+  process's reader (a group-less consumer, 10 ms fetch wait) - when the producer accepted the page.
+* Every page must get exactly one output: missing and duplicate counts are reported.
+* The broker, the workers and this feeder/reader share the machine's cores: "cores used" is the CPU
+  time of each, and of every other process on the machine (Linux /proc), over the saturation drain
+  or over the feed of one load. Anything but ~0 under "others" means the numbers are disturbed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import aiokafka
+import faust
+import numpy as np
+import orjson
+from aiokafka import AIOKafkaConsumer, TopicPartition
+
+from stream_lsh.settings import Settings
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.broker import EmbeddedBroker
+from stream_lsh.stream.client import feed_lines
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, TopicSpec, topic_specs
+from stream_lsh.synthetic import generate_corpus
+
+STALL_S = 60.0  # stop waiting for outputs after this long without a new one
+BARE = "bare forward"
+
+
+@dataclass
+class Load:
+    label: str
+    offered: float
+    achieved: float
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    missing: int
+    cpu: str
+
+
+@dataclass
+class Result:
+    config: str
+    workers: int
+    startup_s: float
+    rate: float
+    max_gap_s: float
+    missing: int
+    cpu: str
+    duplicates: int = 0
+    loads: list[Load] = field(default_factory=list)
+
+
+class Arrivals:
+    """Reads a topic from the start without a group; records when each key arrived (every time)."""
+
+    def __init__(self, bootstrap: str, topic: str) -> None:
+        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                         auto_offset_reset="earliest", fetch_max_wait_ms=10)
+        self.topic = topic
+        self.times: dict[bytes, list[float]] = {}
+        self.task: asyncio.Task | None = None
+
+    async def start(self) -> "Arrivals":
+        await self.consumer.start()
+        await self.consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know it
+        partitions = sorted(self.consumer.partitions_for_topic(self.topic) or ())
+        self.consumer.assign([TopicPartition(self.topic, p) for p in partitions])
+        self.task = asyncio.create_task(self._run())
+        return self
+
+    async def _run(self) -> None:
+        while True:
+            batches = await self.consumer.getmany(timeout_ms=100)
+            now = time.perf_counter()
+            for messages in batches.values():
+                for message in messages:
+                    self.times.setdefault(message.key, []).append(now)
+
+    async def wait(self, keys: list[bytes], check, need: int | None = None) -> None:
+        """Until ``need`` (default: all) keys arrived or nothing came for STALL_S s; ``check`` raises
+        if a worker died."""
+        seen, last_change = -1, time.monotonic()
+        while True:
+            done = sum(key in self.times for key in keys)
+            if done >= (need or len(keys)):
+                return
+            if done != seen:
+                seen, last_change = done, time.monotonic()
+            elif time.monotonic() - last_change > STALL_S:
+                print(f"  ! {len(keys) - done} outputs never arrived", file=sys.stderr)
+                return
+            if self.task.done():
+                self.task.result()
+            check()
+            await asyncio.sleep(0.05)
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+        await self.consumer.stop()
+
+
+class ForwardWorker:
+    """The baseline worker process (the check/stop contract of runner.Workers)."""
+
+    def __init__(self, bootstrap: str, app_id: str, source: str, sink: str, log: Path, fetch_wait_ms: int):
+        self.log = log
+        script = str(Path(__file__).with_name("forward_worker.py"))
+        command = [sys.executable, script, bootstrap, app_id, source, sink, str(fetch_wait_ms)]
+        with open(log, "ab") as out:
+            self.processes = [subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)]
+
+    def check(self) -> None:
+        if self.processes[0].poll() is not None:
+            tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-15:])
+            raise RuntimeError(f"baseline worker exited with {self.processes[0].returncode}:\n{tail}")
+
+    def stop(self, timeout: float = 20.0) -> None:
+        process = self.processes[0]
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+class Cpu:
+    """CPU time (Linux /proc) of the workers, the broker, this process and everything else on the machine,
+    as cores used over a window."""
+
+    def __init__(self, workers: list[int], broker: int) -> None:
+        self.groups = (workers, [broker])
+        self.start = self.sample()
+
+    def sample(self) -> list[float]:
+        tick = os.sysconf("SC_CLK_TCK")
+        used = []
+        for pids in self.groups:
+            total = 0.0
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                    total += (int(fields[11]) + int(fields[12])) / tick
+            used.append(total)
+        own = os.times()
+        used.append(own.user + own.system)
+        jiffies = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:8]]
+        busy = (sum(jiffies) - jiffies[3] - jiffies[4]) / tick  # all but idle and iowait
+        return [*used, busy - sum(used), time.perf_counter()]
+
+    def cores(self) -> str:
+        """'workers/broker/bench/others' cores used since the last call; starts the next window."""
+        now, before = self.sample(), self.start
+        self.start, wall = now, now[-1] - before[-1]
+        return "/".join(f"{max(0.0, b - a) / wall:.2f}" for a, b in zip(before[:-1], now[:-1]))
+
+
+async def measure(name: str, workers: int, start, source: str, sink: str, corpus: list[tuple[bytes, bytes]],
+                  preload: int, args: argparse.Namespace, broker: EmbeddedBroker) -> Result:
+    """Saturation from a preloaded topic, then latency at each load, on one configuration."""
+    bootstrap = broker.bootstrap
+    reader = await Arrivals(bootstrap, sink).start()
+    pool = None
+    try:
+        await feed_lines(bootstrap, source, [line for _, line in corpus[:preload]])
+        spawned = time.perf_counter()
+        pool = start()
+        keys = [key for key, _ in corpus[:preload]]
+        await reader.wait(keys, pool.check, need=1)
+        cpu = Cpu([p.pid for p in pool.processes], broker._process.pid)  # noqa: SLF001 - its CPU time
+        await reader.wait(keys, pool.check)
+        firsts = sorted(reader.times[key][0] for key in keys if key in reader.times)
+        span = firsts[-1] - firsts[0]
+        rate = sum(1 for t in firsts if t > firsts[0]) / span if span > 0 else float("nan")
+        result = Result(name, workers, firsts[0] - spawned, rate, float(np.max(np.diff(firsts), initial=0.0)),
+                        len(keys) - len(firsts), cpu.cores())
+        print(f"  {name}: start-up {result.startup_s:.1f} s, {rate:,.0f} msg/s saturated", file=sys.stderr)
+        loads = [(f"{f:.0%} max", f * rate) for f in args.loads] + [(f"{r:g}/s", r) for r in args.rates]
+        for index, (label, offered) in enumerate(loads):
+            low = preload + index * args.latency_pages
+            result.loads.append(await at_load(label, offered, corpus[low:low + args.latency_pages], reader,
+                                              pool, cpu, bootstrap, source))
+        await asyncio.sleep(1.0)  # let late duplicates (redeliveries) show up
+        result.duplicates = sum(len(times) - 1 for times in reader.times.values())
+        return result
+    finally:
+        if pool is not None:
+            pool.stop()
+        await reader.stop()
+
+
+async def at_load(label: str, offered: float, chunk: list[tuple[bytes, bytes]], reader: Arrivals, pool,
+                  cpu: Cpu, bootstrap: str, source: str) -> Load:
+    sent: dict[bytes, float] = {}
+
+    def stamped():
+        for key, line in chunk:
+            yield line
+            sent[key] = time.perf_counter()  # feed_lines takes the next line once this one is sent
+
+    cpu.cores()
+    await feed_lines(bootstrap, source, stamped(), rate=offered)
+    used = cpu.cores()  # over the feed only; the drain after the last send is left out
+    await reader.wait(list(sent), pool.check)
+    latencies = np.array([reader.times[key][0] - t for key, t in sent.items() if key in reader.times]) * 1000
+    times = sorted(sent.values())
+    p50, p99, worst = np.percentile(latencies, [50, 99, 100]) if len(latencies) else [float("nan")] * 3
+    achieved = (len(times) - 1) / (times[-1] - times[0])
+    missing = len(sent) - len(latencies)
+    load = Load(label, offered, achieved, float(p50), float(p99), float(worst), missing, used)
+    print(f"    at {label} ({offered:,.0f}/s): p50 {p50:.0f} ms, p99 {p99:.0f} ms", file=sys.stderr)
+    return load
+
+
+async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> list[Result]:
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, asyncio.current_task().cancel)
+    bootstrap = broker.bootstrap
+    total = max(args.pages, args.baseline_pages) + args.latency_pages * (len(args.loads) + len(args.rates))
+    corpus = [(str(p["id"]).encode(), orjson.dumps(p)) for p in generate_corpus(total, seed=args.seed).pages]
+    size = np.mean([len(line) for _, line in corpus])
+    print(f"# {len(corpus):,} generated pages, {size:,.0f} bytes of JSON on average", flush=True)
+    results = []
+    if not args.no_baseline:
+        app = f"bare{uuid.uuid4().hex[:6]}"
+        source, sink = f"{app}-in", f"{app}-out"
+        await ensure_topics(bootstrap, [TopicSpec(name, args.partitions, {}) for name in (source, sink)])
+        start = lambda: ForwardWorker(bootstrap, app, source, sink, data / f"{app}.log", args.fetch_wait_ms)  # noqa: E731
+        results.append(await measure(BARE, 1, start, source, sink, corpus, args.baseline_pages, args, broker))
+    for count in args.workers:
+        app = f"bench{uuid.uuid4().hex[:6]}w{count}"
+        kinds = ("input", "queries", "decisions", "clusters", "unique", "answers", "dead_letters")
+        topics = {f"{kind}_topic": f"{app}-{kind}" for kind in kinds}
+        settings = Settings.load(broker=bootstrap, app_id=app, data_dir=str(data / app),  # + STREAM_LSH_* of the environment
+                                 input_partitions=args.partitions, site_partitions=args.partitions,
+                                 band_partitions=args.partitions, home_partitions=args.partitions,
+                                 fetch_wait_ms=args.fetch_wait_ms, **topics)
+        names = TopicNames.from_settings(settings)
+        await ensure_topics(bootstrap, topic_specs(settings))
+        name = f"stream, {count} worker{'s' if count > 1 else ''}"
+        start = lambda s=settings, n=count: Workers(s, bootstrap, n)  # noqa: E731
+        results.append(await measure(name, count, start, names.input, names.decisions, corpus, args.pages,
+                                     args, broker))
+    return results
+
+
+def report(results: list[Result]) -> dict:
+    bare = next((r for r in results if r.config == BARE), None)
+    streams = {r.workers: r for r in results if r.config != BARE}
+    one, two = streams.get(1), streams.get(2)
+    print(f"\n{'config':18s} {'start-up s':>10s} {'msg/s':>7s} {'vs bare':>7s} {'vs 1 w':>6s} "
+          f"{'max gap s':>9s} {'missing':>7s} {'dups':>5s}  cores used: workers/broker/bench/others")
+    for r in results:
+        vs_bare = f"{r.rate / bare.rate:.2f}x" if bare else "-"
+        vs_one = f"{r.rate / one.rate:.2f}x" if one and r.config != BARE else "-"
+        print(f"{r.config:18s} {r.startup_s:10.1f} {r.rate:7,.0f} {vs_bare:>7s} {vs_one:>6s} "
+              f"{r.max_gap_s:9.2f} {r.missing:7d} {r.duplicates:5d}  {r.cpu}")
+    print(f"\n{'config':18s} {'load':>8s} {'offered/s':>9s} {'achieved/s':>10s} {'p50 ms':>7s} "
+          f"{'p99 ms':>7s} {'max ms':>7s} {'missing':>7s}  cores used while feeding")
+    for r in results:
+        for x in r.loads:
+            behind = "  (feeder fell behind)" if x.achieved < 0.95 * x.offered else ""
+            print(f"{r.config:18s} {x.label:>8s} {x.offered:9,.0f} {x.achieved:10,.0f} {x.p50_ms:7.1f} "
+                  f"{x.p99_ms:7.1f} {x.max_ms:7.1f} {x.missing:7d}  {x.cpu}{behind}")
+    checks = {}
+    if bare and one:
+        checks["1 worker >= 50% of bare"] = (f"{one.rate / bare.rate:.0%}", one.rate >= 0.5 * bare.rate)
+    for r in streams.values():
+        half = next((x for x in r.loads if x.label == "50% max"), None)
+        if half:
+            checks[f"p99 <= 250 ms at 50% load, {r.config}"] = (f"{half.p99_ms:.0f} ms", half.p99_ms <= 250)
+    if one and two:
+        checks["2 workers >= 1.6x 1"] = (f"{two.rate / one.rate:.2f}x", two.rate >= 1.6 * one.rate)
+    complete = all(r.missing == r.duplicates == 0 and not any(x.missing for x in r.loads) for r in results)
+    checks["exactly one output per page"] = ("yes" if complete else "NO", complete)
+    print()
+    for label, (value, ok) in checks.items():
+        print(f"target {label:45s} {value:>8s}  {'ok' if ok else 'MISSED'}")
+    return {label: {"value": value, "ok": ok} for label, (value, ok) in checks.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    numbers = lambda kind: lambda text: [kind(x) for x in text.split(",") if x.strip()]  # noqa: E731
+    parser.add_argument("--pages", type=int, default=3000, help="pages preloaded for the saturation run")
+    parser.add_argument("--baseline-pages", type=int, help="preloaded for the bare agent [3 x --pages]")
+    parser.add_argument("--latency-pages", type=int, default=3000, help="pages fed at each fixed load")
+    parser.add_argument("--loads", type=numbers(float), default=[0.25, 0.5], help="fractions of saturation")
+    parser.add_argument("--rates", type=numbers(float), default=[], help="extra fixed loads, pages/s")
+    parser.add_argument("--workers", type=numbers(int), default=[1, 2], help="worker counts of the stream")
+    parser.add_argument("--partitions", type=int, default=8, help="partitions of every topic")
+    parser.add_argument("--fetch-wait-ms", type=int, default=Settings().fetch_wait_ms)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 600 pages, 500 a load, 4 partitions")
+    args = parser.parse_args()
+    if args.quick:
+        args.pages, args.latency_pages, args.partitions = 600, 500, 4
+    args.baseline_pages = args.baseline_pages or 3 * args.pages
+    print(f"# {os.cpu_count()} CPUs, shared by the broker, the workers and this feeder/reader; "
+          f"Python {platform.python_version()}, faust-streaming {faust.__version__}, "
+          f"aiokafka {aiokafka.__version__}")
+    print(f"# load average at start {os.getloadavg()[0]:.2f} (anything else running skews every number)")
+    print(f"# {args.partitions} partitions per topic; {args.pages:,} pages preloaded "
+          f"({args.baseline_pages:,} for the bare agent); {args.latency_pages:,} pages per load; "
+          f"fetch wait {args.fetch_wait_ms} ms", flush=True)
+    broker = EmbeddedBroker()
+    with tempfile.TemporaryDirectory(prefix="bench-stream-") as data:
+        try:
+            broker.start()
+            results = asyncio.run(run(args, broker, Path(data)))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            sys.exit("interrupted")
+        finally:
+            broker.stop()
+    checks = report(results)
+    if args.json:
+        document = {"cpus": os.cpu_count(), "args": vars(args), "results": [asdict(r) for r in results],
+                    "targets": checks}
+        args.json.write_text(json.dumps(document, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
