@@ -1,3 +1,4 @@
+import orjson
 import pytest
 
 from stream_lsh.core.page import PageError, page_from_dict, parse_timestamp
@@ -59,3 +60,15 @@ def test_reasons_never_echo_the_body():
     with pytest.raises(PageError) as caught:
         page_from_dict({"id": "a", "text": "secret body", "published_at": "not a date"})
     assert "secret" not in str(caught.value)
+
+
+def test_a_query_is_a_page_named_by_its_correlation_id():
+    from stream_lsh.core.record import Rejected, parse_query
+
+    text = "The council said that the plan would go ahead."
+    assert parse_query(orjson.dumps({"correlation_id": "q1", "id": "x", "text": text}), 10_000).id == "q1"
+    assert parse_query(orjson.dumps({"id": 7, "text": text}), 10_000).id == "7"
+    for bad in ({"text": text}, {"correlation_id": True, "text": text}, {"correlation_id": "", "text": text}):
+        rejected = parse_query(orjson.dumps(bad), 10_000)
+        assert isinstance(rejected, Rejected) and rejected.code == "bad_id"
+    assert parse_query(orjson.dumps({"correlation_id": "q2"}), 10_000).code == "missing_body"

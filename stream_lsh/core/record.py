@@ -14,7 +14,7 @@ import orjson
 
 from .page import Page, PageError, page_from_dict
 
-__all__ = ["Delete", "Rejected", "parse_line", "parse_record", "record_id"]
+__all__ = ["Delete", "Rejected", "parse_line", "parse_query", "parse_record", "record_id"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +62,22 @@ def parse_record(raw: bytes, max_bytes: int) -> Page | Delete | Rejected:
     if record.get("op") == "delete":
         page_id = record_id(record)
         return Delete(page_id) if page_id is not None else Rejected("bad_id", "a delete needs an 'id'")
+    return _page(record)
+
+
+def parse_query(raw: bytes, max_bytes: int) -> Page | Rejected:
+    """A query-only probe: a page whose id is its ``correlation_id`` (or its ``id``)."""
+    record, rejected = parse_line(raw, max_bytes)
+    if record is None:
+        assert rejected is not None
+        return rejected
+    correlation = record_id({"id": record.get("correlation_id", record.get("id"))})
+    if not correlation:
+        return Rejected("bad_id", "a query needs a 'correlation_id' (or an 'id')")
+    return _page({**record, "id": correlation})
+
+
+def _page(record: dict[str, Any]) -> Page | Rejected:
     try:
         return page_from_dict(record)
     except PageError as error:

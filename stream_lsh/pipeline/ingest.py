@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ..core.dedup import Deduplicator
-from ..core.page import Page, PageError, page_from_dict
-from ..core.record import Delete, Rejected, parse_line, parse_record, record_id
+from ..core.page import Page
+from ..core.record import Delete, Rejected, parse_query, parse_record
 from .outbox import Outbox, Stage
 from .routing import Layout
 
@@ -59,7 +59,7 @@ class Ingest:
         keyed by the query's ``correlation_id`` (its ``id`` when it has none)."""
         out = Outbox()
         for message in messages:
-            parsed = self._parse(message, _parse_query)
+            parsed = self._parse(message, parse_query)
             if isinstance(parsed, Rejected):
                 out.dead_letters.append(_dead_letter(message, parsed))
                 continue
@@ -88,20 +88,6 @@ class Ingest:
             "bh": engine.body_hash(page),
             "blocks": engine.extract_blocks(page),
         }
-
-
-def _parse_query(raw: bytes, max_bytes: int) -> Page | Rejected:
-    record, rejected = parse_line(raw, max_bytes)
-    if record is None:
-        assert rejected is not None
-        return rejected
-    correlation = record.get("correlation_id", record.get("id"))
-    if not isinstance(correlation, (str, int)) or isinstance(correlation, bool) or str(correlation) == "":
-        return Rejected("bad_id", "a query needs a 'correlation_id' (or an 'id')")
-    try:
-        return page_from_dict({**record, "id": str(correlation)})
-    except PageError as error:
-        return Rejected(error.code, str(error), record_id(record))
 
 
 def _dead_letter(message: Message, rejected: Rejected) -> tuple[str | None, dict]:
