@@ -79,7 +79,8 @@ class Settings:
     band_partitions: int = _setting(8, int, "partitions of the band tables")
     home_partitions: int = _setting(8, int, "partitions of page state (gather and decision)")
     batch_size: int = _setting(256, int, "most input messages per micro-batch")
-    batch_wait_ms: float = _setting(20.0, float, "longest wait to fill a micro-batch, milliseconds")
+    batch_wait_ms: float = _setting(10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds")
+    ingest_wait_ms: float = _setting(50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds")
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
@@ -102,8 +103,9 @@ class Settings:
                                 f"({self.replication_factor}), got {self.min_insync_replicas} ({_where('min_insync_replicas')})")
         if not self.snapshot_mb > 0:
             raise SettingsError(f"snapshot_mb must be positive, got {self.snapshot_mb} ({_where('snapshot_mb')})")
-        if self.batch_wait_ms < 0:
-            raise SettingsError(f"batch_wait_ms must be >= 0, got {self.batch_wait_ms} ({_where('batch_wait_ms')})")
+        for name in ("batch_wait_ms", "ingest_wait_ms"):
+            if getattr(self, name) < 0:
+                raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({_where(name)})")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):
             raise SettingsError(f"log_level must be debug, info, warning or error, got {self.log_level!r} "
                                 f"({_where('log_level')})")

@@ -133,13 +133,14 @@ class StreamApp:
         raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw",
                "allow_empty": True}
         within = s.batch_wait_ms / 1000.0
+        entry = s.ingest_wait_ms / 1000.0  # the input's batches set the size of every batch downstream
 
         async def ingest_pages(stream: Any) -> None:
-            async for events in stream.take_events(s.batch_size, within=within):
+            async for events in stream.take_events(s.batch_size, within=entry):
                 await _or_exit(self._send(self.ingest.pages([_message(e) for e in events])))
 
         async def ingest_queries(stream: Any) -> None:
-            async for events in stream.take_events(s.batch_size, within=within):
+            async for events in stream.take_events(s.batch_size, within=entry):
                 await _or_exit(self._send(self.ingest.queries([_message(e) for e in events])))
 
         app.agent(app.topic(self.names.input, **raw), name="ingest-pages", concurrency=1)(ingest_pages)
