@@ -2,8 +2,9 @@
 
     python benchmarks/forward_worker.py BOOTSTRAP APP_ID SOURCE_TOPIC SINK_TOPIC [FETCH_WAIT_MS]
 
-Same Faust settings as the stream's app (fast start, raw serializers, ``concurrency=1``, the short
-fetch wait of :mod:`stream_lsh.stream.fetch_wait`), no state, no batching: per message one
+The stream's Faust transport settings (``stream_lsh.stream.app.transport_settings``: fast start,
+buffer and size limits), raw serializers, ``concurrency=1``, the short fetch wait of
+:mod:`stream_lsh.stream.fetch_wait`; no state, no batching: per message one
 ``app.producer.send`` to the same partition of the sink (acked before the offset commit, as in the
 stream). Runs until SIGTERM/SIGINT.
 """
@@ -15,28 +16,15 @@ from typing import Any
 
 import faust
 
+from stream_lsh.settings import Settings
+from stream_lsh.stream.app import transport_settings
 from stream_lsh.stream.fetch_wait import set_fetch_max_wait
-
-BATCH = 256  # the stream's default batch_size, which sizes its stream buffer
-MAX_BYTES = 10_000_000  # the stream's default max_page_bytes, which sizes its fetches and requests
 
 
 def build_app(bootstrap: str, app_id: str, source: str, sink: str) -> faust.App:
-    app = faust.App(
-        app_id,
-        broker="kafka://" + ";".join(h.strip() for h in bootstrap.split(",")),
-        store="memory://",
-        web_enabled=False,
-        consumer_auto_offset_reset="earliest",
-        broker_rebalance_timeout=4.0,
-        broker_session_timeout=6.0,
-        broker_heartbeat_interval=1.0,
-        broker_commit_interval=1.0,
-        stream_buffer_maxsize=max(2 * BATCH, 256),
-        producer_max_request_size=max(2 * MAX_BYTES, 1_048_576),
-        consumer_max_fetch_size=max(2 * MAX_BYTES, 1_048_576),
-        topic_allow_declare=False,
-    )
+    # the stream's transport settings at the stream's defaults (batch size, page size limit)
+    app = faust.App(app_id, store="memory://", web_enabled=False,
+                    **transport_settings(Settings.load(environ={}), bootstrap))
     topic = app.topic(source, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
                       allow_empty=True)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import orjson
 import pytest
@@ -26,7 +27,7 @@ def worker(settings, *flags: str, timeout: float = 60) -> subprocess.CompletedPr
 
 
 def test_a_worker_without_a_broker_says_so(tmp_path):
-    settings = stream_settings(type("NoBroker", (), {"bootstrap": f"127.0.0.1:{free_port()}"})(), tmp_path)
+    settings = stream_settings(SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path)  # nobody there
     result = worker(settings)
     assert result.returncode == 2, result.stderr
     assert "cannot reach a Kafka broker at" in result.stderr and "Traceback" not in result.stderr

@@ -30,6 +30,25 @@ from stream_lsh.evaluation import pair_scores
 
 
 KEEP, WIPE = "keep the data dir", "wipe the data dir"
+
+
+def follow_decisions(bootstrap: str, topic: str, progress: Progress) -> asyncio.Task:
+    """Feed every decision of ``topic`` into ``progress`` as it arrives (cancel the task to stop)."""
+
+    async def read() -> None:
+        async for _, value, _, _ in read_topic(bootstrap, topic, follow=True, idle_ms=200):
+            progress.on_decision(orjson.loads(value))
+
+    return asyncio.create_task(read())
+
+
+async def wait_until(done, *pools: Workers, timeout: float = 120.0) -> None:
+    """Until ``done()``, or ``timeout``; raises if a worker of ``pools`` dies meanwhile."""
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline:
+        for pool in pools:
+            pool.check()
+        await asyncio.sleep(0.02)
 PLANS = {
     "sigterm-keep,kill-wipe": {35: (signal.SIGTERM, KEEP), 70: (signal.SIGKILL, WIPE)},
     "kill-keep,sigterm-wipe": {35: (signal.SIGKILL, KEEP), 70: (signal.SIGTERM, WIPE)},
@@ -80,26 +99,15 @@ async def test_a_crash_during_a_fast_feed_loses_no_page(broker, tmp_path):
     await ensure_topics(settings.broker, topic_specs(settings))
     pool = Workers(settings, settings.broker, 1)
     progress = Progress()
-
-    async def read() -> None:
-        async for _, value, _, _ in read_topic(settings.broker, names.decisions, follow=True, idle_ms=200):
-            progress.on_decision(orjson.loads(value))
-
-    reader = asyncio.create_task(read())
+    reader = follow_decisions(settings.broker, names.decisions, progress)
     try:
         progress.fed = await feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages])
-        deadline = time.monotonic() + 60
-        while len(progress.decisions) < 60 and time.monotonic() < deadline:
-            pool.check()
-            await asyncio.sleep(0.02)
+        await wait_until(lambda: len(progress.decisions) >= 60, pool, timeout=60)
         assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
         pool.stop(how=signal.SIGKILL)
         shutil.rmtree(Path(settings.data_dir) / "worker-0")
         pool = Workers(settings, settings.broker, 1)
-        deadline = time.monotonic() + 120
-        while not progress.complete() and time.monotonic() < deadline:
-            pool.check()
-            await asyncio.sleep(0.1)
+        await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
         assert sorted(progress.decisions) == sorted(p["id"] for p in pages)
         assert progress.changed == 0  # a decision given again after the crash is the same decision
@@ -117,32 +125,17 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
     first = Workers(settings, settings.broker, 1)
     second = None
     progress = Progress()
-
-    async def read() -> None:
-        async for _, value, _, _ in read_topic(settings.broker, names.decisions, follow=True, idle_ms=200):
-            progress.on_decision(orjson.loads(value))
-
-    async def until(count: int, *pools: Workers) -> None:
-        deadline = time.monotonic() + 120
-        while len(progress.decisions) < count and time.monotonic() < deadline:
-            for pool in pools:
-                pool.check()
-            await asyncio.sleep(0.02)
-
-    reader = asyncio.create_task(read())
+    reader = follow_decisions(settings.broker, names.decisions, progress)
     try:
         fed = asyncio.create_task(feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages],
                                              rate=150.0))
-        await until(80, first)
+        await wait_until(lambda: len(progress.decisions) >= 80, first)
         second = Workers(settings, settings.broker, 1, first=1)  # joins: a rebalance moves partitions to it
-        await until(250, first, second)
+        await wait_until(lambda: len(progress.decisions) >= 250, first, second)
         assert len(progress.decisions) < len(pages), "the second worker must leave mid-stream"
         first.stop()  # leaves: its partitions move to the second worker, which loads their state
         progress.fed = await fed
-        deadline = time.monotonic() + 120
-        while not progress.complete() and time.monotonic() < deadline:
-            second.check()
-            await asyncio.sleep(0.1)
+        await wait_until(progress.complete, second)
         assert progress.complete(), progress.summary()
         assert progress.changed == 0
         truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}

@@ -42,14 +42,14 @@ class LocalPipeline:
             Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl),
             Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl),
         }
-        counts = {Stage.SITES: layout.sites, Stage.BANDS: layout.bands, Stage.HOMES: layout.homes}
-        self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(counts[stage])]
+        self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
                                              for stage in Stage.ALL}
         self.compact_bytes = compact_bytes
         self.journals: dict[tuple[str, int], Journal] | None = None
         self.rows: dict[tuple[str, int], dict[bytes, bytes]] = {}
         if durable:
-            self.journals = {(stage, p): self._journal(p) for stage in Stage.ALL for p in range(counts[stage])}
+            self.journals = {(stage, p): self._journal(p) for stage in Stage.ALL
+                             for p in range(layout.partitions(stage))}
             self.rows = {key: {} for key in self.journals}
         self.queues: dict[tuple[str, int], deque[list[dict[str, Any]]]] = {
             (stage, p): deque() for stage, parts in self.stages.items() for p in range(len(parts))

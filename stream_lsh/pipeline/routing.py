@@ -32,6 +32,10 @@ class Layout:
             if not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} partitions must be a positive integer, got {value!r}")
 
+    def partitions(self, stage: str) -> int:
+        """Partition count of a stage (``Stage.SITES``, ``BANDS`` or ``HOMES``)."""
+        return {"sites": self.sites, "bands": self.bands, "homes": self.homes}[stage]
+
     def site(self, site: str) -> int:
         return xxhash.xxh3_64_intdigest(site.encode("utf-8", "surrogatepass")) % self.sites
 

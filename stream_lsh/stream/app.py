@@ -42,7 +42,8 @@ from .recovery import SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, layout_of
 
-__all__ = ["StreamApp", "faust_broker_url", "state_guard", "EXIT_FAILED_BATCH", "EXIT_STATE_MISMATCH"]
+__all__ = ["StreamApp", "faust_broker_url", "state_guard", "transport_settings", "EXIT_FAILED_BATCH",
+           "EXIT_STATE_MISMATCH"]
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,23 @@ def state_guard(engine: Deduplicator, settings: Settings) -> dict[str, Any]:
     return {"scheme": engine.scheme.fingerprint, "scheme_params": engine.scheme.to_dict(),
             "banding": [banding.bands, banding.rows],
             "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
+
+
+def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
+    """Faust settings of how a worker talks to Kafka (the benchmark's bare agent uses them too)."""
+    return dict(
+        broker=faust_broker_url(bootstrap),
+        consumer_auto_offset_reset="earliest",
+        # a first JoinGroup otherwise waits out the 60 s rebalance timeout on a fresh group
+        broker_rebalance_timeout=4.0,
+        broker_session_timeout=6.0,
+        broker_heartbeat_interval=1.0,
+        broker_commit_interval=1.0,
+        stream_buffer_maxsize=max(2 * settings.batch_size, 256),
+        producer_max_request_size=max(2 * settings.max_page_bytes, 1_048_576),
+        consumer_max_fetch_size=max(2 * settings.max_page_bytes, 1_048_576),
+        topic_allow_declare=False,
+    )
 
 
 def _encode(records: list[dict[str, Any]]) -> bytes:
@@ -91,8 +109,7 @@ class StreamApp:
         }
         self.guard = state_guard(self.engine, settings)
         self.app = self._build_app(bootstrap)
-        partitions = {Stage.SITES: self.layout.sites, Stage.BANDS: self.layout.bands, Stage.HOMES: self.layout.homes}
-        self.stores = {stage: StageStore(self.app, stage, partitions[stage], self._make[stage], self.guard,
+        self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,
                                          compact_bytes=max(1, int(settings.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
                        for stage in Stage.ALL}
         self.app.on_partitions_revoked.connect(self._on_revoked)
@@ -105,28 +122,17 @@ class StreamApp:
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> faust.App:
         s = self.settings
-        app = faust.App(
+        return faust.App(
             s.app_id,
-            broker=faust_broker_url(bootstrap),
             datadir=s.data_dir,
             store="rocksdb://",
             web_enabled=s.web_port > 0,
             web_port=s.web_port or 6066,
             web_bind="127.0.0.1",
             web_tables_enabled=False,
-            consumer_auto_offset_reset="earliest",
-            # a first JoinGroup otherwise waits out the 60 s rebalance timeout on a fresh group
-            broker_rebalance_timeout=4.0,
-            broker_session_timeout=6.0,
-            broker_heartbeat_interval=1.0,
-            broker_commit_interval=1.0,
-            stream_buffer_maxsize=max(2 * s.batch_size, 256),
-            producer_max_request_size=max(2 * s.max_page_bytes, 1_048_576),
-            consumer_max_fetch_size=max(2 * s.max_page_bytes, 1_048_576),
-            topic_allow_declare=False,
             TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
+            **transport_settings(s, bootstrap),
         )
-        return app
 
     def _declare_agents(self) -> None:
         s, app = self.settings, self.app

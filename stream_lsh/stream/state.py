@@ -24,6 +24,7 @@ import faust
 from faust.streams import _current_event
 
 from ..pipeline.journal import Journal, Replayable, Row
+from .topics import state_table
 
 __all__ = ["StageStore", "ROCKSDB_OPTIONS"]
 
@@ -63,7 +64,7 @@ class StageStore:
         self.make = make
         self.guard = guard
         self.compact_bytes, self.chunk_bytes = compact_bytes, chunk_bytes
-        self.table = app.Table(f"{stage}-state", partitions=partitions, key_type=bytes, value_type=bytes,  # raw bytes
+        self.table = app.Table(state_table(stage), partitions=partitions, key_type=bytes, value_type=bytes,  # raw bytes
                                options=ROCKSDB_OPTIONS,
                                help=f"durable state of the {stage} stage (snapshots and journal segments)")
         self.held: dict[int, tuple[Replayable, Journal]] = {}

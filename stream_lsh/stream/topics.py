@@ -8,7 +8,7 @@ from ..pipeline.outbox import Stage
 from ..pipeline.routing import Layout
 from ..settings import Settings
 
-__all__ = ["TopicNames", "TopicSpec", "topic_specs"]
+__all__ = ["TopicNames", "TopicSpec", "layout_of", "state_table", "topic_specs"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,7 @@ class TopicNames:
     bands: str
     homes: str
     guard: str
+    app_id: str
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "TopicNames":
@@ -50,14 +51,20 @@ class TopicNames:
             bands=f"{prefix}-{Stage.BANDS}",
             homes=f"{prefix}-{Stage.HOMES}",
             guard=f"{prefix}-guard",
+            app_id=prefix,
         )
 
     def changelog(self, stage: str) -> str:
         """The changelog topic of a stage's state table (Faust's naming: ``<app>-<table>-changelog``)."""
-        return f"{self.sites.rsplit('-', 1)[0]}-{stage}-state-changelog"
+        return f"{self.app_id}-{state_table(stage)}-changelog"
 
     def internal(self, stage: str) -> str:
         return {Stage.SITES: self.sites, Stage.BANDS: self.bands, Stage.HOMES: self.homes}[stage]
+
+
+def state_table(stage: str) -> str:
+    """Name of the Faust table that holds a stage's state (stream_lsh.stream.state)."""
+    return f"{stage}-state"
 
 
 def layout_of(settings: Settings) -> Layout:
@@ -74,10 +81,9 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     # internal messages carry a micro-batch for one partition, changelog rows a journal segment or
     # snapshot chunk: more than Kafka's 1 MB default allows
     large = {"max.message.bytes": str(max(2 * settings.max_page_bytes, 1 << 20) + (1 << 20))}
-    stages = {Stage.SITES: settings.site_partitions, Stage.BANDS: settings.band_partitions,
-              Stage.HOMES: settings.home_partitions}
-    changelogs = [TopicSpec(names.changelog(stage), count, {**compact, **large})
-                  for stage, count in stages.items()]
+    layout = layout_of(settings)
+    changelogs = [TopicSpec(names.changelog(stage), layout.partitions(stage), {**compact, **large})
+                  for stage in Stage.ALL]
     specs = [
         TopicSpec(names.input, inputs, large),
         TopicSpec(names.queries, inputs, {}),
@@ -86,9 +92,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(names.unique, inputs, {**compact, **large}),  # whole pages
         TopicSpec(names.answers, inputs, compact),
         TopicSpec(names.dead_letters, inputs, {}),
-        TopicSpec(names.sites, settings.site_partitions, large),
-        TopicSpec(names.bands, settings.band_partitions, large),
-        TopicSpec(names.homes, settings.home_partitions, large),
+        *(TopicSpec(names.internal(stage), layout.partitions(stage), large) for stage in Stage.ALL),
         *changelogs,
         TopicSpec(names.guard, 1, compact),
         # Faust's leader election (faust/assignor/leader_assignor.py); the app does not let Faust
