@@ -312,9 +312,11 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
         **flags: Any) -> None:
     """Run the stream: broker (embedded unless --broker), topics, workers; feed a file, print decisions.
 
-    Without --until-idle it runs until Ctrl-C.
+    Without --until-idle it runs until Ctrl-C or SIGTERM; either stops the workers and the embedded
+    broker before it exits.
     """
     import asyncio
+    import signal
 
     from .stream.runner import run_stream
 
@@ -334,6 +336,9 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
     def status(progress: Any) -> None:
         click.echo(f"[stream-lsh] {progress.summary()}", err=True)
 
+    # SIGTERM (a supervisor, `timeout`, `docker stop`) takes Ctrl-C's path: its default action would
+    # end this process at once and leave the workers and the embedded broker running
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         with _stream_errors():
             progress = asyncio.run(run_stream(settings, workers=workers, feed=lines, until_idle=until_idle,

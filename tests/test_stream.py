@@ -5,6 +5,12 @@ Each test uses its own app id (so its own topics and consumer group) on one brok
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -55,3 +61,42 @@ async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(broker, tmp
     assert statuses == {"good": "unique", "html-only": "no_content", "blank": "no_content"}
     assert len(progress.decisions) + progress.dead_letters == len(lines)  # nothing vanished
     assert progress.dead_letters == 5
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every live process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def test_sigterm_stops_run_with_its_workers_and_embedded_broker(tmp_path):
+    """A supervisor's SIGTERM must not leave the broker and workers of `stream-lsh run` behind."""
+    env = dict(os.environ, STREAM_LSH_DATA_DIR=str(tmp_path / "data"))
+    run = subprocess.Popen([sys.executable, "-m", "stream_lsh", "run", "--quiet"], env=env, cwd=tmp_path,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        first_status = run.stderr.readline()  # printed once the workers are up
+        assert first_status.startswith("[stream-lsh]"), first_status
+        started = _descendants(run.pid)
+        assert len(started) >= 2, "an embedded broker and a worker"
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=40) == 0
+        deadline = time.monotonic() + 10
+        while started & _descendants(1) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        left = {pid for pid in started if Path(f"/proc/{pid}").exists()}
+        assert not left, f"still running after `run` exited: {left}"
+    finally:
+        if run.poll() is None:
+            run.kill()
