@@ -16,6 +16,7 @@ import orjson
 from .batch import DecisionRecords, RejectSink, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
 from .core.dedup import Deduplicator
+from .gc_policy import tune_gc
 from .settings import Settings, SettingsError
 from .state import load_state, save_state
 
@@ -124,6 +125,7 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
     """
     settings = _settings(flags)
     engine = Deduplicator(settings.dedup_config())
+    tune_gc()
     if state is not None:
         _check_state_path(state)
         if Path(state).exists():

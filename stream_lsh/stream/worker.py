@@ -7,6 +7,7 @@ import logging
 
 import faust
 
+from ..gc_policy import tune_gc
 from ..settings import Settings
 from .admin import claim_state, ensure_topics
 from .app import StreamApp
@@ -28,6 +29,7 @@ def run_worker(settings: Settings, bootstrap: str) -> None:
     loglevel = settings.log_level.lower()
     stream_app = StreamApp(settings, bootstrap)
     asyncio.run(prepare(settings, bootstrap, stream_app.guard))
+    tune_gc()
     set_fetch_max_wait(settings.fetch_wait_ms)
     worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
                           override_logging=False)
