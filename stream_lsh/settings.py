@@ -82,6 +82,11 @@ class Settings:
     batch_wait_ms: float = _setting(10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds")
     ingest_wait_ms: float = _setting(50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds")
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
+    order: str = _setting("event-time", str, "which copy of a story is first: event-time (the earliest (event time, id), "
+                          "whatever the interleaving of input partitions) or arrival (the first to reach the index)")
+    idle_ms: float = _setting(200.0, float, "event-time order: an input partition quiet this long holds no page back")
+    lateness_s: float = _setting(0.0, float, "event-time order: how far pages of one input partition may be out of "
+                                 "event-time order, seconds")
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
     replication_factor: int = _setting(1, int, "replicas of every topic the app creates (3 on a production cluster)")
@@ -103,7 +108,11 @@ class Settings:
                                 f"({self.replication_factor}), got {self.min_insync_replicas} ({_where('min_insync_replicas')})")
         if not self.snapshot_mb > 0:
             raise SettingsError(f"snapshot_mb must be positive, got {self.snapshot_mb} ({_where('snapshot_mb')})")
-        for name in ("batch_wait_ms", "ingest_wait_ms"):
+        if self.order not in ("event-time", "arrival"):
+            raise SettingsError(f"order must be event-time or arrival, got {self.order!r} ({_where('order')})")
+        if not self.idle_ms > 0:
+            raise SettingsError(f"idle_ms must be positive, got {self.idle_ms} ({_where('idle_ms')})")
+        for name in ("batch_wait_ms", "ingest_wait_ms", "lateness_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({_where(name)})")
         if self.log_level.lower() not in ("debug", "info", "warning", "error"):

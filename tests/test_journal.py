@@ -48,14 +48,15 @@ def test_restarting_partitions_one_page_at_a_time_changes_no_decision(corpus):
     assert all(j.generation > 0 for j in pipe.journals.values()), "compaction never ran: the test would not cover it"
 
 
+@pytest.mark.parametrize("inputs", [None, 1])  # 1: watermarks, probes held at the band partitions
 @pytest.mark.parametrize("seed", range(3))
-def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed):
+def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed, inputs):
     """The same delivery schedule, with and without crashes of random partitions in between."""
     lines = [orjson.dumps(record) for record in corpus]
     runs = []
     for crash in (False, True):
         schedule, crashes = random.Random(seed), random.Random(100 + seed)
-        pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000)
+        pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000, inputs=inputs)
         for start in range(0, len(lines), 30):
             pipe.feed(lines[start:start + 30])
             for _ in range(schedule.randint(0, 60)):
@@ -70,8 +71,9 @@ def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed):
     assert crashed.unique_pages == plain.unique_pages
 
 
-def test_snapshot_restore_is_exact_for_every_stage(corpus):
-    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(1))
+@pytest.mark.parametrize("inputs", [None, 1])
+def test_snapshot_restore_is_exact_for_every_stage(corpus, inputs):
+    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(1), inputs=inputs)
     for record in corpus[:200]:  # stop mid-flight: pending pages, waiters, queued questions
         pipe.feed([orjson.dumps(record)])
         pipe.step()
@@ -81,11 +83,15 @@ def test_snapshot_restore_is_exact_for_every_stage(corpus):
         copy.restore(orjson.loads(orjson.dumps(original.snapshot())))
         assert orjson.dumps(copy.snapshot()) == orjson.dumps(original.snapshot()), (stage, partition)
     assert any(pipe.stages[Stage.HOMES][p].pending for p in range(LAYOUT.homes)), "nothing was in flight"
+    if inputs is not None:
+        assert any(pipe.stages[Stage.BANDS][p].held for p in range(LAYOUT.bands)), "no probe was held"
 
 
-def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus):
+@pytest.mark.parametrize("inputs", [None, 1])
+def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus, inputs):
     """Replay hands a segment's batches to the stage one by one, live may have handled them as one."""
-    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40)
+    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40,
+                         inputs=inputs)
     pipe.feed([orjson.dumps(record) for record in corpus])
     pipe.run()
     for (stage, partition), rows in pipe.rows.items():

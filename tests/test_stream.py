@@ -37,10 +37,10 @@ async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(br
     assert max(progress.decided.values()) == 1
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}
     got = {d["id"]: d["cluster_id"] or d["id"] for d in progress.decisions.values()}
-    # The engine is order-sensitive (boilerplate learning, greedy clustering) and a fast feed
-    # interleaves sites differently from run to run: measured 0.988-0.998 against file-order batch.
-    # The target is 0.99 in every run; that is open work (see the progress note).
-    assert pair_scores(truth, got).f1 >= 0.98
+    # Probes are applied in (event time, id) order whatever the interleaving of input partitions
+    # (watermarks); what is left is the boilerplate learner's shared flags, which reach other site
+    # partitions at interleaving-dependent times (in-process: F1 >= 0.995 over 400 interleavings)
+    assert pair_scores(truth, got).f1 >= 0.99
 
 
 async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(broker, tmp_path):

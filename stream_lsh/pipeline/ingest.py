@@ -13,6 +13,7 @@ from typing import Sequence
 from ..core.dedup import Deduplicator
 from ..core.page import Page
 from ..core.record import Delete, Rejected, parse_query, parse_record
+from .order import encode_mark, mark_of
 from .outbox import Outbox, Stage
 from .routing import Layout
 
@@ -33,14 +34,19 @@ class Message:
 class Ingest:
     """Turns input messages into site-stage records (pages, queries) and home records (retractions)."""
 
-    def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int) -> None:
+    def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int, watermarks: bool = False,
+                 lateness: float = 0.0) -> None:
         self.engine = engine
         self.layout = layout
         self.max_page_bytes = max_page_bytes
+        self.watermarks = watermarks  # see stream_lsh.pipeline.order
+        self.lateness = lateness
 
     def pages(self, messages: Sequence[Message]) -> Outbox:
-        """Messages of the input topic: pages and retractions."""
+        """Messages of the input topic: pages and retractions; then, with ``watermarks``, each input
+        partition's mark to every site partition."""
         out = Outbox()
+        marks: dict[int, tuple[float, str]] = {}
         for message in messages:
             parsed = self._parse(message, parse_record)
             if isinstance(parsed, Rejected):
@@ -52,7 +58,25 @@ class Ingest:
                 record = self._page_record(page, "page")
                 record["raw"] = raw.decode("utf-8")
                 out.send(Stage.SITES, self.layout.site(record["site"]), record)
+                if self.watermarks and record["ts"] is not None:
+                    mark = mark_of(record["ts"], page.id)
+                    if self.lateness:
+                        mark = (record["ts"] - self.lateness, "")
+                    marks[message.partition] = max(marks.get(message.partition, mark), mark)
+        for partition, mark in sorted(marks.items()):
+            self._broadcast(partition, mark, out)
         return out
+
+    def idle(self, partition: int) -> Outbox:
+        """What a timer sends for an input partition that is caught up and quiet: it holds nothing
+        back until its next page."""
+        out = Outbox()
+        self._broadcast(partition, None, out)
+        return out
+
+    def _broadcast(self, partition: int, mark: tuple[float, str] | None, out: Outbox) -> None:
+        for site in range(self.layout.sites):
+            out.send(Stage.SITES, site, {"k": "wm", "src": partition, "w": encode_mark(mark)})
 
     def queries(self, messages: Sequence[Message]) -> Outbox:
         """Messages of the query topic: pages to look up without indexing them. The answer is

@@ -34,12 +34,18 @@ class LocalPipeline:
     """All partitions of all stages, fed through :meth:`feed`, drained by :meth:`run`."""
 
     def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int = 10_000_000,
-                 rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20) -> None:
+                 rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20,
+                 inputs: int | None = None, lateness: float = 0.0) -> None:
+        """``inputs``: the number of input partitions, to apply probes in (event time, id) order
+        under watermarks (:mod:`.order`); None keeps arrival order."""
         config = engine.config
-        self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes)
+        self.inputs = inputs
+        self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
+                             lateness=lateness)
         self._make = {
-            Stage.SITES: lambda p: Signer(engine, layout, p),
-            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl),
+            Stage.SITES: lambda p: Signer(engine, layout, p, inputs=inputs),
+            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl,
+                                         sources=None if inputs is None else layout.sites),
             Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl),
         }
         self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
@@ -58,13 +64,26 @@ class LocalPipeline:
         self.outputs = Outbox()
         self._offset = 0
 
-    def feed(self, values: Iterable[bytes | None], *, topic: str = "pages") -> None:
+    def feed(self, values: Iterable[bytes | None], *, topic: str = "pages", partition: int | Iterable[int] = 0) -> None:
+        """One ingest batch; ``partition``: the input partition of every value, or of each."""
+        values = list(values)
+        partitions = [partition] * len(values) if isinstance(partition, int) else list(partition)
         messages = []
-        for value in values:
-            messages.append(Message(topic, 0, self._offset, None, value))
+        for value, part in zip(values, partitions, strict=True):
+            messages.append(Message(topic, part, self._offset, None, value))
             self._offset += 1
         out = self.ingest.queries(messages) if topic == "queries" else self.ingest.pages(messages)
         self._deliver(out)
+
+    def idle(self, partition: int) -> None:
+        """An input partition is caught up and quiet (what the stream's timer would say)."""
+        if self.inputs is not None:
+            self._deliver(self.ingest.idle(partition))
+
+    def finish(self) -> None:
+        """The end of the input: every input partition idle."""
+        for partition in range(self.inputs or 0):
+            self.idle(partition)
 
     def _deliver(self, out: Outbox) -> None:
         for section in (out.first, out.internal):  # first: durable before the rest is sent

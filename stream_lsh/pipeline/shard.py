@@ -1,6 +1,8 @@
 """Stage 3, at the band partition: the band table for the keys this partition owns.
 
-Probes are applied one by one in the order they arrive (Kafka keeps it per partition): look up
+Probes are applied one by one in the order they arrive (Kafka keeps it per partition), or, with
+watermarks (``sources``), in (event time, id) order as the site partitions' marks release them
+(:mod:`stream_lsh.pipeline.order`): look up
 the page's keys, verify every candidate against its stored signature, answer the page's home,
 then insert the page. A bucket keeps its ``bucket_cap`` newest ids, as in batch. The partition
 owning a page's content hash also answers the exact-duplicate question (MMDS sec. 3.9.1).
@@ -27,6 +29,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.minhash import agreement
+from .order import Marks, decode_mark, encode_mark, mark_of
 from .outbox import Outbox, Stage
 
 __all__ = ["Shard"]
@@ -50,8 +53,15 @@ def _signature(encoded: str) -> np.ndarray:
 class Shard:
     """One band partition."""
 
-    def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None) -> None:
+    def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None, sources: int | None = None) -> None:
         self.partition = partition
+        # with ``sources`` (site partitions), probes are applied in (event time, id) order as the
+        # site partitions' watermarks release them: see stream_lsh.pipeline.order
+        self.marks = Marks(sources) if sources is not None else None
+        self.released: tuple[float, str] | None = None  # every probe up to here has been applied
+        self.held: list[tuple[float, str, int, dict[str, Any]]] = []  # a heap of probes waiting
+        self._held_sequence = 0
+        self.late = 0  # probes applied at once because they came after the watermark (not state: a metric)
         self.bucket_cap = bucket_cap
         self.ttl = ttl
         self.entries: dict[str, _Entry] = {}
@@ -69,15 +79,49 @@ class Shard:
         out = Outbox()
         for record in records:
             if record["k"] == "probe":
-                self._probe(record, out)
+                if self._holds(record):
+                    self._held_sequence += 1
+                    heapq.heappush(self.held, (*mark_of(record["ts"], record["id"]), self._held_sequence, record))
+                else:
+                    self._probe(record, out)
+            elif record["k"] == "wm":
+                self._watermark(record, out)
             elif record["k"] == "remove":
                 self._remove(record["id"])
             else:
                 raise ValueError(f"a band partition got a record of kind {record['k']!r}")
         return out
 
+    def _holds(self, record: dict[str, Any]) -> bool:
+        """Whether a probe waits for the watermark: not queries, undated or late probes."""
+        if self.marks is None or record["q"] or record["ts"] is None:
+            return False
+        if self.released is None or mark_of(record["ts"], record["id"]) > self.released:
+            return True
+        self.late += 1
+        return False
+
+    def _watermark(self, record: dict[str, Any], out: Outbox) -> None:
+        if self.marks is None:
+            return
+        self.marks.update(record["src"], record["w"])
+        low = self.marks.low()
+        if low is None or (self.released is not None and low <= self.released):
+            return
+        self.released = low
+        while self.held and (self.held[0][0], self.held[0][1]) <= low:
+            self._probe(heapq.heappop(self.held)[3], out)
+
     def snapshot(self) -> dict[str, Any]:
         """The whole state; buckets keep their order (it breaks ties) and the expiry heap its layout."""
+        state = self._snapshot()
+        if self.marks is not None:
+            state.update(marks=self.marks.state(), released=encode_mark(self.released),
+                         held=[[encode_mark((t, i)), n, r] for t, i, n, r in self.held],
+                         held_sequence=self._held_sequence)
+        return state
+
+    def _snapshot(self) -> dict[str, Any]:
         return {
             "entries": [[page_id, base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii"), e.keys,
                          e.content_hash, e.body_hash, e.event_time, e.home] for page_id, e in self.entries.items()],
@@ -100,6 +144,11 @@ class Shard:
         self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
         self._sequence = state["sequence"]
         self._undated = state["undated"]
+        if self.marks is not None:
+            self.marks.load(state["marks"])
+            self.released = decode_mark(state["released"])
+            self.held = [(*decode_mark(m), n, r) for m, n, r in state["held"]]  # type: ignore[misc]
+            self._held_sequence = state["held_sequence"]
 
     def _probe(self, record: dict[str, Any], out: Outbox) -> None:
         page_id, query = record["id"], bool(record["q"])

@@ -21,6 +21,7 @@ from ..core.boilerplate import BoilerplateLearner
 from ..core.dedup import Deduplicator, PreparedPage
 from ..core.hashing import xxh64_text
 from ..core.page import Page
+from .order import Marks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 
@@ -30,20 +31,30 @@ __all__ = ["Signer"]
 class Signer:
     """One site partition: its learner, and the signing of its pages."""
 
-    def __init__(self, engine: Deduplicator, layout: Layout, partition: int) -> None:
+    def __init__(self, engine: Deduplicator, layout: Layout, partition: int, *, inputs: int | None = None) -> None:
         self.engine = engine
         self.layout = layout
         self.partition = partition
         config = engine.config
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
+        # with ``inputs`` (input partitions), watermarks: see stream_lsh.pipeline.order
+        self.marks = Marks(inputs) if inputs is not None else None
+        self.sent: list[Any] | None = None  # the last mark forwarded
 
     def snapshot(self) -> dict[str, Any]:
-        """The learner's state: everything this partition remembers between pages."""
-        return {"learner": None if self.learner is None else self.learner.state()}
+        """The learner's state (and watermarks): everything this partition remembers between pages."""
+        state: dict[str, Any] = {"learner": None if self.learner is None else self.learner.state()}
+        if self.marks is not None:
+            state["marks"] = self.marks.state()
+            state["sent"] = self.sent
+        return state
 
     def restore(self, state: dict[str, Any]) -> None:
         if self.learner is not None and state["learner"] is not None:
             self.learner.load_state(state["learner"])
+        if self.marks is not None:
+            self.marks.load(state["marks"])
+            self.sent = state["sent"]
 
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
@@ -54,15 +65,35 @@ class Signer:
                 if self.learner is not None:
                     self.learner.flag(record["f"])
                 continue
+            if record["k"] == "wm":
+                if self.marks is not None:
+                    self.marks.update(record["src"], record["w"])
+                continue
             prepared.append((record, self._prepare(record, flagged)))
         self.engine.sign([p for _, p in prepared])
         for record, page in prepared:
             self._route(record, page, out)
+        if self.marks is not None:
+            self._forward_mark(out)
         if flagged:
             for partition in range(self.layout.sites):
                 if partition != self.partition:
                     out.send(Stage.SITES, partition, {"k": "flags", "f": flagged}, first=True)
         return out
+
+    def _forward_mark(self, out: Outbox) -> None:
+        """After the batch's probes: the smallest mark of the input partitions, to every band
+        partition (see :class:`.order.Marks` for idle ones)."""
+        assert self.marks is not None
+        low = self.marks.low()
+        if low is None:
+            return
+        wire = encode_mark(low)
+        if wire == self.sent:
+            return
+        self.sent = wire
+        for partition in range(self.layout.bands):
+            out.send(Stage.BANDS, partition, {"k": "wm", "src": self.partition, "w": wire})
 
     def _prepare(self, record: dict[str, Any], flagged: list[int]) -> PreparedPage:
         learner = self.learner

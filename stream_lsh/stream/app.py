@@ -38,6 +38,7 @@ from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.shard import Shard
 from ..pipeline.signer import Signer
 from ..settings import Settings, SettingsError
+from .idle import QuietInputs
 from .recovery import SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, layout_of
@@ -63,9 +64,12 @@ def state_guard(engine: Deduplicator, settings: Settings) -> dict[str, Any]:
     """What stored state depends on: signatures (the scheme), band keys (the banding) and where
     keys live (the partition layout). Stored with every partition's state and checked on load."""
     banding = engine.banding
-    return {"scheme": engine.scheme.fingerprint, "scheme_params": engine.scheme.to_dict(),
-            "banding": [banding.bands, banding.rows],
-            "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
+    guard = {"scheme": engine.scheme.fingerprint, "scheme_params": engine.scheme.to_dict(),
+             "banding": [banding.bands, banding.rows],
+             "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
+    if settings.order == "event-time":  # the stages count watermarks per input partition
+        guard["order"] = ["event-time", settings.input_partitions]
+    return guard
 
 
 def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
@@ -101,10 +105,14 @@ class StreamApp:
         self.layout = layout_of(settings)
         self.engine = Deduplicator(settings.dedup_config())
         config = self.engine.config
-        self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes)
+        ordered = settings.order == "event-time"  # watermarks: see stream_lsh.pipeline.order
+        self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
+                             lateness=settings.lateness_s)
+        inputs = settings.input_partitions if ordered else None
+        sources = self.layout.sites if ordered else None
         self._make: dict[str, Callable[[int], Any]] = {
-            Stage.SITES: lambda p: Signer(self.engine, self.layout, p),
-            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl),
+            Stage.SITES: lambda p: Signer(self.engine, self.layout, p, inputs=inputs),
+            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl, sources=sources),
             Stage.HOMES: lambda p: Gather(p, self.layout, threshold=config.threshold, ttl=config.ttl),
         }
         self.guard = state_guard(self.engine, settings)
@@ -112,12 +120,23 @@ class StreamApp:
         self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,
                                          compact_bytes=max(1, int(settings.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
                        for stage in Stage.ALL}
+        self.quiet = QuietInputs(settings.idle_ms / 1000.0)
         self.app.on_partitions_revoked.connect(self._on_revoked)
         self._declare_agents()
+        if ordered:
+            self.app.timer(settings.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
             store.forget()  # rebuilt from RocksDB when their partitions' records come again
+        self.quiet.forget()
+
+    async def _declare_idle_inputs(self) -> None:
+        """Event-time order: tell the site partitions which of this worker's input partitions are
+        quiet, so that they hold no page back (an empty partition would otherwise hold back all)."""
+        assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.names.input}
+        for partition in self.quiet.newly_idle(assigned):
+            await _or_exit(self._send(self.ingest.idle(partition)))
 
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> faust.App:
@@ -143,7 +162,9 @@ class StreamApp:
 
         async def ingest_pages(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):
-                await _or_exit(self._send(self.ingest.pages([_message(e) for e in events])))
+                messages = [_message(e) for e in events]
+                self.quiet.heard({m.partition for m in messages})
+                await _or_exit(self._send(self.ingest.pages(messages)))
 
         async def ingest_queries(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):
