@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from stream_lsh.evaluation import pair_scores
+from stream_lsh.settings import Settings
 from stream_lsh.stream.runner import run_stream
 from stream_lsh.synthetic import generate_corpus
 from stream_helpers import batch_reference, run_page_by_page, stream_settings
@@ -100,3 +101,13 @@ def test_sigterm_stops_run_with_its_workers_and_embedded_broker(tmp_path):
     finally:
         if run.poll() is None:
             run.kill()
+
+
+async def test_run_with_the_embedded_broker_starts_again_in_the_same_directory(tmp_path):
+    """The embedded broker is memory-only: a second run must not trip over the first run's state."""
+    pages = generate_corpus(30, seed=3).pages
+    settings = Settings.load(environ={}, data_dir=str(tmp_path / "data"))
+    for _ in range(2):
+        progress = await run_stream(settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True,
+                                    timeout=120)
+        assert sorted(progress.decisions) == sorted(p["id"] for p in pages)

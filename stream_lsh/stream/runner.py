@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -142,6 +143,7 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
     names = TopicNames.from_settings(settings)
     broker = None if settings.broker else EmbeddedBroker()
     if broker is not None:
+        discard_worker_state(Path(settings.data_dir))
         broker.start()
     bootstrap = settings.broker or broker.bootstrap  # type: ignore[union-attr]
     pool = None
@@ -180,6 +182,17 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
             pool.stop()
         if broker is not None:
             broker.stop()
+
+
+def discard_worker_state(data_dir: Path) -> list[Path]:
+    """Remove the RocksDB state of earlier runs (``<data_dir>/worker-i``) before an embedded broker
+    starts. That broker keeps its topics in memory, so state from a run before it belongs to
+    changelogs that no longer exist; Faust would refuse it (its persisted offsets lie beyond the
+    new, empty changelogs) and the workers would stop. Logs stay."""
+    stale = sorted(path for path in data_dir.glob("worker-*") if path.is_dir()) if data_dir.is_dir() else []
+    for path in stale:
+        shutil.rmtree(path)
+    return stale
 
 
 async def _read(bootstrap: str, topic: str, *, from_start: bool, handle: Callable[[dict], object]) -> None:
