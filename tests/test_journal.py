@@ -1,12 +1,15 @@
 """Durable stage state (stream_lsh.pipeline.journal): snapshots, replay, compaction, the guard.
 
 The stream keeps these rows in RocksDB-backed Faust tables; here they live in a dict, and
-partitions are "crashed" and rebuilt at arbitrary points of in-process runs.
+partitions are "crashed" and rebuilt at arbitrary points of in-process runs. CrashingPipeline
+also models what a kill -9 of the worker does to delivery: every stage loses its journal rows that
+were not durable yet, resumes at its committed offset and gets again what it handled since.
 """
 
 from __future__ import annotations
 
 import random
+from collections import defaultdict
 from datetime import datetime, timedelta, timezone
 
 import orjson
@@ -14,7 +17,7 @@ import pytest
 
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.pipeline.journal import Journal, StateMismatchError
-from stream_lsh.pipeline.local import LocalPipeline
+from stream_lsh.pipeline.local import CrashingPipeline, LocalPipeline
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.routing import Layout
 from stream_lsh.synthetic import generate_corpus
@@ -69,6 +72,61 @@ def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed, inputs):
     assert crashed.decisions == plain.decisions
     assert crashed.clusters == plain.clusters
     assert crashed.unique_pages == plain.unique_pages
+
+
+def run_with_kills(pages: list[dict], seed: int, *, lose_after_kill: bool = False) -> CrashingPipeline:
+    """Feed ``pages`` ten at a time on a random schedule, killing the worker now and then, to the end.
+
+    ``lose_after_kill``: the new worker never gets one of the messages it should get again (what
+    faust's hand-over after recovery did, stream/recovery.py) - the control.
+    """
+    rng = random.Random(seed)
+    pipe = CrashingPipeline(Deduplicator(), LAYOUT, rng=rng, compact_bytes=3_000)
+
+    def kill() -> None:
+        pipe.crash()
+        waiting = [queue for queue in pipe.queues.values() if queue]
+        if lose_after_kill and waiting:
+            queue = rng.choice(waiting)
+            del queue[rng.randrange(len(queue))]
+
+    lines = [orjson.dumps(record) for record in pages]
+    for start in range(0, len(lines), 10):
+        pipe.feed(lines[start:start + 10])
+        for _ in range(rng.randint(0, 40)):
+            pipe.step()
+        if rng.random() < 0.3:
+            kill()
+    while pipe.step():
+        if pipe.crashes < 8 and rng.random() < 0.02:
+            kill()
+    return pipe
+
+
+def decisions_by_page(pipe: LocalPipeline) -> dict[str, set[bytes]]:
+    every: dict[str, set[bytes]] = defaultdict(set)
+    for page_id, decision in pipe.outputs.decisions:
+        every[page_id].add(orjson.dumps(decision))
+    return every
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_kill_9_mid_stream_loses_no_page_and_changes_no_decision(corpus, seed):
+    """Redelivered batches, journaled or not, regrouped, after cut-short sends and snapshots."""
+    pages = corpus[:100]
+    pipe = run_with_kills(pages, seed)
+    every = decisions_by_page(pipe)
+    assert [p["id"] for p in pages if p["id"] not in every] == [], "pages without a decision"
+    assert [page_id for page_id, versions in every.items() if len(versions) > 1] == [], "a decision changed"
+    covered = pipe.crashes and pipe.redelivered and any(j.generation for j in pipe.journals.values())
+    assert covered, "no kill, nothing delivered again or no snapshot: the test would not cover them"
+
+
+def test_a_message_lost_after_a_kill_leaves_pages_without_a_decision(corpus):
+    """The control: the symptom of the crash defect, from one lost message."""
+    pages = corpus[:100]
+    decided = [decisions_by_page(run_with_kills(pages, seed, lose_after_kill=True)) for seed in range(3)]
+    assert any(p["id"] not in every for every in decided for p in pages)
 
 
 @pytest.mark.parametrize("inputs", [None, 1])

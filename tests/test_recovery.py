@@ -1,4 +1,5 @@
-"""Table recovery on the embedded broker: every changelog row comes back with SafeTableManager.
+"""Table recovery on the embedded broker: every changelog row comes back with SafeTableManager, and
+every input record fetched while recovery hands the partitions to the streams reaches its agent.
 
 The embedded broker's ListOffsets(latest) gives the base offset of a partition's last record batch + 1,
 so faust's recovery stops early when that batch holds several records (docs/notes/faust-on-tansu.md,
@@ -6,6 +7,13 @@ section 3). The scenario, run once per module: a faust worker with a RocksDB tab
 (the changelog producer lingers, so changelog batches hold several records), it is stopped, and two
 fresh workers with empty data dirs recover the table from that changelog, one with SafeTableManager
 and one with faust's own; each prints its table size once recovery is done.
+
+The hand-over (faust-streaming#596): faust resumes the stream partitions, seeks them to their
+committed offsets and only then resumes flow control, which empties the agents' queues; records
+fetched in between were dropped and never delivered again. The scenario: a worker starts with a
+backlog on its source topic, its agent is slow (records wait in its queue), and faust's seek is made
+slow (the window is a few round trips otherwise). With SafeTableManager the agent gets every record,
+with faust's own manager it does not.
 
 This file is also the worker: ``python tests/test_recovery.py`` with the WORKER_* variables set.
 """
@@ -15,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -31,6 +40,8 @@ from stream_lsh.stream.topics import TopicSpec
 N = 2000
 PARTITIONS = 4
 RECOVERED = "RECOVERED "
+BACKLOG = 200  # records on the source topic, of which the group committed the first
+SEEN = "SEEN "
 
 
 # -- the worker (runs in a subprocess) ---------------------------------------------------------------
@@ -74,6 +85,47 @@ def worker_main() -> None:
         counts = {p: sum(1 for _ in table.data._visible_keys(db))  # noqa: SLF001
                   for p, db in table.data._dbs.items() if p in active}  # noqa: SLF001
         print(RECOVERED + json.dumps(counts), flush=True)
+
+    Worker(app, loglevel="warning", redirect_stdouts=False).execute_from_commandline()
+
+
+def backlog_worker_main() -> None:
+    """A faust worker whose agent takes WORKER_HANDLE_S seconds per source record and prints
+    ``SEEN <offset>`` for each. Its table's changelog holds a row, so faust's fetcher runs during
+    the recovery, as on a restart. faust's seek to the committed offsets ends WORKER_SEEK_DELAY
+    seconds late: it costs a round trip per assigned partition, and the stream's workers hold dozens."""
+    import faust
+    import faust.transport.consumer as faust_consumer
+    from faust.worker import Worker
+
+    from stream_lsh.stream.fetch_wait import set_fetch_max_wait
+    from stream_lsh.stream.recovery import SafeTableManager
+
+    env = os.environ
+    set_fetch_max_wait(20)
+    delay, handle_s = float(env["WORKER_SEEK_DELAY"]), float(env["WORKER_HANDLE_S"])
+    seek = faust_consumer.Consumer.perform_seek
+
+    async def slow_seek(self: faust_consumer.Consumer) -> None:
+        await seek(self)  # a seek wakes aiokafka's fetcher up for the partitions faust resumed
+        await asyncio.sleep(delay)
+
+    faust_consumer.Consumer.perform_seek = slow_seek  # type: ignore[method-assign]
+    extra = {"TableManager": SafeTableManager} if env["WORKER_SAFE"] == "1" else {}
+    app = faust.App(
+        env["WORKER_APP_ID"], broker=env["WORKER_BROKER"], datadir=env["WORKER_DATADIR"], store="rocksdb://",
+        web_enabled=False, consumer_auto_offset_reset="earliest", broker_rebalance_timeout=4,
+        broker_session_timeout=6, broker_heartbeat_interval=1, broker_commit_interval=0.5, topic_partitions=1,
+        **extra,
+    )
+    raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
+    app.Table("rows", partitions=1, key_type=bytes, value_type=bytes)
+
+    @app.agent(app.topic(env["WORKER_SOURCE"], **raw))
+    async def handle(stream):
+        async for event in stream.events():
+            print(SEEN + str(event.message.offset), flush=True)
+            await asyncio.sleep(handle_s)
 
     Worker(app, loglevel="warning", redirect_stdouts=False).execute_from_commandline()
 
@@ -227,5 +279,81 @@ async def test_true_end_offsets(broker):
     assert {tp.partition: end for tp, end in ends.items()} == {0: 10, 1: 3, 2: 0, 3: 6}
 
 
+def seen_offsets(worker: subprocess.Popen[bytes], log: Path, *, idle: float, timeout: float) -> set[int]:
+    """Source offsets the worker's agent got: once it has the BACKLOG - 1 after the committed one, or got
+    none new for ``idle`` seconds after the first."""
+    seen: set[int] = set()
+    deadline, last_news = time.monotonic() + timeout, None
+    while time.monotonic() < deadline and worker.poll() is None:
+        complete = log.read_text(errors="replace").rpartition("\n")[0]  # not a line still being written
+        now = {int(m.group(1)) for m in re.finditer(SEEN + r"(\d+)$", complete, re.MULTILINE)}
+        if len(now) > len(seen):
+            seen, last_news = now, time.monotonic()
+        if len(seen) == BACKLOG - 1 or (last_news is not None and time.monotonic() - last_news > idle):
+            break
+        time.sleep(0.1)
+    return seen
+
+
+async def commit(bootstrap: str, group: str, tp: TopicPartition, offset: int) -> None:
+    """Commit ``offset`` for ``group``, as its previous worker would have."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        await consumer.commit({tp: offset})
+    finally:
+        await consumer.stop()
+
+
+@pytest.fixture(scope="module")
+def backlog(broker, tmp_path_factory):
+    """A worker with and one without SafeTableManager start on the same backlog (their own groups)."""
+    base = tmp_path_factory.mktemp("backlog")
+    run = f"b{uuid.uuid4().hex[:8]}"
+    source = f"{run}-source"
+    logs = {name: base / f"{name}.log" for name in ("safe", "plain")}
+    changelogs = [f"{run}-{name}-rows-changelog" for name in logs]
+    specs = [TopicSpec(source, 1, {}), *(TopicSpec(c, 1, {"cleanup.policy": "compact"}) for c in changelogs)]
+    asyncio.run(ensure_topics(broker.bootstrap, specs))
+
+    async def fill() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=20)
+        await producer.start()
+        try:
+            sent = [await producer.send(source, b"x%d" % i, partition=0) for i in range(BACKLOG)]
+            await asyncio.gather(*sent)
+            for changelog in changelogs:  # a row to recover: faust's fetcher runs during the recovery
+                await producer.send_and_wait(changelog, b"v", key=b"k", partition=0)
+        finally:
+            await producer.stop()
+
+    asyncio.run(fill())
+    for name in logs:  # as after a crash: the group committed the first record
+        asyncio.run(commit(broker.bootstrap, f"{run}-{name}", TopicPartition(source, 0), 1))
+    # the seek waits 1 s while the agent handles about 50 records: the rest wait in its queue
+    workers = {name: start_worker(logs[name], role="backlog", app_id=f"{run}-{name}",
+                                  datadir=str(base / name), broker=broker.url, source=source,
+                                  safe="1" if name == "safe" else "0", seek_delay="1.0", handle_s="0.02")
+               for name in logs}
+    try:
+        return {name: seen_offsets(workers[name], logs[name], idle=3.0, timeout=60.0) for name in workers}
+    finally:
+        stop_workers(*workers.values())
+
+
+def test_every_record_fetched_during_the_hand_over_reaches_the_agent(backlog):
+    missing = sorted(set(range(1, BACKLOG)) - backlog["safe"])
+    assert not missing, f"the agent never got {len(missing)} of {BACKLOG - 1} records: {missing[:20]}..."
+
+
+def test_faust_alone_drops_records_fetched_during_the_hand_over(backlog):
+    """The control: without the fix, the records that waited in the agent's queue are lost."""
+    assert len(backlog["plain"]) < BACKLOG - 1
+
+
 if __name__ == "__main__":
-    worker_main()
+    if os.environ.get("WORKER_ROLE") == "backlog":
+        backlog_worker_main()
+    else:
+        worker_main()

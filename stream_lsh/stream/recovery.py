@@ -13,6 +13,15 @@ stopped. On Apache Kafka the read-forward finds nothing past the reported end, w
 so the correction is harmless there; it costs one extra consumer start and a short poll per
 recovery. Other users of end offsets (consumer lag, the monitor) are not corrected.
 
+The end of every recovery has a second defect, on any broker (faust-streaming#596): faust resumes
+the stream partitions, *then* seeks them to their committed offsets, *then* resumes flow control,
+which empties every agent's queue. Records fetched in between reach the queues and are dropped there,
+while the consumer already counts them as read: it never delivers them again, and later acks commit
+past them. A worker that starts or restarts with a backlog loses inputs that way (measured: pages that
+never got a decision after a kill -9). :meth:`SafeRecovery.on_recovery_completed` suspends flow
+control first, so records fetched in that window wait in faust's conductor until the seek and the
+emptying are done, and then reach their streams.
+
 Use::
 
     app = faust.App(..., TableManager=SafeTableManager)
@@ -116,7 +125,8 @@ class _TrueEnds:
 
 
 class SafeRecovery(Recovery):
-    """Faust's recovery, with highwaters taken from the true changelog ends.
+    """Faust's recovery, with highwaters taken from the true changelog ends, and no input dropped
+    when it hands the partitions back to the streams.
 
     faust calls ``_build_highwaters`` for the active partitions before reading them and for the
     standby partitions afterwards. Both go through this override; faust's own method still turns the
@@ -127,6 +137,20 @@ class SafeRecovery(Recovery):
                                 title: str) -> None:
         true_ends = cast(ConsumerT, _TrueEnds(consumer, self.app))
         await super()._build_highwaters(true_ends, tps, destination, title)
+
+    async def on_recovery_completed(self, generation_id: int = 0) -> None:
+        """Faust's hand-over to the streams, with flow control suspended until faust resumes it.
+
+        faust resumes the stream partitions, awaits the seek to their committed offsets, and only
+        then resumes flow control, which clears every stream queue (see the module docstring).
+        Suspended, flow control makes the conductor wait before it queues a fetched record, so a
+        record fetched meanwhile is queued after the clearing instead of being cleared. The stream
+        partitions were paused since the assignment, so no queue holds a record when this starts.
+        If faust returns early (another rebalance began), flow stays suspended, as a revocation
+        leaves it, until the next recovery resumes it.
+        """
+        self.app.flow_control.suspend()
+        await super().on_recovery_completed(generation_id)
 
 
 class SafeTableManager(TableManager):
