@@ -91,7 +91,8 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     rows = await latest(broker.bootstrap, names.changelog("bands"))
     indexed = set()
     for partition in range(settings.band_partitions):
-        shard = Shard(partition, bucket_cap=settings.bucket_cap, ttl=3600.0)
+        shard = Shard(partition, bucket_cap=settings.bucket_cap, ttl=3600.0,
+                      sources=settings.site_partitions)  # as the app builds it in event-time order (held probes)
         journal = Journal(partition, guard)
         journal.load(sorted((k, v) for k, v in rows.items() if v is not None), shard)
         indexed |= set(shard.entries)
