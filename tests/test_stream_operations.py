@@ -12,11 +12,12 @@ from aiokafka import AIOKafkaProducer
 from stream_helpers import DecisionReader, stream_settings
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.pipeline.journal import Journal
-from stream_lsh.pipeline.shard import Shard
-from stream_lsh.stream.app import state_guard
+from stream_lsh.pipeline.outbox import Stage
+from stream_lsh.pipeline.stages import stage_factories
+from stream_lsh.stream.app import stage_inputs, state_guard
 from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import Workers
-from stream_lsh.stream.topics import TopicNames
+from stream_lsh.stream.topics import TopicNames, layout_of
 from stream_lsh.stream.worker import prepare
 
 
@@ -90,9 +91,10 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     # only the pages inside the window are left.
     rows = await latest(broker.bootstrap, names.changelog("bands"))
     indexed = set()
+    make_shard = stage_factories(Deduplicator(settings.dedup_config()), layout_of(settings),
+                                 stage_inputs(settings))[Stage.BANDS]  # as the app builds it
     for partition in range(settings.band_partitions):
-        shard = Shard(partition, bucket_cap=settings.bucket_cap, ttl=3600.0,
-                      sources=settings.site_partitions)  # as the app builds it in event-time order (held probes)
+        shard = make_shard(partition)
         journal = Journal(partition, guard)
         journal.load(sorted((k, v) for k, v in rows.items() if v is not None), shard)
         indexed |= set(shard.entries)

@@ -21,13 +21,11 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from ..core.dedup import Deduplicator
-from .gather import Gather
 from .ingest import Ingest, Message
 from .journal import Journal, Row
 from .outbox import Outbox, Stage
 from .routing import Layout
-from .shard import Shard
-from .signer import Signer
+from .stages import stage_factories
 
 __all__ = ["CrashingPipeline", "LocalPipeline"]
 
@@ -40,16 +38,10 @@ class LocalPipeline:
                  inputs: int | None = None, lateness: float = 0.0) -> None:
         """``inputs``: the number of input partitions, to apply probes in (event time, id) order
         under watermarks (:mod:`.order`); None keeps arrival order."""
-        config = engine.config
         self.inputs = inputs
         self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
                              lateness=lateness)
-        self._make = {
-            Stage.SITES: lambda p: Signer(engine, layout, p, inputs=inputs),
-            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl,
-                                         sources=None if inputs is None else layout.sites),
-            Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl),
-        }
+        self._make = stage_factories(engine, layout, inputs)
         self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
                                              for stage in Stage.ALL}
         self.compact_bytes = compact_bytes

@@ -31,19 +31,17 @@ import faust
 import orjson
 
 from ..core.dedup import Deduplicator
-from ..pipeline.gather import Gather
 from ..pipeline.ingest import Ingest, Message
 from ..pipeline.journal import StateMismatchError
 from ..pipeline.outbox import Outbox, Stage
-from ..pipeline.shard import Shard
-from ..pipeline.signer import Signer
+from ..pipeline.stages import stage_factories
 from ..settings import Settings, SettingsError
 from .idle import QuietInputs
 from .recovery import SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, layout_of
 
-__all__ = ["StreamApp", "faust_broker_url", "state_guard", "transport_settings", "EXIT_FAILED_BATCH",
+__all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "transport_settings", "EXIT_FAILED_BATCH",
            "EXIT_STATE_MISMATCH"]
 
 log = logging.getLogger(__name__)
@@ -67,9 +65,14 @@ def state_guard(engine: Deduplicator, settings: Settings) -> dict[str, Any]:
     guard = {"scheme": engine.scheme.fingerprint, "scheme_params": engine.scheme.to_dict(),
              "banding": [banding.bands, banding.rows],
              "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
-    if settings.order == "event-time":  # the stages count watermarks per input partition
-        guard["order"] = ["event-time", settings.input_partitions]
+    if stage_inputs(settings) is not None:  # the stages count watermarks per input partition
+        guard["order"] = ["event-time", stage_inputs(settings)]
     return guard
+
+
+def stage_inputs(settings: Settings) -> int | None:
+    """What the stages count watermarks over: the input partitions under event-time order."""
+    return settings.input_partitions if settings.order == "event-time" else None
 
 
 def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
@@ -104,17 +107,10 @@ class StreamApp:
         self.names = TopicNames.from_settings(settings)
         self.layout = layout_of(settings)
         self.engine = Deduplicator(settings.dedup_config())
-        config = self.engine.config
         ordered = settings.order == "event-time"  # watermarks: see stream_lsh.pipeline.order
         self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
                              lateness=settings.lateness_s)
-        inputs = settings.input_partitions if ordered else None
-        sources = self.layout.sites if ordered else None
-        self._make: dict[str, Callable[[int], Any]] = {
-            Stage.SITES: lambda p: Signer(self.engine, self.layout, p, inputs=inputs),
-            Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl, sources=sources),
-            Stage.HOMES: lambda p: Gather(p, self.layout, threshold=config.threshold, ttl=config.ttl),
-        }
+        self._make = stage_factories(self.engine, self.layout, stage_inputs(settings))
         self.guard = state_guard(self.engine, settings)
         self.app = self._build_app(bootstrap)
         self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,

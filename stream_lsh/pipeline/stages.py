@@ -1,0 +1,28 @@
+"""How a partition of each stage is built: one recipe for the stream's workers, the in-process
+pipeline and anything that rebuilds a partition from its rows (a state machine built with other
+arguments than the one that wrote the rows would restore it wrongly, e.g. drop its held probes)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..core.dedup import Deduplicator
+from .gather import Gather
+from .outbox import Stage
+from .routing import Layout
+from .shard import Shard
+from .signer import Signer
+
+__all__ = ["stage_factories"]
+
+
+def stage_factories(engine: Deduplicator, layout: Layout, inputs: int | None) -> dict[str, Callable[[int], Any]]:
+    """Partition number -> empty state machine, per stage. ``inputs``: the input partition count
+    under event-time order (watermarks, :mod:`.order`), None for arrival order."""
+    config = engine.config
+    sources = None if inputs is None else layout.sites
+    return {
+        Stage.SITES: lambda p: Signer(engine, layout, p, inputs=inputs),
+        Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl, sources=sources),
+        Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl),
+    }
