@@ -29,7 +29,7 @@ from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
-from stream_lsh.synthetic import generate_corpus
+from stream_lsh.synthetic import consumer_order, generate_corpus
 
 INPUT_PARTITIONS = 8
 
@@ -40,26 +40,14 @@ def partition_of(page: dict) -> int:
 
 
 def arrival(pages: list[dict], mode: str, rng: random.Random) -> list[dict]:
-    queues: dict[int, list[dict]] = {}
-    for p in pages:
-        queues.setdefault(partition_of(p), []).append(p)
-    order: list[dict] = []
     if mode == "file":
         return list(pages)
     if mode == "serial":
-        for part in rng.sample(sorted(queues), len(queues)):
-            order.extend(queues.pop(part))
-        return order
-    if mode == "extreme":
-        order.extend(queues.pop(rng.choice(sorted(queues))))
-    while queues:
-        part = rng.choice(sorted(queues))
-        n = rng.randint(1, 256)
-        order.extend(queues[part][:n])
-        del queues[part][:n]
-        if not queues[part]:
-            del queues[part]
-    return order
+        queues: dict[int, list[dict]] = {}
+        for p in pages:
+            queues.setdefault(partition_of(p), []).append(p)
+        return [p for part in rng.sample(sorted(queues), len(queues)) for p in queues[part]]
+    return consumer_order(pages, partition_of, rng, max_chunk=256, whole_first=mode == "extreme")
 
 
 def labels(decisions: list[dict]) -> dict[str, str]:

@@ -29,7 +29,7 @@ import random
 import re
 import unicodedata
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from functools import cache
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_LANGUAGES",
     "PageTruth",
     "SyntheticCorpus",
+    "consumer_order",
     "generate_corpus",
     "generate_corpus_with_truth",
     "load_labels",
@@ -1194,3 +1195,23 @@ def load_labels(path: str | Path) -> dict[str, str]:
     if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
         raise ValueError(f"{path}: expected a JSON object mapping page ids to label strings")
     return data
+
+
+def consumer_order(pages: Sequence[dict], partition_of: Callable[[dict], int], rng: random.Random, *,
+                   max_chunk: int, whole_first: bool = False) -> list[dict]:
+    """The order in which a consumer of several input partitions may see ``pages``: each
+    partition keeps its order, and chunks of 1..``max_chunk`` pages come from random partitions
+    (with ``whole_first``, one random partition entirely before the others). For the tests and
+    benchmarks of the stream's ordering."""
+    queues: dict[int, list[dict]] = {}
+    for page in pages:
+        queues.setdefault(partition_of(page), []).append(page)
+    order = queues.pop(rng.choice(sorted(queues))) if whole_first else []
+    while queues:
+        part = rng.choice(sorted(queues))
+        n = rng.randint(1, max_chunk)
+        order.extend(queues[part][:n])
+        del queues[part][:n]
+        if not queues[part]:
+            del queues[part]
+    return order

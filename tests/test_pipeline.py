@@ -18,7 +18,7 @@ from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
-from stream_lsh.synthetic import generate_corpus
+from stream_lsh.synthetic import consumer_order, generate_corpus
 
 STORY = (
     "The city council voted on Tuesday to expand the bus network to the northern suburbs, a plan "
@@ -194,20 +194,8 @@ def input_partition(record: dict, partitions: int = INPUTS) -> int:
 
 
 def interleaved(corpus: list[dict], rng: random.Random, *, one_first: bool) -> list[dict]:
-    """A consumer's view of the input partitions: each keeps its order, chunks of 1..128 come from
-    random partitions (with ``one_first``, one partition entirely before the others)."""
-    queues: dict[int, list[dict]] = {}
-    for record in corpus:
-        queues.setdefault(input_partition(record), []).append(record)
-    order = queues.pop(rng.choice(sorted(queues))) if one_first else []
-    while queues:
-        part = rng.choice(sorted(queues))
-        n = rng.randint(1, 128)
-        order.extend(queues[part][:n])
-        del queues[part][:n]
-        if not queues[part]:
-            del queues[part]
-    return order
+    """A consumer's view of the input partitions (chunks of 1..128; ``one_first``: one partition whole first)."""
+    return consumer_order(corpus, input_partition, rng, max_chunk=128, whole_first=one_first)
 
 
 def feed_interleaved(pipe: LocalPipeline, order: list[dict], rng: random.Random) -> None:
