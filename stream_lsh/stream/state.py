@@ -11,10 +11,17 @@ assignment, dropped when partitions are revoked.
 Faust binds a table write to the partition of the event being processed (``current_event()``).
 A micro-batch holds events of several partitions, so each partition's rows are written with the
 context set to one of *its* events.
+
+Faust sends a table's changelog rows in the background and only logs a failed one; its flush
+before an offset commit can also return before the last rows reach the producer. A row that never
+reached the changelog would be lost with the worker's disk while the input it records was
+committed. So the rows of a batch are awaited (:meth:`StageStore.durable`) before the batch is
+acknowledged, and a failed row fails the batch.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import weakref
 from contextlib import contextmanager
@@ -26,7 +33,7 @@ from faust.streams import _current_event
 from ..pipeline.journal import Journal, Replayable, Row
 from .topics import state_table
 
-__all__ = ["StageStore", "ROCKSDB_OPTIONS"]
+__all__ = ["StageStore", "JournalTable", "ROCKSDB_OPTIONS", "ROW_TIMEOUT_S"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +41,23 @@ log = logging.getLogger(__name__)
 #: are sized for one big table; a worker here opens one database per stage partition it owns.
 ROCKSDB_OPTIONS = {"write_buffer_size": 8 << 20, "max_write_buffer_number": 2, "block_cache_size": 16 << 20,
                    "block_cache_compressed_size": 0}
+
+#: A journal row not acknowledged by the broker within this long fails its batch (the worker exits
+#: and the input is redelivered) rather than stalling the stage.
+ROW_TIMEOUT_S = 60.0
+
+
+class JournalTable(faust.Table):
+    """A Faust table that keeps the futures of the changelog rows it sends, until awaited."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.unsent: list[asyncio.Future] = []
+
+    def send_changelog(self, *args: Any, **kwargs: Any) -> Any:
+        future = super().send_changelog(*args, **kwargs)
+        self.unsent.append(future)
+        return future
 
 
 @contextmanager
@@ -64,9 +88,10 @@ class StageStore:
         self.make = make
         self.guard = guard
         self.compact_bytes, self.chunk_bytes = compact_bytes, chunk_bytes
-        self.table = app.Table(state_table(stage), partitions=partitions, key_type=bytes, value_type=bytes,  # raw bytes
-                               options=ROCKSDB_OPTIONS,
-                               help=f"durable state of the {stage} stage (snapshots and journal segments)")
+        self.table: JournalTable = app.tables.add(JournalTable(
+            app, name=state_table(stage), partitions=partitions, key_type=bytes, value_type=bytes,  # raw bytes
+            options=ROCKSDB_OPTIONS, beacon=app.tables.beacon,
+            help=f"durable state of the {stage} stage (snapshots and journal segments)"))
         self.held: dict[int, tuple[Replayable, Journal]] = {}
 
     def state(self, partition: int) -> Replayable:
@@ -110,6 +135,30 @@ class StageStore:
                     del self.table[key]  # a RocksDB delete and a changelog tombstone
                 else:
                     self.table[key] = value
+
+    async def durable(self) -> None:
+        """Wait until the broker has every changelog row written so far; raise if one failed.
+
+        A row can fail two ways: the broker refuses it (its future gets the error), or the send
+        fails before it reaches the client (Faust's producer buffer then crashes and the future is
+        never resolved): the buffer is watched for that."""
+        unsent, self.table.unsent = self.table.unsent, []
+        if not unsent:
+            return
+        rows = asyncio.gather(*unsent)
+        buffer = self.table.app.producer.buffer
+        deadline = asyncio.get_running_loop().time() + ROW_TIMEOUT_S
+        try:
+            while not rows.done():
+                await asyncio.wait([rows], timeout=0.2)
+                if buffer.crashed:
+                    raise RuntimeError(f"the changelog producer failed: {buffer.crash_reason!r}")
+                if asyncio.get_running_loop().time() > deadline:
+                    raise TimeoutError(f"{self.stage}: journal rows not acknowledged within {ROW_TIMEOUT_S:g} s")
+            rows.result()
+        finally:
+            if not rows.done():
+                rows.cancel()
 
     def forget(self) -> None:
         """Drop every in-memory state machine (partitions were revoked; RocksDB keeps the rows)."""
