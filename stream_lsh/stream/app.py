@@ -11,6 +11,8 @@ After the sends, each stage partition journals the batch it handled in its Rocks
 (:mod:`stream_lsh.stream.state`): one row per partition per batch, snapshots now and then. So
 "journaled" implies "its outputs are on the broker", and a restart replays exactly the handled
 batches; the ones after the last commit come again from Kafka and the stages treat them as repeats.
+The rows' changelog messages are acknowledged before the agent takes the next batch, so a
+committed input offset always has its rows in the changelog, whatever becomes of the disk.
 
 A failed send or table write must not be followed by a commit of the input (Faust would commit it:
 an exception in an agent acks the event). Any error in a batch therefore ends the process with
@@ -196,6 +198,7 @@ class StreamApp:
         await self._send(out)
         for partition, group in by_partition.items():
             store.record(partition, states[partition], group[-1], [event.message.value for event in group])
+        await store.durable()  # before Faust may commit the batch's input
 
     # -- sending an outbox -----------------------------------------------------------------------
     async def _send(self, out: Outbox) -> None:
