@@ -39,3 +39,15 @@ def test_only_assigned_partitions_are_declared_and_a_rebalance_starts_over():
     assert quiet.newly_idle({0, 3}) == []
     clock.now += 0.2
     assert quiet.newly_idle({0, 3}) == [0, 3]
+
+
+def test_a_partition_whose_mark_said_it_is_caught_up_is_not_declared_again():
+    clock = Clock()
+    quiet = QuietInputs(0.2, clock)
+    quiet.newly_idle({0, 1})
+    quiet.heard({0, 1}, caught_up={0})  # partition 0's mark said "idle after me"
+    clock.now += 0.3
+    assert quiet.newly_idle({0, 1}) == [1]
+    quiet.heard({0})  # 0 has pages again and is not caught up: the timer watches it again
+    clock.now += 0.3
+    assert quiet.newly_idle({0, 1}) == [0]

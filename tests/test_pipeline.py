@@ -16,6 +16,7 @@ import pytest
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
+from stream_lsh.pipeline.ingest import Ingest, Message
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
 from stream_lsh.synthetic import consumer_order, generate_corpus
@@ -198,18 +199,25 @@ def interleaved(corpus: list[dict], rng: random.Random, *, one_first: bool) -> l
     return consumer_order(corpus, input_partition, rng, max_chunk=128, whole_first=one_first)
 
 
-def feed_interleaved(pipe: LocalPipeline, order: list[dict], rng: random.Random) -> None:
+def feed_interleaved(pipe: LocalPipeline, order: list[dict], rng: random.Random, *, marks_say_caught_up: bool = False
+                     ) -> None:
+    """``marks_say_caught_up``: a partition's last batch says so with its mark (as the worker does
+    when the fetch's high watermark shows it took the last record); otherwise the idle timer's
+    message follows it."""
     left = Counter(input_partition(record) for record in order)
     for part in range(INPUTS):
         if not left[part]:
             pipe.idle(part)
     for start in range(0, len(order), 40):
         chunk = order[start:start + 40]
-        pipe.feed([orjson.dumps(record) for record in chunk], partition=[input_partition(r) for r in chunk])
         for record in chunk:
             left[input_partition(record)] -= 1
-            if not left[input_partition(record)]:
-                pipe.idle(input_partition(record))  # caught up and quiet: the idle timer's mark
+        done = {input_partition(r) for r in chunk if not left[input_partition(r)]}
+        pipe.feed([orjson.dumps(record) for record in chunk], partition=[input_partition(r) for r in chunk],
+                  caught_up=done if marks_say_caught_up else ())
+        if not marks_say_caught_up:
+            for part in sorted(done):
+                pipe.idle(part)  # caught up and quiet: the idle timer's mark
         for _ in range(rng.randint(0, 80)):
             pipe.step()
     pipe.run()
@@ -224,7 +232,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
     reference = {p["id"]: engine.process(page_from_dict(p)).to_dict() for p in corpus}
     rng = random.Random(seed)
     pipe = LocalPipeline(Deduplicator(config), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
-    feed_interleaved(pipe, interleaved(corpus, rng, one_first=seed % 2 == 1), rng)
+    feed_interleaved(pipe, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
     got = decisions(pipe)
     assert len(got) == len(corpus) and {d["id"]: d for d in got} == reference
 
@@ -233,7 +241,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
 def test_with_watermarks_any_partition_interleaving_gives_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
     pipe = LocalPipeline(Deduplicator(), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
-    feed_interleaved(pipe, interleaved(corpus, rng, one_first=seed % 2 == 1), rng)
+    feed_interleaved(pipe, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
     got = decisions(pipe)
     assert Counter(d["id"] for d in got) == Counter(d["id"] for d in batch_decisions)
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_decisions}
@@ -269,3 +277,39 @@ def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule()
     pipe.run()
     assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("new", "unique"), ("old", "duplicate")]
     assert sum(shard.late for shard in pipe.stages["bands"]) >= 1
+
+
+def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next_page():
+    """A live feed: the mark of a partition's last record says it is idle after it, so the other
+    partition's later page is decided without waiting for its next page or for the idle timer."""
+    for caught_up in (False, True):
+        pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4), inputs=2)
+        pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, caught_up={0} if caught_up else ())
+        pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, caught_up={1})
+        pipe.run()
+        got = [(d["id"], d["status"]) for d in decisions(pipe)]
+        if caught_up:
+            assert got == [("early-b", "unique"), ("late-a", "duplicate")]
+        else:  # partition 0 may still have pages before 12:05: late-a waits
+            assert got == [("early-b", "unique")]
+    # partition 1 is idle after its mark; partition 0 speaks again, now with a backlog
+    pipe.feed([page("later-c", OTHER, "2026-03-01T12:10:00Z")], partition=0)
+    pipe.run()
+    assert [d["id"] for d in decisions(pipe)][-1] == "later-c"
+    pipe.feed([page("later-d", OTHER + " Update.", "2026-03-01T12:20:00Z")], partition=1)  # no longer caught up
+    pipe.run()
+    assert "later-d" not in [d["id"] for d in decisions(pipe)]  # partition 0 may still have pages before 12:20
+
+
+def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():
+    """With a lateness, a partition's later pages may be older than its mark: being caught up does
+    not make it idle (only the idle timer does)."""
+    engine = Deduplicator()
+    ingest = Ingest(engine, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True, lateness=60.0)
+    out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
+    marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
+    assert marks and not any(r.get("idle") for r in marks)
+    ingest = Ingest(engine, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True)
+    out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
+    marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
+    assert len(marks) == 2 and all(r["idle"] for r in marks)

@@ -8,7 +8,7 @@ partition, offset, size), never the body.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Collection, Sequence
 
 from ..core.dedup import Deduplicator
 from ..core.page import Page
@@ -42,9 +42,11 @@ class Ingest:
         self.watermarks = watermarks  # see stream_lsh.pipeline.order
         self.lateness = lateness
 
-    def pages(self, messages: Sequence[Message]) -> Outbox:
+    def pages(self, messages: Sequence[Message], caught_up: Collection[int] = ()) -> Outbox:
         """Messages of the input topic: pages and retractions; then, with ``watermarks``, each input
-        partition's mark to every site partition."""
+        partition's mark to every site partition. ``caught_up``: the input partitions whose last
+        record (when it was fetched) is in ``messages``; their marks say they are idle after them,
+        unless a ``lateness`` allows later pages of the partition to be older than its mark."""
         out = Outbox()
         marks: dict[int, tuple[float, str]] = {}
         for message in messages:
@@ -64,7 +66,7 @@ class Ingest:
                         mark = (record["ts"] - self.lateness, "")
                     marks[message.partition] = max(marks.get(message.partition, mark), mark)
         for partition, mark in sorted(marks.items()):
-            self._broadcast(partition, mark, out)
+            self._broadcast(partition, mark, out, idle_after=partition in caught_up and not self.lateness)
         return out
 
     def idle(self, partition: int) -> Outbox:
@@ -74,9 +76,12 @@ class Ingest:
         self._broadcast(partition, None, out)
         return out
 
-    def _broadcast(self, partition: int, mark: tuple[float, str] | None, out: Outbox) -> None:
+    def _broadcast(self, partition: int, mark: tuple[float, str] | None, out: Outbox, idle_after: bool = False) -> None:
+        record = {"k": "wm", "src": partition, "w": encode_mark(mark)}
+        if idle_after:
+            record["idle"] = True
         for site in range(self.layout.sites):
-            out.send(Stage.SITES, site, {"k": "wm", "src": partition, "w": encode_mark(mark)})
+            out.send(Stage.SITES, site, record)
 
     def queries(self, messages: Sequence[Message]) -> Outbox:
         """Messages of the query topic: pages to look up without indexing them. The answer is

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import Any, Iterable, Iterator
+from typing import Any, Collection, Iterable, Iterator
 
 import orjson
 
@@ -58,18 +58,21 @@ class LocalPipeline:
         self.outputs = Outbox()
         self._offset = 0
 
-    def feed(self, values: Iterable[bytes | None], *, topic: str = "pages", partition: int | Iterable[int] = 0) -> None:
-        """One ingest batch; ``partition``: the input partition of every value, or of each."""
-        self._ingest(values, topic, partition)
+    def feed(self, values: Iterable[bytes | None], *, topic: str = "pages", partition: int | Iterable[int] = 0,
+             caught_up: Collection[int] = ()) -> None:
+        """One ingest batch; ``partition``: the input partition of every value, or of each;
+        ``caught_up``: the input partitions whose last record is in the batch."""
+        self._ingest(values, topic, partition, caught_up)
 
-    def _ingest(self, values: Iterable[bytes | None], topic: str, partition: int | Iterable[int] = 0) -> None:
+    def _ingest(self, values: Iterable[bytes | None], topic: str, partition: int | Iterable[int] = 0,
+                caught_up: Collection[int] = ()) -> None:
         values = list(values)
         partitions = [partition] * len(values) if isinstance(partition, int) else list(partition)
         messages = []
         for value, part in zip(values, partitions, strict=True):
             messages.append(Message(topic, part, self._offset, None, value))
             self._offset += 1
-        out = self.ingest.queries(messages) if topic == "queries" else self.ingest.pages(messages)
+        out = self.ingest.queries(messages) if topic == "queries" else self.ingest.pages(messages, caught_up)
         self._deliver(out)
 
     def idle(self, partition: int) -> None:

@@ -13,7 +13,10 @@ How a band partition knows that nothing earlier is still coming: watermarks, two
 * ingest, per input partition, after each batch: ``{"k": "wm", "src": input partition, "w": mark}``
   to every site partition; ``mark`` is the largest ``(event time, id)`` of the batch's pages from
   that partition (minus ``lateness`` seconds, if input partitions are not sorted by event time), or
-  None when the partition is idle (caught up and quiet: a timer sends it);
+  None when the partition is idle (quiet: a timer sends it). When the batch took the partition's
+  last record (``"idle": true``, *caught up*: nothing more was on the broker when it was fetched),
+  the partition is idle after its mark: a live feed, where every partition is caught up at every
+  batch, then waits for no partition's next page, and a backfill, where none is, keeps the order;
 * a site partition forwards the minimum over its input partitions that are not idle to every band
   partition, after the probes of the batch (one Kafka message per band partition: the mark rides
   with the probes); when all are idle, the largest mark it has seen;
@@ -71,12 +74,17 @@ class Marks:
         self.last: dict[int, Mark] = {}
         self.idle: set[int] = set()
 
-    def update(self, source: int, wire: list[Any] | None) -> None:
+    def update(self, source: int, wire: list[Any] | None, idle_after: bool = False) -> None:
+        """``wire`` None: the sender is idle. ``idle_after``: it sent its mark and is idle after it
+        (caught up), until its next mark."""
         mark = decode_mark(wire)
         if mark is None:
             self.idle.add(source)
             return
-        self.idle.discard(source)
+        if idle_after:
+            self.idle.add(source)
+        else:
+            self.idle.discard(source)
         old = self.last.get(source)
         self.last[source] = mark if old is None else max(old, mark)
 

@@ -67,7 +67,7 @@ class Signer:
                 continue
             if record["k"] == "wm":
                 if self.marks is not None:
-                    self.marks.update(record["src"], record["w"])
+                    self.marks.update(record["src"], record["w"], record.get("idle", False))
                 continue
             prepared.append((record, self._prepare(record, flagged)))
         self.engine.sign([p for _, p in prepared])

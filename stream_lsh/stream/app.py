@@ -31,6 +31,7 @@ from typing import Any, Awaitable, Callable
 
 import faust
 import orjson
+from faust.types import TP
 
 from ..core.dedup import Deduplicator
 from ..pipeline.ingest import Ingest, Message
@@ -136,6 +137,28 @@ class StreamApp:
         for partition in self.quiet.newly_idle(assigned):
             await _or_exit(self._send(self.ingest.idle(partition)))
 
+    def _caught_up(self, messages: list[Message]) -> set[int]:
+        """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
+
+        The high watermark of a fetch response is exact, on Tansu too (only its ListOffsets
+        under-reports). One that is stale (records arrived since) makes a partition look caught up
+        too early: its next pages may come *late* and take arrival order, as after an idle timer.
+        """
+        if self.ingest.lateness or self.settings.order != "event-time":
+            return set()
+        last: dict[int, int] = {}
+        for message in messages:
+            last[message.partition] = max(last.get(message.partition, -1), message.offset)
+        found = set()
+        for partition, offset in last.items():
+            try:
+                highwater = self.app.consumer.highwater(TP(self.names.input, partition))
+            except Exception:  # noqa: BLE001 - unassigned meanwhile, or no fetch yet: not known to be caught up
+                continue
+            if highwater is not None and offset + 1 >= highwater:
+                found.add(partition)
+        return found
+
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> faust.App:
         s = self.settings
@@ -161,8 +184,9 @@ class StreamApp:
         async def ingest_pages(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):
                 messages = [_message(e) for e in events]
-                self.quiet.heard({m.partition for m in messages})
-                await _or_exit(self._send(self.ingest.pages(messages)))
+                caught_up = self._caught_up(messages)
+                self.quiet.heard({m.partition for m in messages}, caught_up)
+                await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
 
         async def ingest_queries(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):

@@ -28,11 +28,13 @@ class QuietInputs:
         self.last: dict[int, float] = {}
         self.declared: set[int] = set()
 
-    def heard(self, partitions: set[int]) -> None:
+    def heard(self, partitions: set[int], caught_up: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+        """Records from ``partitions``; those in ``caught_up`` said with their marks that they are
+        idle after them, so the timer has nothing to declare for them."""
         now = self.clock()
         for partition in partitions:
             self.last[partition] = now
-        self.declared -= partitions
+        self.declared = (self.declared - partitions) | (caught_up & partitions)
 
     def newly_idle(self, assigned: set[int]) -> list[int]:
         now = self.clock()
