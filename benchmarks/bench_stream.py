@@ -45,6 +45,7 @@ import numpy as np
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.broker import EmbeddedBroker
@@ -67,6 +68,7 @@ class Load:
     max_ms: float
     missing: int
     cpu: str
+    per_page: str = "-"
 
 
 @dataclass
@@ -80,6 +82,7 @@ class Result:
     cpu: str
     duplicates: int = 0
     loads: list[Load] = field(default_factory=list)
+    per_page: str = "-"
 
 
 class Arrivals:
@@ -132,6 +135,36 @@ class Arrivals:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
         await self.consumer.stop()
+
+
+class Traffic:
+    """Messages written to the stream's internal and changelog topics (end offsets), so that a load's
+    messages per page can be reported: the count that sets a worker's per-page cost under a steady feed.
+    Tansu under-reports end offsets by up to a record batch, which is noise at these counts."""
+
+    def __init__(self, bootstrap: str, topics: list[str]) -> None:
+        self.bootstrap, self.topics = bootstrap, topics
+        self.last: dict[str, int] = {}
+
+    async def totals(self) -> dict[str, int]:
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know them
+            partitions = [TopicPartition(t, p) for t in self.topics for p in consumer.partitions_for_topic(t) or ()]
+            ends = await consumer.end_offsets(partitions)
+        finally:
+            await consumer.stop()
+        return {topic: sum(o for tp, o in ends.items() if tp.topic == topic) for topic in self.topics}
+
+    async def per_page(self, pages: int) -> str:
+        """'internal/changelog' messages per page since the last call."""
+        now = await self.totals()
+        delta = {t: now[t] - self.last.get(t, 0) for t in self.topics}
+        self.last = now
+        internal = sum(v for t, v in delta.items() if not t.endswith("-changelog"))
+        changelog = sum(v for t, v in delta.items() if t.endswith("-changelog"))
+        return f"{internal / pages:.1f}/{changelog / pages:.1f}"
 
 
 class ForwardWorker:
@@ -192,7 +225,8 @@ class Cpu:
 
 
 async def measure(name: str, workers: int, start, source: str, sink: str, corpus: list[tuple[bytes, bytes]],
-                  preload: int, args: argparse.Namespace, broker: EmbeddedBroker) -> Result:
+                  preload: int, args: argparse.Namespace, broker: EmbeddedBroker,
+                  traffic: Traffic | None = None) -> Result:
     """Saturation from a preloaded topic, then latency at each load, on one configuration."""
     bootstrap = broker.bootstrap
     reader = await Arrivals(bootstrap, sink).start()
@@ -210,12 +244,17 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
         rate = sum(1 for t in firsts if t > firsts[0]) / span if span > 0 else float("nan")
         result = Result(name, workers, firsts[0] - spawned, rate, float(np.max(np.diff(firsts), initial=0.0)),
                         len(keys) - len(firsts), cpu.cores())
+        if traffic is not None:
+            result.per_page = await traffic.per_page(len(keys))
         print(f"  {name}: start-up {result.startup_s:.1f} s, {rate:,.0f} msg/s saturated", file=sys.stderr)
         loads = [(f"{f:.0%} max", f * rate) for f in args.loads] + [(f"{r:g}/s", r) for r in args.rates]
         for index, (label, offered) in enumerate(loads):
             low = preload + index * args.latency_pages
-            result.loads.append(await at_load(label, offered, corpus[low:low + args.latency_pages], reader,
-                                              pool, cpu, bootstrap, source))
+            chunk = corpus[low:low + args.latency_pages]
+            load = await at_load(label, offered, chunk, reader, pool, cpu, bootstrap, source)
+            if traffic is not None:
+                load.per_page = await traffic.per_page(len(chunk))
+            result.loads.append(load)
         await asyncio.sleep(1.0)  # let late duplicates (redeliveries) show up
         result.duplicates = sum(len(times) - 1 for times in reader.times.values())
         return result
@@ -274,8 +313,10 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
         await ensure_topics(bootstrap, topic_specs(settings))
         name = f"stream, {count} worker{'s' if count > 1 else ''}"
         start = lambda s=settings, n=count: Workers(s, bootstrap, n)  # noqa: E731
+        traffic = Traffic(bootstrap, [names.internal(stage) for stage in Stage.ALL]
+                          + [names.changelog(stage) for stage in Stage.ALL])
         results.append(await measure(name, count, start, names.input, names.decisions, corpus, args.pages,
-                                     args, broker))
+                                     args, broker, traffic))
     return results
 
 
@@ -284,19 +325,19 @@ def report(results: list[Result]) -> dict:
     streams = {r.workers: r for r in results if r.config != BARE}
     one, two = streams.get(1), streams.get(2)
     print(f"\n{'config':18s} {'start-up s':>10s} {'msg/s':>7s} {'vs bare':>7s} {'vs 1 w':>6s} "
-          f"{'max gap s':>9s} {'missing':>7s} {'dups':>5s}  cores used: workers/broker/bench/others")
+          f"{'max gap s':>9s} {'missing':>7s} {'dups':>5s} {'msgs/page':>9s}  cores used: workers/broker/bench/others")
     for r in results:
         vs_bare = f"{r.rate / bare.rate:.2f}x" if bare else "-"
         vs_one = f"{r.rate / one.rate:.2f}x" if one and r.config != BARE else "-"
         print(f"{r.config:18s} {r.startup_s:10.1f} {r.rate:7,.0f} {vs_bare:>7s} {vs_one:>6s} "
-              f"{r.max_gap_s:9.2f} {r.missing:7d} {r.duplicates:5d}  {r.cpu}")
+              f"{r.max_gap_s:9.2f} {r.missing:7d} {r.duplicates:5d} {r.per_page:>9s}  {r.cpu}")
     print(f"\n{'config':18s} {'load':>8s} {'offered/s':>9s} {'achieved/s':>10s} {'p50 ms':>7s} "
-          f"{'p99 ms':>7s} {'max ms':>7s} {'missing':>7s}  cores used while feeding")
+          f"{'p99 ms':>7s} {'max ms':>7s} {'missing':>7s} {'msgs/page':>9s}  cores used while feeding")
     for r in results:
         for x in r.loads:
             behind = "  (feeder fell behind)" if x.achieved < 0.95 * x.offered else ""
             print(f"{r.config:18s} {x.label:>8s} {x.offered:9,.0f} {x.achieved:10,.0f} {x.p50_ms:7.1f} "
-                  f"{x.p99_ms:7.1f} {x.max_ms:7.1f} {x.missing:7d}  {x.cpu}{behind}")
+                  f"{x.p99_ms:7.1f} {x.max_ms:7.1f} {x.missing:7d} {x.per_page:>9s}  {x.cpu}{behind}")
     checks = {}
     if bare and one:
         checks["1 worker >= 50% of bare"] = (f"{one.rate / bare.rate:.0%}", one.rate >= 0.5 * bare.rate)
