@@ -13,13 +13,17 @@ import shutil
 import signal
 import time
 from collections import defaultdict
+from dataclasses import asdict
 from pathlib import Path
 
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
+from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.app import EXIT_STATE_MISMATCH
+from stream_lsh.stream.broker import EmbeddedBroker
 from stream_lsh.stream.client import feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
@@ -146,3 +150,36 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
         first.stop()
         if second is not None:
             second.stop()
+
+
+async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(broker, tmp_path):
+    """The same app and data directory against a broker whose changelogs are behind the directory
+    (here a fresh broker: as after deleting the topics, or restarting the embedded broker)."""
+    pages = generate_corpus(30, seed=16).pages
+    settings = stream_settings(broker, tmp_path, log_level="info")
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    pool = Workers(settings, settings.broker, 1)
+    progress = Progress()
+    reader = follow_decisions(settings.broker, names.decisions, progress)
+    try:
+        progress.fed = await feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages])
+        await wait_until(progress.complete, pool)
+        assert progress.complete(), progress.summary()
+    finally:
+        reader.cancel()
+        pool.stop()
+    with EmbeddedBroker() as other:
+        moved = Settings.load(environ={}, **{**asdict(settings), "broker": other.bootstrap})
+        await ensure_topics(other.bootstrap, topic_specs(moved))
+        pool = Workers(moved, other.bootstrap, 1, first=0)
+        try:
+            deadline = time.monotonic() + 90
+            while pool.processes[0].poll() is None and time.monotonic() < deadline:
+                await asyncio.sleep(0.1)
+            assert pool.processes[0].returncode == EXIT_STATE_MISMATCH
+            log = pool.logs[0].read_text(errors="replace")
+            assert "refusing to run: the state in" in log and "ahead of its changelog topics" in log
+            assert "Traceback" not in log.split("refusing to run")[-1]
+        finally:
+            pool.stop()

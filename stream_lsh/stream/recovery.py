@@ -31,10 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any, Counter, Mapping, Optional, Set, cast
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
+from faust.exceptions import ConsistencyError
 from faust.tables import TableManager
 from faust.tables.recovery import Recovery
 from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth, server_list
@@ -137,6 +139,22 @@ class SafeRecovery(Recovery):
                                 title: str) -> None:
         true_ends = cast(ConsumerT, _TrueEnds(consumer, self.app))
         await super()._build_highwaters(true_ends, tps, destination, title)
+
+    async def crash(self, reason: BaseException) -> None:
+        """A data directory ahead of its changelogs is refused in one line (exit 78), not with
+        Faust's traceback: its state was built against other topics (deleted and created again,
+        another cluster, an embedded broker since restarted) and cannot be trusted here."""
+        if isinstance(reason, ConsistencyError):
+            from .app import EXIT_STATE_MISMATCH  # the app imports this module
+
+            log.critical("refusing to run: the state in %s is ahead of its changelog topics on this broker, so it was "
+                         "built against other topics (deleted and created again, another cluster, or an embedded "
+                         "broker that was restarted). Remove that directory to rebuild the state from the "
+                         "changelogs, or point the worker at the cluster it belongs to. (%s)",
+                         self.app.conf.datadir, reason)
+            logging.shutdown()
+            os._exit(EXIT_STATE_MISMATCH)
+        await super().crash(reason)
 
     async def on_recovery_completed(self, generation_id: int = 0) -> None:
         """Faust's hand-over to the streams, with flow control suspended until faust resumes it.
