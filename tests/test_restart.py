@@ -46,6 +46,15 @@ def follow_decisions(bootstrap: str, topic: str, progress: Progress) -> asyncio.
     return asyncio.create_task(read())
 
 
+async def started(broker, tmp_path, **overrides) -> tuple:
+    """Topics, one worker and a decision follower for a fresh app: (settings, pool, progress, reader)."""
+    settings = stream_settings(broker, tmp_path, log_level="info", **overrides)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    progress = Progress()
+    reader = follow_decisions(settings.broker, TopicNames.from_settings(settings).decisions, progress)
+    return settings, Workers(settings, settings.broker, 1), progress, reader
+
+
 async def wait_until(done, *pools: Workers, timeout: float = 120.0) -> None:
     """Until ``done()``, or ``timeout``; raises if a worker of ``pools`` dies meanwhile."""
     deadline = time.monotonic() + timeout
@@ -98,12 +107,8 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path, p
 async def test_a_crash_during_a_fast_feed_loses_no_page(broker, tmp_path):
     """kill -9 while hundreds of pages are in flight, restart without the disk."""
     pages = generate_corpus(300, seed=14).pages
-    settings = stream_settings(broker, tmp_path, snapshot_mb=0.02, log_level="info")
+    settings, pool, progress, reader = await started(broker, tmp_path, snapshot_mb=0.02)
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
-    pool = Workers(settings, settings.broker, 1)
-    progress = Progress()
-    reader = follow_decisions(settings.broker, names.decisions, progress)
     try:
         progress.fed = await feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages])
         await wait_until(lambda: len(progress.decisions) >= 60, pool, timeout=60)
@@ -156,12 +161,8 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
     """The same app and data directory against a broker whose changelogs are behind the directory
     (here a fresh broker: as after deleting the topics, or restarting the embedded broker)."""
     pages = generate_corpus(30, seed=16).pages
-    settings = stream_settings(broker, tmp_path, log_level="info")
+    settings, pool, progress, reader = await started(broker, tmp_path)
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
-    pool = Workers(settings, settings.broker, 1)
-    progress = Progress()
-    reader = follow_decisions(settings.broker, names.decisions, progress)
     try:
         progress.fed = await feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages])
         await wait_until(progress.complete, pool)
