@@ -61,9 +61,7 @@ class Ingest:
                 record["raw"] = raw.decode("utf-8")
                 out.send(Stage.SITES, self.layout.site(record["site"]), record)
                 if self.watermarks and record["ts"] is not None:
-                    mark = mark_of(record["ts"], page.id)
-                    if self.lateness:
-                        mark = (record["ts"] - self.lateness, "")
+                    mark = (record["ts"] - self.lateness, "") if self.lateness else mark_of(record["ts"], page.id)
                     marks[message.partition] = max(marks.get(message.partition, mark), mark)
         for partition, mark in sorted(marks.items()):
             self._broadcast(partition, mark, out, idle_after=partition in caught_up and not self.lateness)
