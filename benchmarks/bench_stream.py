@@ -142,8 +142,9 @@ class Traffic:
     messages per page can be reported: the count that sets a worker's per-page cost under a steady feed.
     Tansu under-reports end offsets by up to a record batch, which is noise at these counts."""
 
-    def __init__(self, bootstrap: str, topics: list[str]) -> None:
-        self.bootstrap, self.topics = bootstrap, topics
+    def __init__(self, bootstrap: str, internal: list[str], changelogs: list[str]) -> None:
+        self.bootstrap, self.internal, self.changelogs = bootstrap, internal, changelogs
+        self.topics = internal + changelogs
         self.last: dict[str, int] = {}
 
     async def totals(self) -> dict[str, int]:
@@ -162,8 +163,8 @@ class Traffic:
         now = await self.totals()
         delta = {t: now[t] - self.last.get(t, 0) for t in self.topics}
         self.last = now
-        internal = sum(v for t, v in delta.items() if not t.endswith("-changelog"))
-        changelog = sum(v for t, v in delta.items() if t.endswith("-changelog"))
+        internal = sum(delta[t] for t in self.internal)
+        changelog = sum(delta[t] for t in self.changelogs)
         return f"{internal / pages:.1f}/{changelog / pages:.1f}"
 
 
@@ -313,8 +314,8 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
         await ensure_topics(bootstrap, topic_specs(settings))
         name = f"stream, {count} worker{'s' if count > 1 else ''}"
         start = lambda s=settings, n=count: Workers(s, bootstrap, n)  # noqa: E731
-        traffic = Traffic(bootstrap, [names.internal(stage) for stage in Stage.ALL]
-                          + [names.changelog(stage) for stage in Stage.ALL])
+        traffic = Traffic(bootstrap, [names.internal(stage) for stage in Stage.ALL],
+                          [names.changelog(stage) for stage in Stage.ALL])
         results.append(await measure(name, count, start, names.input, names.decisions, corpus, args.pages,
                                      args, broker, traffic))
     return results

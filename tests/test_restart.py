@@ -13,14 +13,13 @@ import shutil
 import signal
 import time
 from collections import defaultdict
-from dataclasses import asdict
+from dataclasses import replace
 from pathlib import Path
 
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.app import EXIT_STATE_MISMATCH
 from stream_lsh.stream.broker import EmbeddedBroker
@@ -171,7 +170,7 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
         reader.cancel()
         pool.stop()
     with EmbeddedBroker() as other:
-        moved = Settings.load(environ={}, **{**asdict(settings), "broker": other.bootstrap})
+        moved = replace(settings, broker=other.bootstrap)
         await ensure_topics(other.bootstrap, topic_specs(moved))
         pool = Workers(moved, other.bootstrap, 1, first=0)
         try:

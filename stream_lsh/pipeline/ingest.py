@@ -42,11 +42,17 @@ class Ingest:
         self.watermarks = watermarks  # see stream_lsh.pipeline.order
         self.lateness = lateness
 
+    @property
+    def marks_caught_up(self) -> bool:
+        """Whether the mark of a caught-up partition says it is idle after it: with watermarks and
+        no lateness (a lateness lets the partition's later pages be older than its mark)."""
+        return self.watermarks and not self.lateness
+
     def pages(self, messages: Sequence[Message], caught_up: Collection[int] = ()) -> Outbox:
         """Messages of the input topic: pages and retractions; then, with ``watermarks``, each input
         partition's mark to every site partition. ``caught_up``: the input partitions whose last
-        record (when it was fetched) is in ``messages``; their marks say they are idle after them,
-        unless a ``lateness`` allows later pages of the partition to be older than its mark."""
+        record (when it was fetched) is in ``messages``; their marks say they are idle after them
+        (see :attr:`marks_caught_up`)."""
         out = Outbox()
         marks: dict[int, tuple[float, str]] = {}
         for message in messages:
@@ -64,7 +70,7 @@ class Ingest:
                     mark = (record["ts"] - self.lateness, "") if self.lateness else mark_of(record["ts"], page.id)
                     marks[message.partition] = max(marks.get(message.partition, mark), mark)
         for partition, mark in sorted(marks.items()):
-            self._broadcast(partition, mark, out, idle_after=partition in caught_up and not self.lateness)
+            self._broadcast(partition, mark, out, idle_after=self.marks_caught_up and partition in caught_up)
         return out
 
     def idle(self, partition: int) -> Outbox:

@@ -144,7 +144,7 @@ class StreamApp:
         under-reports). One that is stale (records arrived since) makes a partition look caught up
         too early: its next pages may come *late* and take arrival order, as after an idle timer.
         """
-        if self.ingest.lateness or self.settings.order != "event-time":
+        if not self.ingest.marks_caught_up:
             return set()
         last: dict[int, int] = {}
         for message in messages:

@@ -8,7 +8,7 @@ declares it idle instead, after ``STREAM_LSH_IDLE_MS`` without a record.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from typing import AbstractSet, Callable
 
 __all__ = ["QuietInputs"]
 
@@ -28,7 +28,7 @@ class QuietInputs:
         self.last: dict[int, float] = {}
         self.declared: set[int] = set()
 
-    def heard(self, partitions: set[int], caught_up: set[int] = frozenset()) -> None:  # type: ignore[assignment]
+    def heard(self, partitions: set[int], caught_up: AbstractSet[int] = frozenset()) -> None:
         """Records from ``partitions``; those in ``caught_up`` said with their marks that they are
         idle after them, so the timer has nothing to declare for them."""
         now = self.clock()
