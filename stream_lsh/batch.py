@@ -16,13 +16,12 @@ import orjson
 
 from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator
 from .core.page import Page
-from .core.record import Delete, Rejected, parse_line, parse_record
+from .core.record import DEFAULT_MAX_PAGE_BYTES, Delete, Rejected, parse_line, read_lines
 
 __all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "DecisionRecords", "RejectSink", "Rejected", "parse_line", "run_batch"]
 
 DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
 MAX_BATCH_BYTES = 8_000_000  # ... and a bound in bytes, so that a run of huge pages stays small too
-_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some tools put at the start of a file
 
 
 @dataclass
@@ -37,6 +36,7 @@ class BatchSummary:
     deleted: int = 0
     seconds: float = 0.0
     cluster_sizes: Counter = field(default_factory=Counter)
+    dates_ignored: Counter = field(default_factory=Counter)  # pages whose published_at was not used, by reason
 
     @property
     def clusters(self) -> int:
@@ -62,8 +62,13 @@ class BatchSummary:
             f"pages {self.pages:,} | unique {self.unique:,} | duplicates {self.duplicates:,} | "
             f"clusters {self.clusters:,} | no_content {self.no_content:,} | rejected {self.rejected:,}"
             + (f" | deleted {self.deleted:,}" if self.deleted else "")
+            + (f" | dates ignored {_reasons(self.dates_ignored)}" if self.dates_ignored else "")
             + f" | {self.pages_per_second:,.0f} pages/s ({self.seconds:.2f} s)"
         )
+
+
+def _reasons(counts: Counter) -> str:
+    return f"{sum(counts.values()):,} (" + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items())) + ")"
 
 
 class DecisionRecords:
@@ -112,21 +117,23 @@ def run_batch(
     out: IO[bytes],
     rejects: RejectSink,
     unique_out: IO[bytes] | None = None,
-    max_page_bytes: int = 10_000_000,
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_line: Callable[[int], None] | None = None,
 ) -> BatchSummary:
     """Process JSON lines in order; see the module doc. ``on_line`` gets each line's byte length.
 
     Pages are decided in micro-batches of ``batch_size`` (the decisions do not depend on it; only
-    the speed does), and written in input order.
+    the speed does), and written in input order. Every line ticks the engine's file clock
+    (:class:`~stream_lsh.core.clock.FileClock`), as ``stream-lsh produce`` does for the same file.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     summary = BatchSummary()
-    pending: list[tuple[Page, bytes]] = []
+    pending: list[tuple[Page, bytes, int | None]] = []
     pending_bytes = 0
     started = time.perf_counter()
+    ignored_before = Counter(dedup.dates_ignored)
 
     def flush() -> None:
         nonlocal pending_bytes
@@ -134,37 +141,37 @@ def run_batch(
         pending.clear()
         pending_bytes = 0
 
-    for line_number, raw in enumerate(lines, start=1):
-        if on_line is not None:
-            on_line(len(raw))
-        stripped = raw.strip()
-        if line_number == 1 and stripped.startswith(_BOM):
-            stripped = stripped[len(_BOM):].strip()
-        if not stripped:
-            continue
-        parsed = parse_record(stripped, max_page_bytes)
+    def measured(source: Iterable[bytes]) -> Iterable[bytes]:
+        for raw in source:
+            on_line(len(raw))  # type: ignore[misc]  # only used when given
+            yield raw
+
+    for line in read_lines(measured(lines) if on_line is not None else lines, max_page_bytes):
+        clock_ms = dedup.file_clock.tick(line.date)
+        parsed = line.parsed
         if isinstance(parsed, Rejected):
             summary.rejected += 1
-            rejects.write(line_number, parsed, stripped)
+            rejects.write(line.number, parsed, line.raw)
         elif isinstance(parsed, Delete):  # a retraction applies after every page before it
             flush()
             summary.deleted += dedup.remove(parsed.id)
         else:
-            pending.append((parsed, stripped))
-            pending_bytes += len(stripped)
+            pending.append((parsed, line.raw, clock_ms))
+            pending_bytes += len(line.raw)
             if len(pending) >= batch_size or pending_bytes >= MAX_BATCH_BYTES:
                 flush()
     flush()
     summary.seconds = time.perf_counter() - started
+    summary.dates_ignored = dedup.dates_ignored - ignored_before
     return summary
 
 
-def _decide(pending: list[tuple[Page, bytes]], dedup: Deduplicator, summary: BatchSummary, out: IO[bytes],
-            unique_out: IO[bytes] | None) -> None:
+def _decide(pending: list[tuple[Page, bytes, int | None]], dedup: Deduplicator, summary: BatchSummary,
+            out: IO[bytes], unique_out: IO[bytes] | None) -> None:
     if not pending:
         return
-    decisions = dedup.process_batch([page for page, _ in pending])
-    for decision, (_, raw) in zip(decisions, pending):
+    decisions = dedup.process_batch([page for page, _, _ in pending], [clock for _, _, clock in pending])
+    for decision, (_, raw, _) in zip(decisions, pending):
         summary.count(decision)
         out.write(orjson.dumps(decision.to_dict()) + b"\n")
         if unique_out is not None and decision.status == UNIQUE and not decision.replayed:

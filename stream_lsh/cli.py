@@ -45,10 +45,18 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--min-shingles", type=int, help="Pages with fewer shingles are no_content [5]."),
         click.option("--bucket-cap", type=int, help="Most pages kept per LSH bucket [64]."),
         click.option("--max-page-bytes", type=int, help="Larger input lines are rejected [10000000]."),
+        click.option("--max-future-hours", type=float,
+                     help="A published_at more than this many hours after the page's clock is ignored [24]."),
     ]
     for option in reversed(options):
         command = option(command)
     return command
+
+
+def _now_option(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The clock of a file's pages; without it, the file's own clock (from its dates)."""
+    return click.option("--now", help="Read every page of the file as received at this time (ISO 8601), e.g. "
+                                      "2026-11-24T10:00:00Z [the file's own clock, from its dates].")(command)
 
 
 def _settings(flags: dict[str, Any]) -> Settings:
@@ -58,6 +66,13 @@ def _settings(flags: dict[str, Any]) -> Settings:
         return Settings.load(**flags)
     except SettingsError as error:
         raise click.UsageError(str(error)) from None
+
+
+def _engine(settings: Settings) -> Deduplicator:
+    """The batch engine, reading its files with ``--now``'s clock or their own."""
+    engine = Deduplicator(settings.dedup_config())
+    engine.file_clock = settings.file_clock()
+    return engine
 
 
 @contextlib.contextmanager
@@ -115,6 +130,7 @@ def cli() -> None:
 @click.option("--state", type=click.Path(dir_okay=False),
               help="Index state file: loaded first if it exists, saved at the end (continue across runs).")
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on when stderr is a terminal].")
+@_now_option
 @_engine_options
 def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: str | None, progress: bool | None,
           **flags: Any) -> None:
@@ -124,7 +140,7 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
     "cluster_id", "duplicate_of", "similarity", "candidates"}. Exit status 1 if any line was rejected.
     """
     settings = _settings(flags)
-    engine = Deduplicator(settings.dedup_config())
+    engine = _engine(settings)
     tune_gc()
     if state is not None:
         _check_state_path(state)
@@ -197,6 +213,7 @@ def generate(count: int, seed: int, output: str, labels: str) -> None:
               help="Rejected lines (scored as pages of their own); created only if something is rejected.")
 @click.option("--decisions", "decisions_file", type=click.Path(exists=True, dir_okay=False),
               help="Score these decisions (e.g. `run -o`'s) instead of running dedup on PAGES.")
+@_now_option
 @_engine_options
 def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_file: str | None,
              **flags: Any) -> None:
@@ -211,7 +228,7 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_fil
             records = [orjson.loads(line) for line in handle if line.strip()]
     else:
         settings = _settings(flags)
-        engine = Deduplicator(settings.dedup_config())
+        engine = _engine(settings)
         decisions = DecisionRecords()
         sink = RejectSink(lambda: open(rejects, "wb"))
         with _input(pages) as (source, _):
@@ -309,6 +326,7 @@ def topics(dry_run: bool, **flags: Any) -> None:
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
               help="With --until-idle: the final decision per page, one JSON line each, in feed order.")
 @click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
+@_now_option
 @_engine_options
 def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, output: str | None, quiet: bool,
         **flags: Any) -> None:
@@ -360,8 +378,10 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
 @click.argument("pages", type=click.Path(exists=True, dir_okay=False))
 @_stream_options
 @click.option("--rate", type=float, help="Pages per second [as fast as possible].")
+@_now_option
 def produce(pages: str, rate: float | None, **flags: Any) -> None:
-    """Send a file of JSON-line pages to the input topic, keyed by page id."""
+    """Send a file of JSON-line pages to the input topic, keyed by page id, each record stamped
+    with the file's clock (the one `dedup` reads the file with)."""
     import asyncio
 
     from .stream.client import feed_lines
@@ -370,7 +390,7 @@ def produce(pages: str, rate: float | None, **flags: Any) -> None:
     if not settings.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
     fed = asyncio.run(feed_lines(settings.broker, settings.input_topic, Path(pages).read_bytes().splitlines(),
-                                 rate=rate))
+                                 clock=settings.file_clock(), max_page_bytes=settings.max_page_bytes, rate=rate))
     click.echo(f"sent {len(fed):,} records to {settings.input_topic}", err=True)
 
 

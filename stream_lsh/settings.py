@@ -8,7 +8,10 @@ import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
 
+from .core.clock import EARLIEST_DATE, FileClock
+from .core.dates import read_date
 from .core.dedup import DedupConfig
+from .core.record import DEFAULT_MAX_PAGE_BYTES
 from .core.shingles import ShingleSpec
 from .core.stopwords import DEFAULT_LANGUAGES
 
@@ -63,7 +66,10 @@ class Settings:
     boilerplate: bool = _setting(True, _bool, "learn and drop site-wide boilerplate")
     boilerplate_min_pages: int = _setting(2, int, "distinct contexts on a site that make a block boilerplate")
     drop_chrome: bool = _setting(True, _bool, "drop nav/aside/footer/form of HTML pages")
-    max_page_bytes: int = _setting(10_000_000, int, "larger input records are rejected")
+    max_page_bytes: int = _setting(DEFAULT_MAX_PAGE_BYTES, int, "larger input records are rejected")
+    max_future_hours: float = _setting(24.0, float, "a published_at more than this many hours after the page's clock "
+                                       "is ignored (a wrong year, a time-zone bug)")
+    now: str = _setting("", str, "the clock of every page of a file (ISO 8601); empty: the file's own clock, from its dates")
     # -- the stream ---------------------------------------------------------------------------
     broker: str = _setting("", str, "Kafka bootstrap servers, host:port[,host:port]; empty: start the embedded broker")
     app_id: str = _setting("stream-lsh", str, "consumer group, prefix of internal topics and state")
@@ -82,11 +88,14 @@ class Settings:
     batch_wait_ms: float = _setting(10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds")
     ingest_wait_ms: float = _setting(50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds")
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
-    order: str = _setting("event-time", str, "which copy of a story is first: event-time (the earliest (event time, id), "
-                          "whatever the interleaving of input partitions) or arrival (the first to reach the index)")
-    idle_ms: float = _setting(200.0, float, "event-time order: an input partition quiet this long holds no page back")
-    lateness_s: float = _setting(0.0, float, "event-time order: how far pages of one input partition may be out of "
-                                 "event-time order, seconds")
+    order: str = _setting("event-time", str, "which copy of a story is first: event-time (the earliest (clock, id): the "
+                          "record timestamp, whatever the interleaving of input partitions) or arrival (the first to "
+                          "reach the index)")
+    idle_ms: float = _setting(200.0, float, "clock order: an input partition quiet this long holds no page back")
+    lateness_s: float = _setting(0.0, float, "clock order: how far the record timestamps of one input partition may "
+                                 "go backwards, seconds")
+    pending_alert_s: float = _setting(5.0, float, "a page undecided for this long is reported with what it waits "
+                                      "for, seconds (more than the idle time)")
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
     replication_factor: int = _setting(1, int, "replicas of every topic the app creates (3 on a production cluster)")
@@ -112,6 +121,12 @@ class Settings:
             raise SettingsError(f"order must be event-time or arrival, got {self.order!r} ({_where('order')})")
         if not self.idle_ms > 0:
             raise SettingsError(f"idle_ms must be positive, got {self.idle_ms} ({_where('idle_ms')})")
+        if not self.pending_alert_s * 1000 > self.idle_ms:
+            raise SettingsError(f"pending_alert_s must be more than the idle time ({self.idle_ms:g} ms), got "
+                                f"{self.pending_alert_s} ({_where('pending_alert_s')})")
+        if self.max_future_hours < 0:
+            raise SettingsError(f"max_future_hours must be >= 0, got {self.max_future_hours} ({_where('max_future_hours')})")
+        self.now_ms()  # validates it
         for name in ("batch_wait_ms", "ingest_wait_ms", "lateness_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({_where(name)})")
@@ -159,6 +174,20 @@ class Settings:
             environ[ENV_PREFIX + spec.name.upper()] = text
         return environ
 
+    def now_ms(self) -> int | None:
+        """``now`` as a clock reading, None when not set."""
+        if not self.now.strip():
+            return None
+        reading = read_date(self.now)
+        if reading.seconds is None or reading.seconds < EARLIEST_DATE:
+            raise SettingsError(f"now must be a date from 1990 on (ISO 8601, e.g. 2026-11-24T10:00:00Z), got "
+                                f"{self.now!r} ({_where('now')})")
+        return int(reading.seconds * 1000)
+
+    def file_clock(self) -> FileClock:
+        """The clock of a file read by ``dedup`` or sent by ``produce``: ``now`` if set, else the file's own."""
+        return FileClock(max_future=self.max_future_hours * 3600.0, now_ms=self.now_ms())
+
     def dedup_config(self) -> DedupConfig:
         return DedupConfig(
             threshold=self.threshold,
@@ -177,6 +206,7 @@ class Settings:
             boilerplate=self.boilerplate,
             boilerplate_min_pages=self.boilerplate_min_pages,
             drop_chrome=self.drop_chrome,
+            max_future=self.max_future_hours * 3600.0,
         )
 
     @staticmethod

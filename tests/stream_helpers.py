@@ -12,6 +12,7 @@ from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.client import FileFeeder
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 
@@ -77,9 +78,10 @@ async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) 
     await producer.start()
     try:
         decided = []
+        feeder = await FileFeeder.start(producer, names.input)
         async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
             for page in pages:
-                await producer.send_and_wait(names.input, orjson.dumps(page), key=page["id"].encode())
+                await feeder.send_record(page)
                 decided.append(await reader.until(page["id"], timeout=60.0 if not decided else 20.0,
                                                   check=pool.check))
         return decided

@@ -10,10 +10,16 @@ from stream_lsh.core.scheme import SchemeMismatchError
 from stream_lsh.core.shingles import ShingleSpec
 
 DAY = 86400.0
+BASE = 1_772_323_200.0  # 2026-03-01T00:00:00Z: page times below are seconds after it
 
 
 def page(page_id, text, t=None, site="a.example", **kw):
-    return Page(id=page_id, text=text, published_at=t, source=site, **kw)
+    return Page(id=page_id, text=text, published_at=None if t is None else BASE + t, source=site, **kw)
+
+
+def read_at(t: float) -> int:
+    """The clock reading (ms) of a page read ``t`` seconds after BASE."""
+    return int((BASE + t) * 1000)
 
 
 def edited(text, keep=0.9, change_every=0):
@@ -122,11 +128,11 @@ def test_probe_answers_without_indexing(engine):
 def test_pages_older_than_the_window_stop_matching():
     engine = Deduplicator(DedupConfig(ttl=3 * DAY, boilerplate=False))
     text = prose(12, 300)
-    engine.process(page("a", text, t=0.0))
-    assert engine.process(page("b", edited(text), t=2 * DAY)).duplicate_of == "a"
-    engine.process(page("other", prose(13, 300), t=4 * DAY))  # moves event time on: "a" expires
+    engine.process(page("a", text, t=0.0), read_at(0.0))
+    assert engine.process(page("b", edited(text), t=2 * DAY), read_at(2 * DAY)).duplicate_of == "a"
+    engine.process(page("other", prose(13, 300), t=4 * DAY), read_at(4 * DAY))  # the clock moves on: "a" expires
     assert "a" not in engine.index
-    d = engine.process(page("c", edited(text, keep=0.95), t=4 * DAY))
+    d = engine.process(page("c", edited(text, keep=0.95), t=4 * DAY), read_at(4 * DAY + 1))
     assert d.duplicate_of == "b" and d.cluster_id == "a"  # found through the cluster's newer member
 
 
@@ -187,7 +193,7 @@ def test_state_round_trip_and_scheme_guard():
     restored = Deduplicator(config)
     import_state(restored, header, arrays)
     assert restored.process(page("b", edited(text), t=11.0)).duplicate_of == "a"
-    assert restored.watermark == 11.0
+    assert restored.clock_ms == read_at(11.0)  # the saved file clock went on: the jump to "a" confirmed by "b"
     for other in (DedupConfig(seed=2), DedupConfig(num_perm=64), DedupConfig(shingles=ShingleSpec("char")),
                   DedupConfig(languages=("en", "fr"))):
         with pytest.raises(SchemeMismatchError, match="differing parameters"):
@@ -238,23 +244,35 @@ def test_any_batching_gives_the_one_by_one_decisions(cuts, seed_base):
     assert {d.status for d in expected} == {"unique", "duplicate"}
 
 
-def test_undated_pages_take_the_first_event_time_seen():
-    engine = Deduplicator(DedupConfig(boilerplate=False))
+def test_pages_before_a_files_first_date_have_no_time_and_stay():
+    engine = Deduplicator(DedupConfig(boilerplate=False, ttl=DAY))
     text = prose(40, 300)
-    engine.process(page("a", text))  # no published_at, and no time seen yet
-    d = engine.process(page("b", text, t=1_772_323_200.0))  # 2026-03-01: must not evict "a"
-    assert d.duplicate_of == "a"
-    assert engine.index.get("a").event_time == 1_772_323_200.0
+    engine.process(page("a", text))  # no published_at, and the file has no clock yet
+    for i, t in enumerate((0.0, 60.0, 5 * DAY, 5 * DAY + 60)):
+        engine.process(page(f"other{i}", prose(50 + i, 300), t=t))  # the clock starts, then moves five days
+    assert engine.index.get("a").event_time is None and "other0" not in engine.index
+    assert engine.process(page("b", text, t=5 * DAY + 120)).duplicate_of == "a"
 
 
 def test_a_far_future_date_is_ignored_instead_of_emptying_the_index():
-    now = 1_772_323_200.0
-    engine = Deduplicator(DedupConfig(boilerplate=False), clock=lambda: now)
+    clock = read_at(DAY)
+    engine = Deduplicator(DedupConfig(boilerplate=False))
     text = prose(41, 300)
-    engine.process(page("a", text, t=now - 3600))
-    engine.process(page("typo", prose(42, 300), t=now + 70 * 365 * DAY))  # year 2096
-    assert engine.watermark == now - 3600 and engine.future_dated == 1
-    assert engine.process(page("a2", edited(text), t=now)).duplicate_of == "a"
+    engine.process(page("a", text, t=DAY - 3600), clock)
+    typo = engine.process(page("typo", prose(42, 300), t=70 * 365 * DAY), clock + 1)  # year 2096
+    assert typo.date_ignored == "future" and engine.index.get("typo").event_time == (clock + 1) / 1000
+    assert engine.clock_ms == clock + 1 and engine.dates_ignored == {"future": 1}
+    assert engine.process(page("a2", edited(text), t=DAY), clock + 2).duplicate_of == "a"
+
+
+def test_in_a_file_a_wrong_year_neither_moves_the_clock_nor_evicts_anything():
+    engine = Deduplicator(DedupConfig(boilerplate=False))
+    text = prose(46, 300)
+    engine.process(page("a", text, t=0.0))
+    engine.process(page("b", prose(47, 300), t=60.0))
+    assert engine.process(page("typo", prose(48, 300), t=70 * 365 * DAY)).date_ignored == "future"
+    assert engine.clock_ms < read_at(3600.0)
+    assert engine.process(page("a2", edited(text), t=120.0)).duplicate_of == "a"
 
 
 def test_a_reused_founder_id_founds_a_new_cluster_id():

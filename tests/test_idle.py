@@ -13,41 +13,120 @@ class Clock:
         return self.now
 
 
+def declare_quiet(quiet: QuietInputs, assigned: set[int]) -> list[int]:
+    """What the worker's timer does when every quiet partition has nothing left on the broker."""
+    found = quiet.quiet(assigned)
+    for partition in found:
+        quiet.declare(partition)
+    return found
+
+
 def test_a_partition_is_declared_once_per_quiet_spell():
     clock = Clock()
     quiet = QuietInputs(0.2, clock)
-    assert quiet.newly_idle({0, 1}) == []  # just assigned: the spell starts now
+    assert declare_quiet(quiet, {0, 1}) == []  # just assigned: the spell starts now
     clock.now += 0.1
-    quiet.heard({0})
+    quiet.heard({0: 5})
     clock.now += 0.15
-    assert quiet.newly_idle({0, 1}) == [1]
-    assert quiet.newly_idle({0, 1}) == []  # already declared
+    assert declare_quiet(quiet, {0, 1}) == [1]
+    assert declare_quiet(quiet, {0, 1}) == []  # already declared
     clock.now += 0.1
-    assert quiet.newly_idle({0, 1}) == [0]
-    quiet.heard({1})  # pages again: a new spell
+    assert declare_quiet(quiet, {0, 1}) == [0]
+    quiet.heard({1: 9})  # records again: a new spell
     clock.now += 0.2
-    assert quiet.newly_idle({0, 1}) == [1]
+    assert declare_quiet(quiet, {0, 1}) == [1]
+
+
+def test_a_quiet_partition_stays_undeclared_until_the_caller_declares_it():
+    """The worker declares a quiet partition only once nothing is left on the broker for it: until
+    then it is offered again at every tick."""
+    clock = Clock()
+    quiet = QuietInputs(0.2, clock)
+    quiet.quiet({0})
+    clock.now += 0.3
+    assert quiet.quiet({0}) == [0] and quiet.quiet({0}) == [0]
+    quiet.declare(0)
+    assert quiet.quiet({0}) == []
+
+
+def test_how_far_each_partition_was_taken():
+    quiet = QuietInputs(0.2, Clock())
+    assert quiet.taken(3) is None
+    quiet.heard({3: 41, 4: 7})
+    quiet.heard({3: 40})  # a redelivery does not move it back
+    assert (quiet.taken(3), quiet.taken(4)) == (42, 8)
+    quiet.forget()
+    assert quiet.taken(3) is None
 
 
 def test_only_assigned_partitions_are_declared_and_a_rebalance_starts_over():
     clock = Clock()
     quiet = QuietInputs(0.2, clock)
-    quiet.newly_idle({0})
+    declare_quiet(quiet, {0})
     clock.now += 1
-    assert quiet.newly_idle({0}) == [0]
+    assert declare_quiet(quiet, {0}) == [0]
     quiet.forget()
-    assert quiet.newly_idle({0, 3}) == []
+    assert declare_quiet(quiet, {0, 3}) == []
     clock.now += 0.2
-    assert quiet.newly_idle({0, 3}) == [0, 3]
+    assert declare_quiet(quiet, {0, 3}) == [0, 3]
 
 
 def test_a_partition_whose_mark_said_it_is_caught_up_is_not_declared_again():
     clock = Clock()
     quiet = QuietInputs(0.2, clock)
-    quiet.newly_idle({0, 1})
-    quiet.heard({0, 1}, caught_up={0})  # partition 0's mark said "idle after me"
+    declare_quiet(quiet, {0, 1})
+    quiet.heard({0: 1, 1: 1}, idle_after={0})  # partition 0's mark said "idle after me"
     clock.now += 0.3
-    assert quiet.newly_idle({0, 1}) == [1]
-    quiet.heard({0})  # 0 has pages again and is not caught up: the timer watches it again
+    assert declare_quiet(quiet, {0, 1}) == [1]
+    quiet.heard({0: 2})  # 0 has records again and is not caught up: the timer watches it again
     clock.now += 0.3
-    assert quiet.newly_idle({0, 1}) == [0]
+    assert declare_quiet(quiet, {0, 1}) == [0]
+
+
+# -- the hang of issue 10: a caught-up batch that carried no dated page ---------------------------
+
+import orjson  # noqa: E402
+import pytest  # noqa: E402
+
+from stream_lsh.core.dedup import Deduplicator  # noqa: E402
+from stream_lsh.pipeline.local import LocalPipeline  # noqa: E402
+from stream_lsh.pipeline.routing import Layout  # noqa: E402
+
+STORY = ("The city council voted on Tuesday to expand the bus network to the northern suburbs, a plan that has "
+         "been debated for more than a decade. Supporters said the new routes would cut travel times.")
+OTHER = ("A severe storm swept across the coast overnight, bringing down trees and power lines in several towns. "
+         "Emergency services said that no one was hurt, but thousands of homes were left without power.")
+T = 1_795_514_400_000  # 2026-11-24T10:00:00Z, as a record timestamp
+
+
+@pytest.mark.parametrize("last_record", [
+    orjson.dumps({"id": "b", "text": STORY + " Again.", "published_at": "2099-01-01T00:00:00Z"}),  # a wrong year
+    orjson.dumps({"id": "b", "text": STORY + " Again."}),  # no date at all
+    orjson.dumps({"id": "a", "op": "delete"}),  # a retraction
+    b"{not json",  # a dead letter
+])
+def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partitions(last_record):
+    """Wired as the worker wires it (app.py: Ingest.idle_after -> QuietInputs.heard, the idle
+    timer -> Ingest.idle). Before the fix, a caught-up batch of partition 0 that held no dated page
+    sent no mark, yet the timer took partition 0 for declared idle: partition 1's page waited
+    forever (what `run --until-idle` never finishing was)."""
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2), inputs=2)
+    clock = Clock()
+    quiet = QuietInputs(0.2, clock)
+
+    def batch(value: bytes, partition: int, stamp: int, caught_up: bool) -> None:
+        messages_caught_up = {partition} if caught_up else set()
+        quiet.heard({partition: stamp}, {partition} & messages_caught_up)  # what the agent does, per its marks
+        pipe.feed([value], partition=partition, caught_up=messages_caught_up, timestamps=[stamp])
+
+    batch(orjson.dumps({"id": "a", "text": STORY, "published_at": "2026-11-24T09:00:00Z"}), 0, T, caught_up=False)
+    batch(last_record, 0, T + 1, caught_up=True)
+    batch(orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"}), 1, T + 2, caught_up=True)
+    pipe.run()
+    for _ in range(50):  # ten quiet seconds of the idle timer
+        clock.now += 0.2
+        for partition in declare_quiet(quiet, {0, 1}):
+            pipe.idle(partition)
+        pipe.run()
+    assert "c" in {value["id"] for _, value in pipe.outputs.decisions}
+    assert sum(len(shard.held) for shard in pipe.stages["bands"]) == 0

@@ -13,6 +13,7 @@ from collections import Counter
 import orjson
 import pytest
 
+from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
@@ -38,6 +39,11 @@ OTHER = (
 
 def page(page_id: str, text: str, when: str = "2026-03-01T12:00:00Z", **extra) -> bytes:
     return orjson.dumps({"id": page_id, "text": text, "published_at": when, **extra})
+
+
+def at(when: str) -> int:
+    """A record timestamp (ms): when a page was received."""
+    return int(read_date(when).seconds * 1000)
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +88,10 @@ def test_any_interleaving_gives_one_decision_per_page_and_the_batch_clusters(cor
     assert pair_scores(truth, predicted).f1 >= 0.99
 
 
-def test_copies_that_see_each_other_in_flight_are_settled_by_event_time_then_id():
+def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
     """Two copies from different site partitions, each indexed first at some band partition (the
     order of batches from different senders is arbitrary): exactly one founds the cluster, the
-    earlier by (event time, id), whichever came in first."""
+    earlier by (clock, id), whichever came in first."""
     layout = Layout(2, 3, 4)
     sources = [f"outlet{i}.example" for i in range(20)]
     one = next(s for s in sources if layout.site(s) == 0)
@@ -94,7 +100,8 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_event_time_then_id(
         pipe = LocalPipeline(Deduplicator(), layout)
         copies = [page("late-a", STORY, "2026-03-01T12:05:00Z", source=one),
                   page("early-b", STORY + " Extra line.", "2026-03-01T12:00:00Z", source=two)]
-        pipe.feed([copies[i] for i in order])
+        received = [at("2026-03-01T12:05:00Z"), at("2026-03-01T12:00:00Z")]
+        pipe.feed([copies[i] for i in order], timestamps=[received[i] for i in order])
         pipe.drain("sites")
         pipe.queues[("bands", 0)].reverse()  # the two senders' batches cross at one band partition
         pipe.drain("bands")
@@ -199,11 +206,13 @@ def interleaved(corpus: list[dict], rng: random.Random, *, one_first: bool) -> l
     return consumer_order(corpus, input_partition, rng, max_chunk=128, whole_first=one_first)
 
 
-def feed_interleaved(pipe: LocalPipeline, order: list[dict], rng: random.Random, *, marks_say_caught_up: bool = False
-                     ) -> None:
-    """``marks_say_caught_up``: a partition's last batch says so with its mark (as the worker does
-    when the fetch's high watermark shows it took the last record); otherwise the idle timer's
-    message follows it."""
+def feed_interleaved(pipe: LocalPipeline, corpus: list[dict], order: list[dict], rng: random.Random, *,
+                     marks_say_caught_up: bool = False) -> None:
+    """``order``: the corpus as the consumer sees it; its records carry the timestamps a producer
+    gave the corpus, in file order. ``marks_say_caught_up``: a partition's last batch says so with
+    its mark (as the worker does when the fetch's high watermark shows it took the last record);
+    otherwise the idle timer's message follows it."""
+    stamps = dict(zip((record["id"] for record in corpus), pipe.stamp(orjson.dumps(r) for r in corpus)))
     left = Counter(input_partition(record) for record in order)
     for part in range(INPUTS):
         if not left[part]:
@@ -214,7 +223,7 @@ def feed_interleaved(pipe: LocalPipeline, order: list[dict], rng: random.Random,
             left[input_partition(record)] -= 1
         done = {input_partition(r) for r in chunk if not left[input_partition(r)]}
         pipe.feed([orjson.dumps(record) for record in chunk], partition=[input_partition(r) for r in chunk],
-                  caught_up=done if marks_say_caught_up else ())
+                  caught_up=done if marks_say_caught_up else (), timestamps=[stamps[r["id"]] for r in chunk])
         if not marks_say_caught_up:
             for part in sorted(done):
                 pipe.idle(part)  # caught up and quiet: the idle timer's mark
@@ -232,7 +241,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
     reference = {p["id"]: engine.process(page_from_dict(p)).to_dict() for p in corpus}
     rng = random.Random(seed)
     pipe = LocalPipeline(Deduplicator(config), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
-    feed_interleaved(pipe, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
+    feed_interleaved(pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
     got = decisions(pipe)
     assert len(got) == len(corpus) and {d["id"]: d for d in got} == reference
 
@@ -241,7 +250,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
 def test_with_watermarks_any_partition_interleaving_gives_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
     pipe = LocalPipeline(Deduplicator(), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
-    feed_interleaved(pipe, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
+    feed_interleaved(pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
     got = decisions(pipe)
     assert Counter(d["id"] for d in got) == Counter(d["id"] for d in batch_decisions)
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_decisions}
@@ -257,12 +266,14 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
     its probes wait at the band partitions until the other input partition's mark passes them."""
     layout = Layout(2, 3, 4)
     pipe = LocalPipeline(Deduplicator(), layout, inputs=2)
-    pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1)
+    pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, timestamps=[at("2026-03-01T12:05:00Z")])
     pipe.run()
     assert decisions(pipe) == []  # held: input partition 0 has said nothing yet
-    pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0)
+    pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, timestamps=[at("2026-03-01T12:00:00Z")],
+              caught_up={0})
     pipe.run()
-    assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("early-b", "unique")]
+    assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("early-b", "unique")]  # late-a: partition 1 may
+    # still have records at 12:05 with smaller ids
     pipe.finish()
     pipe.run()
     by_id = {d["id"]: d for d in decisions(pipe)}
@@ -271,9 +282,10 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
 
 def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule():
     pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4), inputs=1)
-    pipe.feed([page("new", STORY, "2026-03-01T12:05:00Z")])
+    pipe.feed([page("new", STORY, "2026-03-01T12:05:00Z")], timestamps=[at("2026-03-01T12:05:00Z")], caught_up={0})
     pipe.run()
-    pipe.feed([page("old", STORY + " Again.", "2026-03-01T11:00:00Z")])  # older than the mark already passed
+    # a record timestamp that goes back, below the mark already passed
+    pipe.feed([page("old", STORY + " Again.", "2026-03-01T11:00:00Z")], timestamps=[at("2026-03-01T11:00:00Z")])
     pipe.run()
     assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("new", "unique"), ("old", "duplicate")]
     assert sum(shard.late for shard in pipe.stages["bands"]) >= 1
@@ -284,21 +296,28 @@ def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next
     partition's later page is decided without waiting for its next page or for the idle timer."""
     for caught_up in (False, True):
         pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4), inputs=2)
-        pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, caught_up={0} if caught_up else ())
-        pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, caught_up={1})
+        pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, caught_up={0} if caught_up else (),
+                  timestamps=[at("2026-03-01T12:00:00Z")])
+        pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, caught_up={1},
+                  timestamps=[at("2026-03-01T12:05:00Z")])
         pipe.run()
         got = [(d["id"], d["status"]) for d in decisions(pipe)]
         if caught_up:
             assert got == [("early-b", "unique"), ("late-a", "duplicate")]
-        else:  # partition 0 may still have pages before 12:05: late-a waits
-            assert got == [("early-b", "unique")]
+        else:  # partition 0 may still have records at 12:00 or later: both wait
+            assert got == []
     # partition 1 is idle after its mark; partition 0 speaks again, now with a backlog
-    pipe.feed([page("later-c", OTHER, "2026-03-01T12:10:00Z")], partition=0)
+    pipe.feed([page("later-c", OTHER, "2026-03-01T12:10:00Z")], partition=0, timestamps=[at("2026-03-01T12:10:00Z")])
     pipe.run()
-    assert [d["id"] for d in decisions(pipe)][-1] == "later-c"
-    pipe.feed([page("later-d", OTHER + " Update.", "2026-03-01T12:20:00Z")], partition=1)  # no longer caught up
+    assert "later-c" not in [d["id"] for d in decisions(pipe)]  # partition 0's next record may be at 12:10 too
+    pipe.feed([page("later-c2", OTHER + " Again.", "2026-03-01T12:11:00Z")], partition=0,
+              timestamps=[at("2026-03-01T12:11:00Z")], caught_up={0})
     pipe.run()
-    assert "later-d" not in [d["id"] for d in decisions(pipe)]  # partition 0 may still have pages before 12:20
+    assert [d["id"] for d in decisions(pipe)][-2:] == ["later-c", "later-c2"]
+    pipe.feed([page("later-d", OTHER + " Update.", "2026-03-01T12:20:00Z")], partition=1,  # no longer caught up
+              timestamps=[at("2026-03-01T12:20:00Z")])
+    pipe.run()
+    assert "later-d" not in [d["id"] for d in decisions(pipe)]  # partition 1 may still have records at 12:20
 
 
 def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():

@@ -23,7 +23,7 @@ from aiokafka import AIOKafkaProducer
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.app import EXIT_STATE_MISMATCH
 from stream_lsh.stream.broker import EmbeddedBroker
-from stream_lsh.stream.client import feed_lines, read_topic
+from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
@@ -80,9 +80,10 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path, p
     await producer.start()
     try:
         decided = []
+        feeder = await FileFeeder.start(producer, names.input)
         async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
             for index, page in enumerate(pages):
-                await producer.send_and_wait(names.input, orjson.dumps(page), key=page["id"].encode())
+                await feeder.send_record(page)
                 if index in PLANS[plan]:
                     how, disk = PLANS[plan][index]
                     await asyncio.sleep(rng.uniform(0.0, 0.05))  # the page is somewhere in the pipeline

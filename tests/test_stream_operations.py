@@ -15,6 +15,7 @@ from stream_lsh.pipeline.journal import Journal
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.stages import stage_factories
 from stream_lsh.stream.app import stage_inputs, state_guard
+from stream_lsh.stream.client import FileFeeder
 from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, layout_of
@@ -43,12 +44,12 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap)
     await producer.start()
     try:
+        feeder = await FileFeeder.start(producer, names.input, clock=settings.file_clock())
         async with DecisionReader(broker.bootstrap, names.decisions, settings.input_partitions) as decisions, \
                 DecisionReader(broker.bootstrap, names.answers, settings.input_partitions, "correlation_id") as answers:
 
             async def page(page_id: str, text: str, when: str) -> dict:
-                await producer.send_and_wait(names.input, orjson.dumps({"id": page_id, "text": text,
-                                                                        "published_at": when}))
+                await feeder.send_record({"id": page_id, "text": text, "published_at": when})
                 return await decisions.until(page_id, timeout=60, check=pool.check)
 
             async def ask(correlation_id: str, text: str) -> dict:
@@ -57,7 +58,7 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
                 return await answers.until(correlation_id, timeout=30, check=pool.check)
 
             async def delete(page_id: str) -> None:
-                await producer.send_and_wait(names.input, orjson.dumps({"id": page_id, "op": "delete"}))
+                await feeder.send_record({"id": page_id, "op": "delete"})
 
             assert (await page("a", story, at(12, 0)))["status"] == "unique"
             copy = await page("a2", "Breaking.\n" + story, at(12, 10))

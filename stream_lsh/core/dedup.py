@@ -13,7 +13,9 @@ For each page (MMDS sec. 3.4.3, in a stream):
 5. the decision: ``duplicate`` of the most similar verified candidate (ties: the earliest), in that
    candidate's cluster; otherwise ``unique``, founding a cluster named after itself;
 6. the page is indexed (duplicates too, so a cluster stays findable through its newest members
-   after its first page expires). Its blocks taught the boilerplate learner in step 1: the learner
+   after its first page expires) with its event time, and leaves the index when the clock passes
+   that time plus the window (:mod:`.clock`: the clock is a file's own, or a record's timestamp,
+   never the wall clock). Its blocks taught the boilerplate learner in step 1: the learner
    never looks at decisions, which is what lets a batch be prepared page by page and decided page
    by page with the numeric work in between done for all pages at once.
 
@@ -26,16 +28,17 @@ A page whose id is already indexed with the same raw body gets the stored decisi
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 import dataclasses
-import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import xxhash
 
 from .banding import Banding, optimal_banding
 from .boilerplate import BoilerplateLearner
+from .clock import EventTime, FileClock, event_time
 from .hashing import TokenHasher, xxh64_text
 from .index import IndexEntry, LSHIndex
 from .minhash import MinHasher, agreement
@@ -66,10 +69,11 @@ class Decision:
     duplicate_of: str | None = None
     similarity: float | None = None
     candidates: int = 0
+    date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
     replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        record = {
             "id": self.id,
             "status": self.status,
             "cluster_id": self.cluster_id,
@@ -77,6 +81,9 @@ class Decision:
             "similarity": None if self.similarity is None else round(self.similarity, 4),
             "candidates": self.candidates,
         }
+        if self.date_ignored is not None:
+            record["date_ignored"] = self.date_ignored
+        return record
 
 
 @dataclass(frozen=True)
@@ -99,7 +106,7 @@ class DedupConfig:
         boilerplate_min_pages: distinct contexts (pages with different other content) that make a
             block of a site boilerplate.
         drop_chrome: drop nav/aside/footer/form elements of HTML pages before anything else.
-        max_future: a ``published_at`` more than this many seconds ahead of the clock is ignored.
+        max_future: a ``published_at`` more than this many seconds after the clock is ignored.
     """
 
     threshold: float = 0.3
@@ -155,7 +162,8 @@ class PreparedPage:
     """A page after the per-page text steps; signed later, a batch at a time."""
 
     page: Page
-    event_time: float | None
+    clock_ms: int | None  # when the page was read (see .clock); None before a file's clock starts
+    time: EventTime
     text: str
     content_hash: int  # of the text left after boilerplate removal: the exact-duplicate key
     body_hash: int  # of the raw body: recognises a redelivered page
@@ -171,7 +179,7 @@ class Deduplicator:
     only does the numeric work (shingles, signatures, band keys) for the whole batch at once.
     """
 
-    def __init__(self, config: DedupConfig | None = None, *, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config = config or DedupConfig()
         hasher = TokenHasher(seed=config.seed)
         stop_words = StopWordLists.load(config.languages) if config.shingles.kind is ShingleKind.STOPWORD else None
@@ -189,19 +197,18 @@ class Deduplicator:
         )
         self.index = LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
-        self.watermark: float | None = None
-        self.clock = clock
-        self.future_dated = 0  # pages whose published_at lay too far in the future (treated as undated)
-        self._undated: list[str] = []  # indexed before any event time was seen: stamped with the first
+        self.file_clock = FileClock(max_future=config.max_future)  # the clock of pages given without one
+        self.clock_ms: int | None = None  # the newest clock seen: it moves the window
+        self.dates_ignored: Counter[str] = Counter()  # indexed pages whose published_at was not used, by reason
 
     # -- per-page text steps ------------------------------------------------------------------
-    def prepare(self, page: Page, *, learn: bool = False) -> PreparedPage:
+    def prepare(self, page: Page, clock_ms: int | None, *, learn: bool = False) -> PreparedPage:
         """Extract the page's text, drop boilerplate blocks, hash what is left.
 
         With ``learn``, the page's blocks first teach the boilerplate learner, so the page is
         already filtered with what it showed (the learner never looks at decisions).
         """
-        return self.prepare_blocks(page, self.extract_blocks(page), self._event_time(page), learn=learn)
+        return self.prepare_blocks(page, self.extract_blocks(page), clock_ms, learn=learn)
 
     def extract_blocks(self, page: Page) -> list[str]:
         """The page's normalised text blocks: the stateless part of :meth:`prepare`, which the
@@ -212,30 +219,22 @@ class Deduplicator:
             raw_blocks = text_blocks(page.text or "")
         return [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
 
-    def prepare_blocks(self, page: Page, blocks: list[str], event_time: float | None, *,
+    def prepare_blocks(self, page: Page, blocks: list[str], clock_ms: int | None, *,
                        learn: bool = False) -> PreparedPage:
         """The stateful part of :meth:`prepare`: the learner's step, then the hashes."""
         blocks = self.filter_blocks(blocks, page.site if learn else None)
         text = " ".join(blocks)
         seed = self.config.seed
-        return PreparedPage(page, event_time, text, xxh64_text(text, seed), self.body_hash(page))
+        return PreparedPage(page, clock_ms, self.event_time(page, clock_ms), text, xxh64_text(text, seed),
+                            self.body_hash(page))
 
     def body_hash(self, page: Page) -> int:
         """Hash of the raw body: the same id with the same body is a redelivery."""
         return xxh64_text(page.html if page.html is not None else (page.text or ""), self.config.seed)
 
-    def event_time(self, page: Page) -> float | None:
-        """The page's event time as the engine uses it (see :meth:`_event_time`)."""
-        return self._event_time(page)
-
-    def _event_time(self, page: Page) -> float | None:
-        """``published_at``, unless it lies more than ``max_future`` seconds ahead of the clock:
-        one mistyped year would otherwise move event time on by decades and empty the index."""
-        moment = page.published_at
-        if moment is not None and moment > self.clock() + self.config.max_future:
-            self.future_dated += 1
-            return None
-        return moment
+    def event_time(self, page: Page, clock_ms: int | None) -> EventTime:
+        """The page's event time when read at ``clock_ms`` (:func:`.clock.event_time`)."""
+        return event_time(page.date, clock_ms, window=self.config.ttl, max_future=self.config.max_future)
 
     def filter_blocks(self, blocks: list[str], learn_for_site: str | None,
                       learner: BoilerplateLearner | None = None, flagged: list[int] | None = None) -> list[str]:
@@ -269,19 +268,25 @@ class Deduplicator:
                 p.signature, p.band_keys = signatures[i], keys[i]
 
     # -- decisions --------------------------------------------------------------------------
-    def process(self, page: Page) -> Decision:
+    def process(self, page: Page, clock_ms: int | None = None) -> Decision:
         """Decide on one page and add it to the index (see the module doc)."""
-        return self.process_batch([page])[0]
+        return self.process_batch([page], None if clock_ms is None else [clock_ms])[0]
 
-    def process_batch(self, pages: Sequence[Page]) -> list[Decision]:
-        """Decide on pages in order, as :meth:`process` would one by one."""
-        prepared = [self.prepare(page, learn=True) for page in pages]
+    def process_batch(self, pages: Sequence[Page], clocks: Sequence[int | None] | None = None) -> list[Decision]:
+        """Decide on pages in order, as :meth:`process` would one by one.
+
+        ``clocks``: when each page was read (:mod:`.clock`); without them, the engine's own
+        :class:`~.clock.FileClock` reads the pages as lines of one file.
+        """
+        if clocks is None:
+            clocks = [self.file_clock.tick(page.date) for page in pages]
+        prepared = [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
         self.sign(prepared)
         return [self._process_prepared(p) for p in prepared]
 
     def probe(self, page: Page) -> Decision:
         """Decide on a page without indexing it or learning from it (a query-only lookup)."""
-        prepared = self.prepare(page)
+        prepared = self.prepare(page, self.clock_ms)
         self.sign([prepared])
         return self._decide(prepared)
 
@@ -295,24 +300,27 @@ class Deduplicator:
             if known.body_hash == prepared.body_hash:  # a redelivery: the same answer, nothing changes
                 return dataclasses.replace(known.decision, replayed=True)
             self.index.remove(known.id)  # a new version replaces the old one
-        self._advance(prepared.event_time)
+        self._advance(prepared.clock_ms)
         decision = self._decide(prepared)
+        if prepared.time.date_ignored is not None:
+            self.dates_ignored[prepared.time.date_ignored] += 1
         if decision.status != NO_CONTENT:
             self._insert(prepared, decision)
         return decision
 
-    def _advance(self, event_time: float | None) -> None:
-        if event_time is None or (self.watermark is not None and event_time <= self.watermark):
+    def _advance(self, clock_ms: int | None) -> None:
+        """The clock moves the window: pages whose event time is older than the window leave."""
+        if clock_ms is None or (self.clock_ms is not None and clock_ms <= self.clock_ms):
             return
-        if self.watermark is None:  # undated pages indexed so far take the first event time seen
-            for page_id in self._undated:
-                if page_id in self.index:
-                    self.index.restamp(page_id, event_time)
-            self._undated.clear()
-        self.watermark = event_time
-        self.index.expire(event_time)
+        self.clock_ms = clock_ms
+        self.index.expire(clock_ms / 1000.0)
 
     def _decide(self, prepared: PreparedPage) -> Decision:
+        decision = self._verdict(prepared)
+        ignored = prepared.time.date_ignored
+        return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
+
+    def _verdict(self, prepared: PreparedPage) -> Decision:
         page_id = prepared.page.id
         exact = self.index.exact(prepared.content_hash)
         if exact is not None:
@@ -353,15 +361,12 @@ class Deduplicator:
         if exact is not None:  # share the original's arrays: same text, same signature
             signature, band_keys, shingles = exact.signature, exact.band_keys, exact.shingles
         assert signature is not None and band_keys is not None
-        event_time = prepared.event_time if prepared.event_time is not None else self.watermark
-        if event_time is None:
-            self._undated.append(decision.id)
         self.index.insert(IndexEntry(
             id=decision.id,
             signature=signature,
             band_keys=band_keys,
             cluster_id=decision.cluster_id or decision.id,
-            event_time=event_time if event_time is not None else 0.0,
+            event_time=prepared.time.seconds,
             content_hash=prepared.content_hash,
             scheme=self.scheme.fingerprint,
             body_hash=prepared.body_hash,
@@ -370,7 +375,7 @@ class Deduplicator:
         ))
 
 
-STATE_FORMAT = 2
+STATE_FORMAT = 3
 
 
 def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -384,20 +389,19 @@ def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.nd
         "format": STATE_FORMAT,
         "scheme": dedup.scheme.to_dict(),
         "banding": [dedup.banding.bands, dedup.banding.rows],
-        "watermark": dedup.watermark,
+        "clock": dedup.clock_ms,
+        "file_clock": dedup.file_clock.state(),
         "ids": [e.id for e in entries],
         "clusters": [e.cluster_id for e in entries],
         "decisions": [e.decision.to_dict() for e in entries],
         "learner": dedup.learner.state() if dedup.learner is not None else None,
         "tables": dedup.index.export_tables(),
-        "undated": list(dedup._undated),  # noqa: SLF001 - the engine's own state
-        "future_dated": dedup.future_dated,
     }
     width = dedup.scheme.num_perm
     shingles = [e.shingles if e.shingles is not None else np.zeros(0, np.uint64) for e in entries]
     arrays = {
         "signatures": np.stack([e.signature for e in entries]) if entries else np.zeros((0, width), np.uint32),
-        "event_times": np.array([e.event_time for e in entries], dtype=np.float64),
+        "event_times": np.array([np.nan if e.event_time is None else e.event_time for e in entries], dtype=np.float64),
         "content_hashes": np.array([e.content_hash for e in entries], dtype=np.uint64),
         "body_hashes": np.array([e.body_hash for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
@@ -429,7 +433,7 @@ def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str
             signature=signature,
             band_keys=dedup.banding.band_keys(signature),
             cluster_id=header["clusters"][i],
-            event_time=float(arrays["event_times"][i]),
+            event_time=None if np.isnan(arrays["event_times"][i]) else float(arrays["event_times"][i]),
             content_hash=int(arrays["content_hashes"][i]),
             scheme=dedup.scheme.fingerprint,  # checked against the header above
             body_hash=int(arrays["body_hashes"][i]),
@@ -437,9 +441,8 @@ def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str
             decision=Decision(**header["decisions"][i]),  # to_dict() leaves out "replayed"
         ))
     dedup.index.restore(entries, header["tables"])
-    dedup._undated = list(header["undated"])  # noqa: SLF001
-    dedup.future_dated = header["future_dated"]
-    dedup.watermark = header["watermark"]
+    dedup.clock_ms = header["clock"]
+    dedup.file_clock.load_state(header["file_clock"])
     if dedup.learner is not None and header.get("learner") is not None:
         dedup.learner.load_state(header["learner"])
 

@@ -35,7 +35,7 @@ class IndexEntry:
     signature: np.ndarray
     band_keys: np.ndarray
     cluster_id: str
-    event_time: float
+    event_time: float | None  # None: no time (a file's lines before its clock starts): never expires
     content_hash: int
     scheme: str  # fingerprint of the scheme the signature was made under
     body_hash: int = 0
@@ -128,15 +128,9 @@ class LSHIndex:
         self._schedule(entry)
 
     def _schedule(self, entry: IndexEntry) -> None:
-        if self.ttl is not None:
+        if self.ttl is not None and entry.event_time is not None:
             self._sequence += 1
             heapq.heappush(self._expiry, (entry.event_time, self._sequence, entry.id))
-
-    def restamp(self, page_id: str, event_time: float) -> None:
-        """Give an indexed page a new event time (for pages indexed before any time was known)."""
-        entry = self._entries[page_id]
-        entry.event_time = event_time
-        self._schedule(entry)
 
     def remove(self, page_id: str) -> bool:
         """Unindex a page; False if it was not indexed."""
@@ -162,11 +156,11 @@ class LSHIndex:
             del self.cluster_sizes[entry.cluster_id]
         return True
 
-    def expire(self, watermark: float) -> int:
-        """Remove pages whose event time is older than ``watermark - ttl``; returns how many."""
+    def expire(self, clock: float) -> int:
+        """Remove pages whose event time is older than ``clock - ttl``; returns how many."""
         if self.ttl is None:
             return 0
-        horizon = watermark - self.ttl
+        horizon = clock - self.ttl
         removed = 0
         while self._expiry and self._expiry[0][0] < horizon:
             event_time, _, page_id = heapq.heappop(self._expiry)

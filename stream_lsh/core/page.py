@@ -1,19 +1,21 @@
 """The input page: validation of one decoded JSON object into a :class:`Page`.
 
 Accepted fields: ``id`` (required, string or integer), ``text`` or ``html`` (one required),
-optional ``url``, ``title``, ``source``, ``published_at`` (ISO 8601) and ``lang``; news-please
-names are accepted too (``maintext``, ``date_publish``, ``source_domain``, ``language``). A page
-that breaks these rules raises :class:`PageError` with a reason that is safe to log (it never
-contains the page body).
+optional ``url``, ``title``, ``source``, ``published_at`` and ``lang``; news-please names are
+accepted too (``maintext``, ``date_publish``, ``source_domain``, ``language``). A page that breaks
+these rules raises :class:`PageError` with a reason that is safe to log (it never contains the
+page body). A date is read as real feeds write it (:mod:`.dates`); one that cannot be read leaves
+the page undated, never rejected: the story must not vanish from a feed because of its date.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any, Mapping
 from urllib.parse import urlsplit
+
+from .dates import DateReading, read_date
 
 __all__ = ["Page", "PageError", "page_from_dict"]
 
@@ -44,6 +46,11 @@ class Page:
     source: str | None = None
     published_at: float | None = None  # POSIX seconds, UTC
     lang: str | None = None
+    date_problem: str | None = None  # "unreadable": a published_at was given but could not be read
+
+    @property
+    def date(self) -> DateReading:
+        return DateReading(self.published_at, self.date_problem)
 
     @property
     def site(self) -> str:
@@ -102,23 +109,6 @@ def _page_id(record: Mapping[str, Any]) -> str:
     return page_id
 
 
-def parse_timestamp(value: str) -> float:
-    """ISO 8601 (``2026-03-01T12:00:00Z``, ``...+02:00``, ``2017-07-17 17:03:00``) -> POSIX seconds.
-
-    A timestamp without an offset is taken as UTC.
-    """
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        raise PageError("bad_timestamp", f"published_at {value[:64]!r} is not an ISO 8601 timestamp") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
 def page_from_dict(record: Any) -> Page:
     """Validate one decoded JSON value into a :class:`Page` or raise :class:`PageError`."""
     if not isinstance(record, dict):
@@ -130,7 +120,7 @@ def page_from_dict(record: Any) -> Page:
         text, html = (text, None) if text.strip() else (None, html)  # an empty text must not hide the HTML
     if text is None and html is None:
         raise PageError("missing_body", "page has neither 'text' (or 'maintext') nor 'html'")
-    published = _optional_str(record, "published_at", "date_publish")
+    date = read_date(_first(record, "published_at", "date_publish"))
     return Page(
         id=page_id,
         text=text,
@@ -138,6 +128,15 @@ def page_from_dict(record: Any) -> Page:
         url=_optional_str(record, "url"),
         title=_optional_str(record, "title"),
         source=_optional_str(record, "source", "source_domain"),
-        published_at=parse_timestamp(published) if published else None,
+        published_at=date.seconds,
         lang=_optional_str(record, "lang", "language"),
+        date_problem=date.problem,
     )
+
+
+def _first(record: Mapping[str, Any], *names: str) -> Any:
+    """The value of the first of ``names`` that is present and not null."""
+    for name in names:
+        if record.get(name) is not None:
+            return record[name]
+    return None

@@ -8,13 +8,18 @@ dead-letter topic.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Iterator
 
 import orjson
 
+from .dates import DateReading
 from .page import Page, PageError, page_from_dict
 
-__all__ = ["Delete", "Rejected", "parse_line", "parse_query", "parse_record", "record_id"]
+__all__ = ["DEFAULT_MAX_PAGE_BYTES", "Delete", "InputLine", "Rejected", "date_of", "parse_line", "parse_query", "parse_record", "read_lines",
+           "record_id"]
+
+DEFAULT_MAX_PAGE_BYTES = 10_000_000  # larger records are rejected unless configured otherwise
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some tools put at the start of a file
 
 
 @dataclass(frozen=True)
@@ -82,3 +87,34 @@ def _page(record: dict[str, Any]) -> Page | Rejected:
         return page_from_dict(record)
     except PageError as error:
         return Rejected(error.code, str(error), record_id(record))
+
+
+@dataclass(frozen=True)
+class InputLine:
+    """One non-blank line of a file of pages: its number, its bytes (stripped) and what it is."""
+
+    number: int
+    raw: bytes
+    parsed: Page | Delete | Rejected
+
+    @property
+    def date(self) -> DateReading:
+        """The line's date, for a file's clock."""
+        return date_of(self.parsed)
+
+
+def date_of(parsed: Page | Delete | Rejected) -> DateReading:
+    """What a record says about its date: only pages have one."""
+    return parsed.date if isinstance(parsed, Page) else DateReading(None)
+
+
+def read_lines(lines: Iterable[bytes], max_bytes: int) -> Iterator[InputLine]:
+    """The records of a file, as batch reads them and ``produce`` sends them: blank lines are
+    skipped, a byte order mark at the start and CRLF line ends are accepted. Both must see the
+    same lines, or the file's clock (one tick per line) would differ between them."""
+    for number, raw in enumerate(lines, start=1):
+        stripped = raw.strip()
+        if number == 1 and stripped.startswith(_BOM):
+            stripped = stripped[len(_BOM):].strip()
+        if stripped:
+            yield InputLine(number, stripped, parse_record(stripped, max_bytes))

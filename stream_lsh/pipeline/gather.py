@@ -6,16 +6,21 @@ Once all have answered, the page needs to know, for each candidate at or above t
 (and for an exact copy), whether that candidate is *earlier*:
 
 * a **decided** candidate is earlier: it was decided before this page was;
-* a candidate **in flight** (registered, not yet decided) is earlier if its ``(event time, id)``
-  is smaller. Then this page waits for its decision (it will join its cluster). If it is larger,
+* a candidate **in flight** (registered, not yet decided) is earlier if its ``(clock, id)``
+  is smaller (the clock: its record's timestamp, the order batch and the band partitions use). Then this page waits for its decision (it will join its cluster). If it is larger,
   it is later: this page ignores it, and its home is told that this page is an earlier candidate
   for it, so the later one will wait for this one, whichever band partition saw whom first;
 * a candidate its home no longer knows (expired, retracted) is gone.
 
 The question goes to the candidate's home (an ``ask``; the answer is a ``tell``), or is answered
-locally when both pages live here. Waiting only ever goes from a larger ``(event time, id)`` to a
+locally when both pages live here. Waiting only ever goes from a larger ``(clock, id)`` to a
 smaller one, so there are no cycles: every page gets exactly one final decision, once all its
 bands and all its candidates are in.
+
+A decided page is kept until its event time is older than the window for *every* band partition
+(the smallest clock they report with their answers): a band partition can name it as a candidate
+until then, and the page's home must still know its cluster. Expiring it by this partition's own
+clock could say "gone" about a page batch still holds.
 
 The decision itself is batch's: the exact copy if there is one, else the most similar earlier
 candidate, ties going to the candidate batch would have met first (first band, then oldest in its
@@ -29,6 +34,7 @@ instead of a decision.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 from collections import deque
 from dataclasses import dataclass, field
@@ -40,19 +46,18 @@ from .routing import Layout
 
 __all__ = ["Gather"]
 
-_INF = float("inf")
-
-
-def _canon(event_time: float | None, page_id: str) -> tuple[float, str]:
-    """The order that settles races between pages in flight: event time, then id."""
-    return (event_time if event_time is not None else _INF, page_id)
+def _canon(clock: int, page_id: str) -> tuple[int, str]:
+    """The order that settles races between pages in flight: clock, then id (see .order)."""
+    return (clock, page_id)
 
 
 @dataclass
 class _Pending:
     id: str
     query: bool
+    clock: int
     event_time: float | None
+    date_ignored: str | None
     body_hash: int
     raw: str | None
     targets: set[int]
@@ -65,8 +70,8 @@ class _Pending:
     delete_after: bool = False
 
     @property
-    def canon(self) -> tuple[float, str]:
-        return _canon(self.event_time, self.id)
+    def canon(self) -> tuple[int, str]:
+        return _canon(self.clock, self.id)
 
 
 @dataclass
@@ -101,7 +106,8 @@ class Gather:
         self.done: dict[str, _Done] = {}
         self.clusters: dict[str, _Cluster] = {}
         self.waiters: dict[str, list[tuple[str, int, bool]]] = {}
-        self.watermark: float | None = None
+        self.band_clocks: dict[int, int] = {}  # the clock each band partition reported last
+        self.clock_ms: int | None = None  # the smallest of them, once all have reported: moves the window
         self._expiry: list[tuple[float, int, str | None, str]] = []  # (time, seq, cluster or None for a page, id)
         self._sequence = 0
 
@@ -116,7 +122,8 @@ class Gather:
             "clusters": [[cid, c.first, sorted(c.live), list(c.members), c.updated_at]
                          for cid, c in self.clusters.items()],
             "waiters": [[page_id, [list(w) for w in waiting]] for page_id, waiting in self.waiters.items()],
-            "watermark": self.watermark,
+            "band_clocks": [[band, clock] for band, clock in self.band_clocks.items()],
+            "clock": self.clock_ms,
             "expiry": [list(item) for item in self._expiry],
             "sequence": self._sequence,
         }
@@ -130,7 +137,8 @@ class Gather:
         self.clusters = {cid: _Cluster(first, set(live), deque(members, maxlen=self.recent_members), updated_at)
                          for cid, first, live, members, updated_at in state["clusters"]}
         self.waiters = {page_id: [tuple(w) for w in waiting] for page_id, waiting in state["waiters"]}  # type: ignore[misc]
-        self.watermark = state["watermark"]
+        self.band_clocks = {band: clock for band, clock in state["band_clocks"]}
+        self.clock_ms = state["clock"]
         self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
         self._sequence = state["sequence"]
 
@@ -161,9 +169,10 @@ class Gather:
     def _register(self, record: dict[str, Any], out: Outbox) -> None:
         page_id, query = record["id"], bool(record["q"])
         if query:
-            pending = _Pending(page_id, True, record["ts"], record["bh"], None, set(record["targets"]))
+            pending = _Pending(page_id, True, record["c"], record["ts"], record["di"], record["bh"], None,
+                               set(record["targets"]))
             if record["nc"]:
-                out.answers.append((page_id, _answer(Decision(page_id, NO_CONTENT, None))))
+                out.answers.append((page_id, _answer(Decision(page_id, NO_CONTENT, None, date_ignored=record["di"]))))
             elif page_id not in self.queries:
                 self.queries[page_id] = pending
             return
@@ -178,16 +187,17 @@ class Gather:
         current = self.pending.get(page_id)
         if current is not None and current.body_hash == record["bh"]:
             return  # registered twice while in flight
-        self._advance(record["ts"], out)
-        pending = _Pending(page_id, False, record["ts"], record["bh"], record["raw"], set(record["targets"]))
+        pending = _Pending(page_id, False, record["c"], record["ts"], record["di"], record["bh"], record["raw"],
+                           set(record["targets"]))
         if current is not None:
             pending.links = current.links
         if record["nc"]:
-            self._finish(pending, Decision(page_id, NO_CONTENT, None), None, out)
+            self._finish(pending, Decision(page_id, NO_CONTENT, None, date_ignored=pending.date_ignored), None, out)
             return
         self.pending[page_id] = pending
 
     def _result(self, record: dict[str, Any], out: Outbox) -> None:
+        self._band_clock(record["b"], record["wc"], out)
         table = self.queries if record["q"] else self.pending
         pending = table.get(record["id"])
         if pending is None or pending.body_hash != record["bh"] or record["b"] in pending.results:
@@ -215,22 +225,24 @@ class Gather:
         return None
 
     def _resolve(self, pending: _Pending, out: Outbox) -> None:
-        """All bands are in: find out which verified candidates are earlier."""
+        """All bands are in: wait for the status of every verified candidate. The band partitions
+        that found them have asked their homes already (see Shard._ask_homes); only pages met the
+        other way round (links: an earlier page found this one first) are asked from here."""
         pending.resolved = True
         exact = self._exact(pending)
         wanted = {c[0]: (c[4], c[1]) for c in self._candidates(pending) if c[1] >= self.threshold}
         if exact is not None:
             wanted.setdefault(exact[0], (exact[1], 1.0))
-        asks = [(c, home, similarity) for c, (home, similarity) in wanted.items() if c not in pending.status]
-        pending.awaiting.update(c for c, _, _ in asks)  # all of them before any answer can come back
-        for candidate, home, similarity in asks:
-            self._ask_about(pending, candidate, home, similarity, out)
+        pending.awaiting.update(c for c in wanted if c not in pending.status)  # answers may have come already
+        for candidate, (home, similarity) in wanted.items():
+            if candidate in pending.links and candidate not in pending.status:
+                self._ask_about(pending, candidate, home, similarity, out)
         self._maybe_decide(pending, out)
 
     def _ask_about(self, pending: _Pending, candidate: str, home: int, similarity: float, out: Outbox) -> None:
         pending.awaiting.add(candidate)
         ask = {"k": "ask", "id": candidate, "from": pending.id, "home": self.partition, "q": pending.query,
-               "ts": pending.event_time, "sim": similarity}
+               "c": pending.clock, "sim": similarity}
         if home == self.partition:
             self._ask(ask, out)
         else:
@@ -238,7 +250,10 @@ class Gather:
 
     # -- questions between homes --------------------------------------------------------------
     def _ask(self, record: dict[str, Any], out: Outbox) -> None:
-        """Another page (``from``) asks whether this page (``id``) is earlier than it."""
+        """Another page (``from``) asks whether this page (``id``) is earlier than it: asked by a
+        band partition on its behalf (with that partition's clock), or by its home for a link."""
+        if "b" in record:
+            self._band_clock(record["b"], record["wc"], out)
         page_id = record["id"]
         done = self.done.get(page_id)
         if done is not None:
@@ -247,12 +262,15 @@ class Gather:
         pending = self.pending.get(page_id)
         if pending is None:
             self._reply(record, "gone", None, None, out)
-        elif record["q"] or pending.canon < _canon(record["ts"], record["from"]):
-            self.waiters.setdefault(page_id, []).append((record["from"], record["home"], bool(record["q"])))
+        elif record["q"] or pending.canon < _canon(record["c"], record["from"]):
+            waiter = (record["from"], record["home"], bool(record["q"]))
+            waiting = self.waiters.setdefault(page_id, [])
+            if waiter not in waiting:  # several band partitions ask for the same page
+                waiting.append(waiter)
         else:  # the asker is earlier: it ignores this page, and this page must wait for it
             self._reply(record, "later", None, None, out)
             if record["from"] not in pending.links and record["from"] not in pending.status:
-                pending.links[record["from"]] = [record["from"], record["sim"], 1 << 30, 0, record["home"], record["ts"]]
+                pending.links[record["from"]] = [record["from"], record["sim"], 1 << 30, 0, record["home"], record["c"]]
                 if pending.resolved and record["sim"] >= self.threshold:
                     self._ask_about(pending, record["from"], record["home"], record["sim"], out)
 
@@ -266,11 +284,14 @@ class Gather:
             out.send(Stage.HOMES, ask["home"], tell)
 
     def _tell(self, record: dict[str, Any], out: Outbox) -> None:
+        """A candidate's status; it may come before this page's bands are all in (the band
+        partitions ask as they answer), and more than once (several of them ask)."""
         pending = (self.queries if record["q"] else self.pending).get(record["id"])
-        if pending is None or record["c"] not in pending.awaiting:
+        candidate = record["c"]
+        if pending is None or candidate in pending.status or (pending.resolved and candidate not in pending.awaiting):
             return
-        pending.awaiting.discard(record["c"])
-        pending.status[record["c"]] = (record["st"], record["cl"], record["clh"])
+        pending.awaiting.discard(candidate)
+        pending.status[candidate] = (record["st"], record["cl"], record["clh"])
         self._maybe_decide(pending, out)
 
     # -- the decision ---------------------------------------------------------------------------
@@ -278,26 +299,26 @@ class Gather:
         if pending.awaiting or not pending.resolved or pending.finished:
             return
         pending.finished = True
+        decision, cluster_home = self._verdict(pending)
+        self._finish(pending, dataclasses.replace(decision, date_ignored=pending.date_ignored), cluster_home, out)
+
+    def _verdict(self, pending: _Pending) -> tuple[Decision, int | None]:
+        """Batch's rule on what this page's band partitions and candidates' homes said: the
+        decision, and the home of the cluster it joins or founds."""
         exact = self._exact(pending)
         page_id = pending.id
         if exact is not None and pending.status.get(exact[0], ("",))[0] == "decided":
             _, cluster, cluster_home = pending.status[exact[0]]
-            self._finish(pending, Decision(page_id, DUPLICATE, cluster, exact[0], 1.0, 1), cluster_home, out)
-            return
+            return Decision(page_id, DUPLICATE, cluster, exact[0], 1.0, 1), cluster_home
         candidates = self._candidates(pending)
         eligible = [c for c in candidates if c[1] < self.threshold or pending.status.get(c[0], ("",))[0] == "decided"]
         if not eligible:
-            decision = Decision(page_id, UNIQUE, self._new_cluster(pending), None, None, len(candidates))
-            self._finish(pending, decision, self.partition, out)
-            return
+            return Decision(page_id, UNIQUE, self._new_cluster(pending), None, None, len(candidates)), self.partition
         best = max(eligible, key=lambda c: c[1])  # max() keeps the first of equals: the one batch meets first
         if best[1] >= self.threshold:
             _, cluster, cluster_home = pending.status[best[0]]
-            decision = Decision(page_id, DUPLICATE, cluster, best[0], best[1], len(candidates))
-            self._finish(pending, decision, cluster_home, out)
-        else:
-            decision = Decision(page_id, UNIQUE, self._new_cluster(pending), None, best[1], len(candidates))
-            self._finish(pending, decision, self.partition, out)
+            return Decision(page_id, DUPLICATE, cluster, best[0], best[1], len(candidates)), cluster_home
+        return Decision(page_id, UNIQUE, self._new_cluster(pending), None, best[1], len(candidates)), self.partition
 
     def _new_cluster(self, pending: _Pending) -> str | None:
         if pending.query:
@@ -405,13 +426,23 @@ class Gather:
             self._sequence += 1
             heapq.heappush(self._expiry, (event_time, self._sequence, cluster, page_id))
 
-    def _advance(self, event_time: float | None, out: Outbox) -> None:
-        if event_time is None or (self.watermark is not None and event_time <= self.watermark):
+    def _band_clock(self, band: int, clock_ms: int | None, out: Outbox) -> None:
+        """A band partition's answer says how far its clock has come; once every band partition
+        has spoken, the smallest of their clocks moves this home's window."""
+        known = self.band_clocks.get(band)
+        if clock_ms is None or (known is not None and clock_ms <= known):
             return
-        self.watermark = event_time
+        self.band_clocks[band] = clock_ms
+        if len(self.band_clocks) == self.layout.bands:
+            self._advance(min(self.band_clocks.values()), out)
+
+    def _advance(self, clock_ms: int, out: Outbox) -> None:
+        if self.clock_ms is not None and clock_ms <= self.clock_ms:
+            return
+        self.clock_ms = clock_ms
         if self.ttl is None:
             return
-        horizon = event_time - self.ttl
+        horizon = clock_ms / 1000.0 - self.ttl
         while self._expiry and self._expiry[0][0] < horizon:
             stamp, _, cluster, page_id = heapq.heappop(self._expiry)
             if cluster is None:
@@ -423,22 +454,23 @@ class Gather:
 
 
 def _pending_state(p: _Pending) -> list[Any]:
-    return [p.id, p.query, p.event_time, p.body_hash, p.raw, sorted(p.targets),
+    return [p.id, p.query, p.clock, p.event_time, p.date_ignored, p.body_hash, p.raw, sorted(p.targets),
             [[band, result] for band, result in p.results.items()], [[k, v] for k, v in p.links.items()],
             [[k, list(v)] for k, v in p.status.items()], sorted(p.awaiting), p.resolved, p.finished, p.delete_after]
 
 
 def _pending_from(state: list[Any]) -> _Pending:
-    (page_id, query, event_time, body_hash, raw, targets, results, links, status, awaiting, resolved, finished,
-     delete_after) = state
-    return _Pending(page_id, query, event_time, body_hash, raw, set(targets), {band: r for band, r in results},
+    (page_id, query, clock, event_time, date_ignored, body_hash, raw, targets, results, links, status, awaiting,
+     resolved, finished, delete_after) = state
+    return _Pending(page_id, query, clock, event_time, date_ignored, body_hash, raw, set(targets),
+                    {band: r for band, r in results},
                     {k: v for k, v in links}, {k: tuple(v) for k, v in status}, set(awaiting),  # type: ignore[misc]
                     resolved, finished, delete_after)
 
 
 def _decision_from(record: dict[str, Any]) -> Decision:
     return Decision(record["id"], record["status"], record["cluster_id"], record["duplicate_of"],
-                    record["similarity"], record["candidates"])
+                    record["similarity"], record["candidates"], record.get("date_ignored"))
 
 
 def _answer(decision: Decision) -> dict[str, Any]:

@@ -3,17 +3,21 @@
 Stateless, so it may run on any worker and be replayed freely. Everything that cannot be
 processed becomes a dead letter carrying the reason and where the message came from (topic,
 partition, offset, size), never the body.
+
+A page's clock is its record's timestamp (:mod:`stream_lsh.core.clock`); its event time comes
+from its date and that clock, here, once, so that every later stage sees the same one.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Any, Collection, Sequence
 
+from ..core.clock import clock_of_record
 from ..core.dedup import Deduplicator
 from ..core.page import Page
 from ..core.record import Delete, Rejected, parse_query, parse_record
-from .order import encode_mark, mark_of
+from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 
@@ -29,6 +33,7 @@ class Message:
     offset: int
     key: bytes | None
     value: bytes | None
+    timestamp_ms: int = 0  # the record's timestamp: the page's clock
 
 
 class Ingest:
@@ -45,32 +50,44 @@ class Ingest:
     @property
     def marks_caught_up(self) -> bool:
         """Whether the mark of a caught-up partition says it is idle after it: with watermarks and
-        no lateness (a lateness lets the partition's later pages be older than its mark)."""
+        no lateness (a lateness lets the partition's later records be older than its mark)."""
         return self.watermarks and not self.lateness
+
+    def idle_after(self, messages: Sequence[Message], caught_up: Collection[int]) -> set[int]:
+        """The input partitions that :meth:`pages` declares idle after these messages: every
+        partition of the batch sends a mark, and a caught-up one says it is idle after it."""
+        if not self.marks_caught_up:
+            return set()
+        return {message.partition for message in messages} & set(caught_up)
 
     def pages(self, messages: Sequence[Message], caught_up: Collection[int] = ()) -> Outbox:
         """Messages of the input topic: pages and retractions; then, with ``watermarks``, each input
         partition's mark to every site partition. ``caught_up``: the input partitions whose last
         record (when it was fetched) is in ``messages``; their marks say they are idle after them
-        (see :attr:`marks_caught_up`)."""
+        (:meth:`idle_after`)."""
         out = Outbox()
-        marks: dict[int, tuple[float, str]] = {}
+        marks: dict[int, Mark] = {}
         for message in messages:
             parsed = self._parse(message, parse_record)
+            page_id = None
             if isinstance(parsed, Rejected):
                 out.dead_letters.append(_dead_letter(message, parsed))
+                page_id = parsed.page_id
             elif isinstance(parsed, Delete):
                 out.send(Stage.HOMES, self.layout.home(parsed.id), {"k": "delete", "id": parsed.id})
+                page_id = parsed.id
             else:
                 page, raw = parsed
-                record = self._page_record(page, "page")
+                record = self._page_record(page, "page", message.timestamp_ms)
                 record["raw"] = raw.decode("utf-8")
                 out.send(Stage.SITES, self.layout.site(record["site"]), record)
-                if self.watermarks and record["ts"] is not None:
-                    mark = (record["ts"] - self.lateness, "") if self.lateness else mark_of(record["ts"], page.id)
-                    marks[message.partition] = max(marks.get(message.partition, mark), mark)
-        for partition, mark in sorted(marks.items()):
-            self._broadcast(partition, mark, out, idle_after=self.marks_caught_up and partition in caught_up)
+                page_id = page.id
+            mark = (message.timestamp_ms, page_id or "")
+            marks[message.partition] = max(marks.get(message.partition, mark), mark)
+        if self.watermarks:
+            idle = self.idle_after(messages, caught_up)
+            for partition, mark in sorted(marks.items()):
+                self._broadcast(partition, mark, out, idle_after=partition in idle)
         return out
 
     def idle(self, partition: int) -> Outbox:
@@ -80,7 +97,7 @@ class Ingest:
         self._broadcast(partition, None, out)
         return out
 
-    def _broadcast(self, partition: int, mark: tuple[float, str] | None, out: Outbox, idle_after: bool = False) -> None:
+    def _broadcast(self, partition: int, mark: Mark | None, out: Outbox, idle_after: bool = False) -> None:
         record = {"k": "wm", "src": partition, "w": encode_mark(mark)}
         if idle_after:
             record["idle"] = True
@@ -97,7 +114,7 @@ class Ingest:
                 out.dead_letters.append(_dead_letter(message, parsed))
                 continue
             page, _ = parsed
-            record = self._page_record(page, "query")
+            record = self._page_record(page, "query", message.timestamp_ms)
             out.send(Stage.SITES, self.layout.site(record["site"]), record)
         return out
 
@@ -110,14 +127,17 @@ class Ingest:
             return parsed, raw.strip()
         return parsed
 
-    def _page_record(self, page: Page, kind: str) -> dict:
+    def _page_record(self, page: Page, kind: str, timestamp_ms: int) -> dict[str, Any]:
         engine = self.engine
+        time = engine.event_time(page, clock_of_record(timestamp_ms))
         return {
             "k": kind,
             "id": page.id,
             "site": page.site,
             "lang": page.lang,
-            "ts": engine.event_time(page),
+            "c": timestamp_ms,  # orders pages (see .order)
+            "ts": time.seconds,  # the event time, for the window
+            "di": time.date_ignored,
             "bh": engine.body_hash(page),
             "blocks": engine.extract_blocks(page),
         }

@@ -20,7 +20,10 @@ from typing import Any, Collection, Iterable, Iterator
 
 import orjson
 
+from ..core.clock import FileClock
 from ..core.dedup import Deduplicator
+from ..core.dates import DateReading
+from ..core.record import date_of, parse_record
 from .ingest import Ingest, Message
 from .journal import Journal, Row
 from .outbox import Outbox, Stage
@@ -36,12 +39,15 @@ class LocalPipeline:
     def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int = 10_000_000,
                  rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20,
                  inputs: int | None = None, lateness: float = 0.0) -> None:
-        """``inputs``: the number of input partitions, to apply probes in (event time, id) order
-        under watermarks (:mod:`.order`); None keeps arrival order."""
+        """``inputs``: the number of input partitions, to apply probes in (clock, id) order under
+        watermarks (:mod:`.order`); None keeps arrival order. Fed values are stamped with the
+        clock ``stream-lsh produce`` would give them, as lines of one file, in feed order."""
         self.inputs = inputs
+        self.max_page_bytes = max_page_bytes
         self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
                              lateness=lateness)
-        self._make = stage_factories(engine, layout, inputs)
+        self._make = stage_factories(engine, layout, inputs, int(lateness * 1000))
+        self.feeder_clock = FileClock(max_future=engine.config.max_future)
         self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
                                              for stage in Stage.ALL}
         self.compact_bytes = compact_bytes
@@ -59,18 +65,27 @@ class LocalPipeline:
         self._offset = 0
 
     def feed(self, values: Iterable[bytes | None], *, topic: str = "pages", partition: int | Iterable[int] = 0,
-             caught_up: Collection[int] = ()) -> None:
+             caught_up: Collection[int] = (), timestamps: Iterable[int] | None = None) -> None:
         """One ingest batch; ``partition``: the input partition of every value, or of each;
-        ``caught_up``: the input partitions whose last record is in the batch."""
-        self._ingest(values, topic, partition, caught_up)
-
-    def _ingest(self, values: Iterable[bytes | None], topic: str, partition: int | Iterable[int] = 0,
-                caught_up: Collection[int] = ()) -> None:
+        ``caught_up``: the input partitions whose last record is in the batch; ``timestamps``:
+        the records' timestamps (default: :meth:`stamp`)."""
         values = list(values)
+        self._ingest(values, topic, partition, caught_up, self.stamp(values) if timestamps is None else timestamps)
+
+    def stamp(self, values: Iterable[bytes | None]) -> list[int]:
+        """Record timestamps for values fed in this order, as ``produce`` stamps a file's lines."""
+        stamps = []
+        for value in values:
+            date = date_of(parse_record(value.strip(), self.max_page_bytes)) if value else DateReading(None)
+            stamps.append(self.feeder_clock.stamp(date, self._offset + len(stamps) + 1))
+        return stamps
+
+    def _ingest(self, values: list[bytes | None], topic: str, partition: int | Iterable[int],
+                caught_up: Collection[int], timestamps: Iterable[int]) -> None:
         partitions = [partition] * len(values) if isinstance(partition, int) else list(partition)
         messages = []
-        for value, part in zip(values, partitions, strict=True):
-            messages.append(Message(topic, part, self._offset, None, value))
+        for value, part, stamp in zip(values, partitions, timestamps, strict=True):
+            messages.append(Message(topic, part, self._offset, None, value, stamp))
             self._offset += 1
         out = self.ingest.queries(messages) if topic == "queries" else self.ingest.pages(messages, caught_up)
         self._deliver(out)
@@ -193,7 +208,7 @@ class CrashingPipeline(LocalPipeline):
         self.logs: dict[tuple[str, int], list[_Records]] = {key: [] for key in self.queues}
         self.committed = {key: 0 for key in self.queues}
         self.unflushed: dict[tuple[str, int], list[Row]] = {key: [] for key in self.queues}
-        self.fed: list[tuple[str, bytes | None]] = []
+        self.fed: list[tuple[str, bytes | None, int]] = []  # topic, value, record timestamp
         self.fed_committed = 0
         self.crashes = 0
         self.redelivered = 0  # messages handed to a restarted worker that its predecessor had taken
@@ -201,8 +216,9 @@ class CrashingPipeline(LocalPipeline):
     # -- delivery -------------------------------------------------------------------------------
     def feed(self, values: Iterable[bytes | None], *, topic: str = "pages") -> None:
         values = list(values)
-        self.fed.extend((topic, value) for value in values)
-        self._ingest(values, topic)
+        stamps = self.stamp(values)
+        self.fed.extend((topic, value, stamp) for value, stamp in zip(values, stamps))
+        self._ingest(values, topic, 0, (), stamps)
 
     def _enqueue(self, key: tuple[str, int], records: list[dict[str, Any]]) -> None:
         self.logs[key].append(records)
@@ -279,5 +295,5 @@ class CrashingPipeline(LocalPipeline):
             self.unflushed[key].clear()
             self.restart(*key)
             self.queues[key] = deque(self.logs[key][self.committed[key]:])
-        for topic, value in self.fed[self.fed_committed:]:
-            self._ingest([value], topic)
+        for topic, value, stamp in self.fed[self.fed_committed:]:
+            self._ingest([value], topic, 0, (), [stamp])

@@ -1,81 +1,72 @@
-"""Event-time watermarks, for applying probes at the band partitions in (event time, id) order.
+"""Watermarks, so that band partitions apply probes in (clock, id) order, as batch does.
 
-Why: a band partition applies probes in the order they reach it. When a later copy (larger
-``(event time, id)``) is applied first and decided before the earlier copy is even registered, it
-founds the cluster, and a page that batch would have joined to the earlier copy may found a second
-one. If instead every band partition applies the probes it holds in ``(event time, id)`` order, a
-later page always finds the earlier ones in its buckets (never the reverse), and the gather's
-existing rules (registration before probe; an earlier candidate in flight is waited for) give
-batch's decisions for the same candidates, whatever the interleaving of partitions upstream.
+Why: a band partition applies probes in the order they reach it. When a later copy is applied
+first and decided before the earlier copy is even registered, it founds the cluster, and a page
+that batch would have joined to the earlier copy may found a second one. If instead every band
+partition applies the probes it holds in ``(clock, id)`` order (the clock: the record's timestamp,
+:mod:`stream_lsh.core.clock`), a later page always finds the earlier ones in its buckets, never the
+reverse, and the gather's rules (registration before probe; an earlier candidate in flight is
+waited for) give batch's decisions, whatever the interleaving of partitions upstream. A file fed
+with ``stream-lsh produce`` carries the file's clock, one millisecond apart per line, so that
+order is the file's.
 
-How a band partition knows that nothing earlier is still coming: watermarks, two hops only.
+How a band partition knows that nothing earlier is still coming: watermarks, over two hops.
 
-* ingest, per input partition, after each batch: ``{"k": "wm", "src": input partition, "w": mark}``
-  to every site partition; ``mark`` is the largest ``(event time, id)`` of the batch's pages from
-  that partition (minus ``lateness`` seconds, if input partitions are not sorted by event time), or
-  None when the partition is idle (quiet: a timer sends it). When the batch took the partition's
-  last record (``"idle": true``, *caught up*: nothing more was on the broker when it was fetched),
-  the partition is idle after its mark: a live feed, where every partition is caught up at every
-  batch, then waits for no partition's next page, and a backfill, where none is, keeps the order;
-* a site partition forwards the minimum over its input partitions that are not idle to every band
-  partition, after the probes of the batch (one Kafka message per band partition: the mark rides
-  with the probes); when all are idle, the largest mark it has seen;
-* a band partition holds each probe until the minimum over all site partitions passes it, then
-  applies what it holds in order. Queries, undated pages and *late* probes (at or below what was
-  released already: late input, redeliveries) are applied at once, under the old rules.
+* ingest, after each batch, for every input partition in it: ``{"k": "wm", "src": partition,
+  "w": [clock, id]}`` to every site partition, the largest (clock, id) of the batch's records from
+  that partition, *every* record counted (a page with or without a date, a retraction, a record
+  that became a dead letter: each one moves its partition on). ``"idle": true`` when the batch
+  held the partition's last record as of the consumer's latest fetch (*caught up*), and ``"w":
+  null`` when a timer finds the partition quiet: the partition holds nothing back until its next
+  mark;
+* a site partition (:class:`InputMarks`) forwards, after its batch's probes, its *release point*
+  to every band partition: the smallest mark of its input partitions that are not idle, less the
+  lateness, at a whole millisecond (a partition's next record may have the same clock and a smaller
+  id); or, when every input partition is idle, the largest mark (everything received);
+* a band partition (:class:`ReleasePoints`) applies, in (clock, id) order, every probe at or below
+  the smallest release point of all site partitions.
 
-A source that has never spoken holds everything back; an idle source holds nothing back until it
-sends a mark again. A receiver never applies a probe at or below what it has released already:
-pages that come later than that (input out of event-time order by more than ``lateness``, a
-partition that resumes after being idle with older pages, redeliveries) are *late* and are applied
-on arrival, under the arrival-order rules of the gather.
+A source that has never spoken holds everything back. A probe at or below what a band partition
+has released already is *late* and is applied on arrival: a partition whose record timestamps go
+backwards by more than the lateness, or one that resumes after being declared idle with a record
+older than what others released meanwhile. Queries are never held.
 
-Marks are ``(event time, id)`` pairs, ``None`` on the wire for "idle"; in snapshots the time of
-"everything" (infinity) is written as None too, since JSON has no infinity.
+Marks are ``(clock, id)`` pairs, lists on the wire, ``None`` for "idle".
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-__all__ = ["Marks", "INF_MARK", "encode_mark", "decode_mark", "mark_of"]
+__all__ = ["InputMarks", "Mark", "ReleasePoints", "decode_mark", "encode_mark"]
 
-_INF = float("inf")
-INF_MARK: tuple[float, str] = (_INF, "")
-Mark = tuple[float, str]
-
-
-def mark_of(event_time: float | None, page_id: str) -> Mark:
-    return (event_time if event_time is not None else _INF, page_id)
+Mark = tuple[int, str]
 
 
 def encode_mark(mark: Mark | None) -> list[Any] | None:
-    if mark is None:
-        return None
-    return [None if mark[0] == _INF else mark[0], mark[1]]
+    return None if mark is None else [mark[0], mark[1]]
 
 
 def decode_mark(value: list[Any] | None) -> Mark | None:
-    if value is None:
-        return None
-    return (_INF if value[0] is None else value[0], value[1])
+    return None if value is None else (value[0], value[1])
 
 
-class Marks:
-    """What each of ``sources`` senders said last: its mark, or that it is idle.
+class InputMarks:
+    """At a site partition: what each input partition said last, its mark or that it is idle.
 
-    ``low`` is the smallest mark over the senders that are not idle: nothing at or below it can
-    still come from them. An idle sender is left out; if every sender is idle, the largest mark
-    seen stands (not infinity: a sender that resumes with newer pages must not find them late).
+    Args:
+        sources: the number of input partitions.
+        lateness_ms: how far one input partition's record timestamps may go backwards.
     """
 
-    def __init__(self, sources: int) -> None:
+    def __init__(self, sources: int, lateness_ms: int = 0) -> None:
         self.sources = sources
+        self.lateness_ms = lateness_ms
         self.last: dict[int, Mark] = {}
         self.idle: set[int] = set()
 
     def update(self, source: int, wire: list[Any] | None, idle_after: bool = False) -> None:
-        """``wire`` None: the sender is idle. ``idle_after``: it sent its mark and is idle after it
+        """``wire`` None: the source is idle. ``idle_after``: it sent its mark and is idle after it
         (caught up), until its next mark."""
         mark = decode_mark(wire)
         if mark is None:
@@ -88,12 +79,23 @@ class Marks:
         old = self.last.get(source)
         self.last[source] = mark if old is None else max(old, mark)
 
-    def low(self) -> Mark | None:
-        """None while a sender has said nothing, or no sender has sent a mark."""
+    def release_point(self) -> Mark | None:
+        """Everything at or below it has been received from every source; None while a source
+        has said nothing (or none has sent a mark)."""
         if len(self.last.keys() | self.idle) < self.sources or not self.last:
             return None
         active = [mark for source, mark in self.last.items() if source not in self.idle]
-        return min(active) if active else max(self.last.values())
+        if not active:
+            return max(self.last.values())
+        return (min(active)[0] - self.lateness_ms, "")
+
+    def holding_back(self) -> list[int]:
+        """The sources that set the release point (for reports of pages that wait)."""
+        point = self.release_point()
+        if point is None:
+            return sorted(set(range(self.sources)) - self.last.keys() - self.idle)
+        return sorted(source for source, mark in self.last.items()
+                      if source not in self.idle and mark[0] - self.lateness_ms == point[0])
 
     def state(self) -> list[list[Any]]:
         return [[source, encode_mark(self.last.get(source)), source in self.idle]
@@ -102,3 +104,36 @@ class Marks:
     def load(self, state: Iterable[list[Any]]) -> None:
         self.last = {source: decode_mark(mark) for source, mark, _ in state if mark is not None}  # type: ignore[misc]
         self.idle = {source for source, _, idle in state if idle}
+
+
+class ReleasePoints:
+    """At a band partition: the release point each site partition forwarded last."""
+
+    def __init__(self, sources: int) -> None:
+        self.sources = sources
+        self.points: dict[int, Mark] = {}
+
+    def update(self, source: int, wire: list[Any]) -> None:
+        mark = decode_mark(wire)
+        assert mark is not None, "a site partition forwards release points, never idleness"
+        old = self.points.get(source)
+        self.points[source] = mark if old is None else max(old, mark)
+
+    def low(self) -> Mark | None:
+        """The smallest release point; None while a site partition has said nothing."""
+        if len(self.points) < self.sources:
+            return None
+        return min(self.points.values())
+
+    def holding_back(self) -> list[int]:
+        """The site partitions at the smallest release point, or silent."""
+        low = self.low()
+        if low is None:
+            return sorted(set(range(self.sources)) - self.points.keys())
+        return sorted(source for source, point in self.points.items() if point == low)
+
+    def state(self) -> list[list[Any]]:
+        return [[source, encode_mark(point)] for source, point in sorted(self.points.items())]
+
+    def load(self, state: Iterable[list[Any]]) -> None:
+        self.points = {source: decode_mark(point) for source, point in state}  # type: ignore[misc]

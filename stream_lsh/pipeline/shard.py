@@ -1,19 +1,22 @@
 """Stage 3, at the band partition: the band table for the keys this partition owns.
 
 Probes are applied one by one in the order they arrive (Kafka keeps it per partition), or, with
-watermarks (``sources``), in (event time, id) order as the site partitions' marks release them
-(:mod:`stream_lsh.pipeline.order`): look up
-the page's keys, verify every candidate against its stored signature, answer the page's home,
-then insert the page. A bucket keeps its ``bucket_cap`` newest ids, as in batch. The partition
-owning a page's content hash also answers the exact-duplicate question (MMDS sec. 3.9.1).
+watermarks (``sources``), in (clock, id) order as the site partitions' marks release them
+(:mod:`stream_lsh.pipeline.order`): look up the page's keys, verify every candidate against its
+stored signature, answer the page's home, then insert the page. A bucket keeps its ``bucket_cap``
+newest ids, as in batch. The partition owning a page's content hash also answers the
+exact-duplicate question (MMDS sec. 3.9.1).
 
 Each candidate is reported with where it was first seen, ``(band, position in that bucket)``, so
 the home can rebuild the candidate order batch uses across all partitions and break ties the same
 way.
 
 Redelivery is harmless: a probe for a page already held with the same body is answered again and
-inserted nothing; with another body it replaces the old version. Pages older than the window
-(event time of this partition's newest probe, minus ``ttl``) are evicted.
+inserted nothing; with another body it replaces the old version. The clock of the probes moves
+the window, as in batch: a page leaves when the clock passes its event time plus ``ttl``; so
+applied in clock order, every band partition holds exactly the pages batch's index holds when it
+meets the same page. Each answer carries this clock (``wc``), which tells the homes how far every
+band partition has come (they keep a decided page as long as a band partition can still name it).
 
 :meth:`snapshot` and :meth:`restore` carry the whole state as plain JSON-friendly data, so the
 stream can make it durable (:mod:`stream_lsh.pipeline.journal`) without pickle.
@@ -29,7 +32,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..core.minhash import agreement
-from .order import Marks, decode_mark, encode_mark, mark_of
+from ..core.clock import clock_of_record
+from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 
 __all__ = ["Shard"]
@@ -41,7 +45,7 @@ class _Entry:
     keys: list[int]
     content_hash: int | None
     body_hash: int
-    event_time: float
+    event_time: float | None  # None: never expires
     home: int
 
 
@@ -53,13 +57,15 @@ def _signature(encoded: str) -> np.ndarray:
 class Shard:
     """One band partition."""
 
-    def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None, sources: int | None = None) -> None:
+    def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None, threshold: float,
+                 sources: int | None = None) -> None:
         self.partition = partition
-        # with ``sources`` (site partitions), probes are applied in (event time, id) order as the
-        # site partitions' watermarks release them: see stream_lsh.pipeline.order
-        self.marks = Marks(sources) if sources is not None else None
-        self.released: tuple[float, str] | None = None  # every probe up to here has been applied
-        self.held: list[tuple[float, str, int, dict[str, Any]]] = []  # a heap of probes waiting
+        self.threshold = threshold  # candidates at or above it are asked about (see _ask_homes)
+        # with ``sources`` (site partitions), probes are applied in (clock, id) order as the site
+        # partitions' watermarks release them: see stream_lsh.pipeline.order
+        self.marks = ReleasePoints(sources) if sources is not None else None
+        self.released: Mark | None = None  # every probe up to here has been applied
+        self.held: list[tuple[int, str, int, dict[str, Any]]] = []  # a heap of probes waiting
         self._held_sequence = 0
         self.late = 0  # probes applied at once because they came after the watermark (not state: a metric)
         self.bucket_cap = bucket_cap
@@ -67,10 +73,9 @@ class Shard:
         self.entries: dict[str, _Entry] = {}
         self.buckets: dict[int, list[str]] = {}
         self.by_content: dict[int, str] = {}
-        self.watermark: float | None = None
+        self.clock_ms: int | None = None  # the newest clock applied: it moves the window
         self._expiry: list[tuple[float, int, str]] = []
         self._sequence = 0
-        self._undated: list[str] = []
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -81,7 +86,7 @@ class Shard:
             if record["k"] == "probe":
                 if self._holds(record):
                     self._held_sequence += 1
-                    heapq.heappush(self.held, (*mark_of(record["ts"], record["id"]), self._held_sequence, record))
+                    heapq.heappush(self.held, (record["c"], record["id"], self._held_sequence, record))
                 else:
                     self._probe(record, out)
             elif record["k"] == "wm":
@@ -93,10 +98,10 @@ class Shard:
         return out
 
     def _holds(self, record: dict[str, Any]) -> bool:
-        """Whether a probe waits for the watermark: not queries, undated or late probes."""
-        if self.marks is None or record["q"] or record["ts"] is None:
+        """Whether a probe waits for the watermark: not queries, nor late probes."""
+        if self.marks is None or record["q"]:
             return False
-        if self.released is None or mark_of(record["ts"], record["id"]) > self.released:
+        if self.released is None or (record["c"], record["id"]) > self.released:
             return True
         self.late += 1
         return False
@@ -127,10 +132,9 @@ class Shard:
                          e.content_hash, e.body_hash, e.event_time, e.home] for page_id, e in self.entries.items()],
             "buckets": [[key, ids] for key, ids in self.buckets.items()],
             "by_content": [[content_hash, page_id] for content_hash, page_id in self.by_content.items()],
-            "watermark": self.watermark,
+            "clock": self.clock_ms,
             "expiry": [list(item) for item in self._expiry],
             "sequence": self._sequence,
-            "undated": self._undated,
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -140,10 +144,9 @@ class Shard:
             for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]}
         self.buckets = {key: ids for key, ids in state["buckets"]}
         self.by_content = {content_hash: page_id for content_hash, page_id in state["by_content"]}
-        self.watermark = state["watermark"]
+        self.clock_ms = state["clock"]
         self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
         self._sequence = state["sequence"]
-        self._undated = state["undated"]
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.released = decode_mark(state["released"])
@@ -160,15 +163,40 @@ class Shard:
             else:
                 self._remove(page_id)  # a new version replaces the old one
         if insert:
-            self._advance(record["ts"])
+            self._advance(clock_of_record(record["c"]))
         signature = _signature(record["sig"])
+        exact = self._exact(record["ch"], page_id)
+        candidates = self._candidates(record["keys"], signature, page_id)
         out.send(Stage.HOMES, record["home"], {
-            "k": "res", "id": page_id, "q": query, "b": self.partition, "bh": record["bh"],
-            "ex": self._exact(record["ch"], page_id),
-            "cands": self._candidates(record["keys"], signature, page_id),
+            "k": "res", "id": page_id, "q": query, "b": self.partition, "bh": record["bh"], "wc": self.clock_ms,
+            "ex": exact, "cands": candidates,
         })
+        self._ask_homes(record, exact, candidates, out)
         if insert:
             self._insert(page_id, record, signature)
+
+    def _ask_homes(self, record: dict[str, Any], exact: list[Any] | None, candidates: list[list[Any]],
+                   out: Outbox) -> None:
+        """Ask the home of every verified candidate (and of the exact copy) whether it is earlier
+        than the probing page, on the page's behalf.
+
+        Asked from here, not from the page's home once all its bands are in: this partition's
+        messages to a home stay in order, so a home always gets every question this partition
+        causes about a page before this partition's answers report a clock past that page's
+        window. A home may forget a decided page once every band partition's clock has passed its
+        window, and can never be asked about it after that (asked from the page's home, the
+        question could come later and find the candidate gone, where batch still had it).
+        """
+        asked = {}
+        if exact is not None:
+            asked[exact[0]] = (exact[1], 1.0)
+        for candidate, similarity, _, _, home, _ in candidates:
+            if similarity >= self.threshold:
+                asked.setdefault(candidate, (home, similarity))
+        for candidate, (home, similarity) in asked.items():
+            out.send(Stage.HOMES, home, {"k": "ask", "id": candidate, "from": record["id"], "home": record["home"],
+                                         "q": bool(record["q"]), "c": record["c"], "sim": similarity,
+                                         "b": self.partition, "wc": self.clock_ms})
 
     def _exact(self, content_hash: int | None, page_id: str) -> list[Any] | None:
         if content_hash is None:
@@ -206,15 +234,12 @@ class Shard:
         content_hash = record["ch"]
         if content_hash is not None:
             self.by_content.setdefault(content_hash, page_id)
-        event_time = record["ts"] if record["ts"] is not None else self.watermark
-        if event_time is None:
-            self._undated.append(page_id)
-        entry = _Entry(signature, keys, content_hash, record["bh"], event_time or 0.0, record["home"])
+        entry = _Entry(signature, keys, content_hash, record["bh"], record["ts"], record["home"])
         self.entries[page_id] = entry
         self._schedule(page_id, entry)
 
     def _schedule(self, page_id: str, entry: _Entry) -> None:
-        if self.ttl is not None:
+        if self.ttl is not None and entry.event_time is not None:
             self._sequence += 1
             heapq.heappush(self._expiry, (entry.event_time, self._sequence, page_id))
 
@@ -234,20 +259,13 @@ class Shard:
             del self.by_content[entry.content_hash]
         return True
 
-    def _advance(self, event_time: float | None) -> None:
-        if event_time is None or (self.watermark is not None and event_time <= self.watermark):
+    def _advance(self, clock_ms: int | None) -> None:
+        if clock_ms is None or (self.clock_ms is not None and clock_ms <= self.clock_ms):
             return
-        if self.watermark is None:  # pages indexed before any event time take the first one seen
-            for page_id in self._undated:
-                entry = self.entries.get(page_id)
-                if entry is not None:
-                    entry.event_time = event_time
-                    self._schedule(page_id, entry)
-            self._undated.clear()
-        self.watermark = event_time
+        self.clock_ms = clock_ms
         if self.ttl is None:
             return
-        horizon = event_time - self.ttl
+        horizon = clock_ms / 1000.0 - self.ttl
         while self._expiry and self._expiry[0][0] < horizon:
             stamp, _, page_id = heapq.heappop(self._expiry)
             entry = self.entries.get(page_id)

@@ -18,10 +18,11 @@ from typing import Any, Sequence
 
 
 from ..core.boilerplate import BoilerplateLearner
+from ..core.clock import EventTime
 from ..core.dedup import Deduplicator, PreparedPage
 from ..core.hashing import xxh64_text
 from ..core.page import Page
-from .order import Marks, encode_mark
+from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 
@@ -31,14 +32,15 @@ __all__ = ["Signer"]
 class Signer:
     """One site partition: its learner, and the signing of its pages."""
 
-    def __init__(self, engine: Deduplicator, layout: Layout, partition: int, *, inputs: int | None = None) -> None:
+    def __init__(self, engine: Deduplicator, layout: Layout, partition: int, *, inputs: int | None = None,
+                 lateness_ms: int = 0) -> None:
         self.engine = engine
         self.layout = layout
         self.partition = partition
         config = engine.config
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
         # with ``inputs`` (input partitions), watermarks: see stream_lsh.pipeline.order
-        self.marks = Marks(inputs) if inputs is not None else None
+        self.marks = InputMarks(inputs, lateness_ms) if inputs is not None else None
         self.sent: list[Any] | None = None  # the last mark forwarded
 
     def snapshot(self) -> dict[str, Any]:
@@ -82,18 +84,20 @@ class Signer:
         return out
 
     def _forward_mark(self, out: Outbox) -> None:
-        """After the batch's probes: the smallest mark of the input partitions, to every band
-        partition (see :class:`.order.Marks` for idle ones)."""
+        """After the batch's probes: the release point of the input partitions (see
+        :class:`.order.InputMarks`) to every band partition, with the input partitions that hold
+        it back (``by``: for reports of pages that wait)."""
         assert self.marks is not None
-        low = self.marks.low()
-        if low is None:
+        point = self.marks.release_point()
+        if point is None:
             return
-        wire = encode_mark(low)
+        wire = encode_mark(point)
         if wire == self.sent:
             return
         self.sent = wire
+        by = self.marks.holding_back()
         for partition in range(self.layout.bands):
-            out.send(Stage.BANDS, partition, {"k": "wm", "src": self.partition, "w": wire})
+            out.send(Stage.BANDS, partition, {"k": "wm", "src": self.partition, "w": wire, "by": by})
 
     def _prepare(self, record: dict[str, Any], flagged: list[int]) -> PreparedPage:
         learner = self.learner
@@ -104,14 +108,16 @@ class Signer:
         text = " ".join(blocks)
         page = Page(id=record["id"], text=text, lang=record.get("lang"))
         seed = self.engine.config.seed
-        return PreparedPage(page, record.get("ts"), text, xxh64_text(text, seed), record.get("bh", 0))
+        return PreparedPage(page, record["c"], EventTime(record["ts"], record["di"]), text, xxh64_text(text, seed),
+                            record["bh"])
 
     def _route(self, record: dict[str, Any], page: PreparedPage, out: Outbox) -> None:
         layout = self.layout
         page_id = record["id"]
         query = record["k"] == "query"
         home = layout.home(page_id)
-        registration: dict[str, Any] = {"k": "reg", "id": page_id, "q": query, "ts": page.event_time, "bh": page.body_hash}
+        registration: dict[str, Any] = {"k": "reg", "id": page_id, "q": query, "c": record["c"], "ts": record["ts"],
+                                        "di": record["di"], "bh": page.body_hash}
         if not query:
             registration["raw"] = record["raw"]
         if page.signature is None or page.band_keys is None:
@@ -130,6 +136,7 @@ class Signer:
         signature = base64.b64encode(page.signature.astype("<u4").tobytes()).decode("ascii")
         for partition, keys in by_partition.items():
             out.send(Stage.BANDS, partition, {
-                "k": "probe", "id": page_id, "q": query, "home": home, "ts": page.event_time, "bh": page.body_hash,
+                "k": "probe", "id": page_id, "q": query, "home": home, "c": record["c"], "ts": record["ts"],
+                "bh": page.body_hash,
                 "sig": signature, "keys": keys, "ch": page.content_hash if partition == exact_partition else None,
             })

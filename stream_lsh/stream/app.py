@@ -113,13 +113,14 @@ class StreamApp:
         ordered = settings.order == "event-time"  # watermarks: see stream_lsh.pipeline.order
         self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
                              lateness=settings.lateness_s)
-        self._make = stage_factories(self.engine, self.layout, stage_inputs(settings))
+        self._make = stage_factories(self.engine, self.layout, stage_inputs(settings), int(settings.lateness_s * 1000))
         self.guard = state_guard(self.engine, settings)
         self.app = self._build_app(bootstrap)
         self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,
                                          compact_bytes=max(1, int(settings.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
                        for stage in Stage.ALL}
         self.quiet = QuietInputs(settings.idle_ms / 1000.0)
+        self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
         self.app.on_partitions_revoked.connect(self._on_revoked)
         self._declare_agents()
         if ordered:
@@ -129,13 +130,47 @@ class StreamApp:
         for store in self.stores.values():
             store.forget()  # rebuilt from RocksDB when their partitions' records come again
         self.quiet.forget()
+        self._starts.clear()
 
     async def _declare_idle_inputs(self) -> None:
-        """Event-time order: tell the site partitions which of this worker's input partitions are
+        """Clock order: tell the site partitions which of this worker's input partitions are
         quiet, so that they hold no page back (an empty partition would otherwise hold back all)."""
+        if not self.app.flow_control.is_active():
+            return  # a rebalance or a recovery: records may be fetched and not yet delivered
         assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.names.input}
-        for partition in self.quiet.newly_idle(assigned):
-            await _or_exit(self._send(self.ingest.idle(partition)))
+        for partition in self.quiet.quiet(assigned):
+            if await self._all_taken(partition):
+                self.quiet.declare(partition)
+                await _or_exit(self._send(self.ingest.idle(partition)))
+
+    async def _all_taken(self, partition: int) -> bool:
+        """Whether this worker has taken every record the broker had for an input partition at the
+        consumer's latest fetch of it (its high watermark, exact on the embedded broker too). Not
+        fetched yet: no. Nothing taken since the assignment: the offset reading started from.
+
+        Not the consumer's position: records fetched but still queued for the agent are past it
+        (seen: a partition declared idle with 93 records on their way, all of them then late)."""
+        tp = TP(self.names.input, partition)
+        try:
+            highwater = self.app.consumer.highwater(tp)
+            if highwater is None:
+                return False
+            taken = self.quiet.taken(partition)
+            if taken is None:
+                taken = await self._start_offset(tp)
+        except Exception:  # noqa: BLE001 - revoked meanwhile, or no offsets yet: not known to be idle
+            return False
+        return taken >= highwater
+
+    async def _start_offset(self, tp: TP) -> int:
+        """Where reading an input partition started at the last assignment: its committed offset
+        (Faust keeps it from the seek it makes then), or the log start if that is later."""
+        start = self._starts.get(tp)
+        if start is None:
+            committed = self.app.consumer._committed_offset.get(tp)  # noqa: SLF001 - set by Faust's seek
+            earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
+            start = self._starts[tp] = max(committed or 0, earliest or 0)
+        return start
 
     def _caught_up(self, messages: list[Message]) -> set[int]:
         """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
@@ -146,11 +181,8 @@ class StreamApp:
         """
         if not self.ingest.marks_caught_up:
             return set()
-        last: dict[int, int] = {}
-        for message in messages:
-            last[message.partition] = max(last.get(message.partition, -1), message.offset)
         found = set()
-        for partition, offset in last.items():
+        for partition, offset in _last_offsets(messages).items():
             try:
                 highwater = self.app.consumer.highwater(TP(self.names.input, partition))
             except Exception:  # noqa: BLE001 - unassigned meanwhile, or no fetch yet: not known to be caught up
@@ -185,7 +217,7 @@ class StreamApp:
             async for events in stream.take_events(s.batch_size, within=entry):
                 messages = [_message(e) for e in events]
                 caught_up = self._caught_up(messages)
-                self.quiet.heard({m.partition for m in messages}, caught_up)
+                self.quiet.heard(_last_offsets(messages), self.ingest.idle_after(messages, caught_up))
                 await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
 
         async def ingest_queries(stream: Any) -> None:
@@ -267,11 +299,20 @@ async def _or_exit(work: Awaitable[None]) -> None:
         os._exit(EXIT_FAILED_BATCH)
 
 
+def _last_offsets(messages: list[Message]) -> dict[int, int]:
+    """The last offset of each partition in a batch."""
+    last: dict[int, int] = {}
+    for message in messages:
+        last[message.partition] = max(last.get(message.partition, -1), message.offset)
+    return last
+
+
 def _key(key: str | None) -> bytes | None:
     return None if key is None else key.encode("utf-8")
 
 
 def _message(event: Any) -> Message:
     message = event.message
-    return Message(message.topic, message.partition, message.offset, message.key, message.value)
+    timestamp = 0 if message.timestamp is None else round(message.timestamp * 1000)  # Faust gives seconds
+    return Message(message.topic, message.partition, message.offset, message.key, message.value, timestamp)
 

@@ -3,6 +3,10 @@
 Reading never trusts the broker's end offsets (the embedded broker under-reports them by up to a
 record batch): a reader that wants "everything so far" keeps fetching until a fetch comes back
 empty, and the runner decides it is done from what it has read, not from offsets.
+
+Feeding stamps every record with the file's clock (:class:`~stream_lsh.core.clock.FileClock`), the
+clock ``stream-lsh dedup`` reads the same file with: the stream then orders and windows the pages as
+batch does, whatever day and at whatever rate the file is fed.
 """
 
 from __future__ import annotations
@@ -10,16 +14,18 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import AsyncIterator, Iterable
+from typing import Any, AsyncIterator, Iterable
 
 import orjson
 import xxhash
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from ..core.page import PageError, page_from_dict
-from ..core.record import record_id
+from ..core.clock import FileClock
+from ..core.dedup import DedupConfig
+from ..core.page import Page
+from ..core.record import DEFAULT_MAX_PAGE_BYTES, Delete, InputLine, parse_record, read_lines
 
-__all__ = ["Fed", "feed_lines", "read_topic"]
+__all__ = ["Fed", "FileFeeder", "feed_lines", "read_topic"]
 
 
 @dataclass(frozen=True)
@@ -32,20 +38,14 @@ class Fed:
     delete: bool
 
 
-def _identity(line: bytes) -> tuple[str | None, bool, str | None]:
+def _identity(line: InputLine) -> tuple[str | None, bool, str | None]:
     """The record's id, whether it is a retraction, and its site, as far as the line tells."""
-    try:
-        record = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None, False, None
-    if not isinstance(record, dict):
-        return None, False, None
-    page_id = record_id(record)
-    try:
-        site = page_from_dict(record).site
-    except PageError:
-        site = None
-    return page_id, record.get("op") == "delete", site
+    parsed = line.parsed
+    if isinstance(parsed, Page):
+        return parsed.id, False, parsed.site
+    if isinstance(parsed, Delete):
+        return parsed.id, True, None
+    return parsed.page_id, False, None
 
 
 def _partition_of(site: str | None, partitions: int) -> int | None:
@@ -57,40 +57,70 @@ def _partition_of(site: str | None, partitions: int) -> int | None:
     return xxhash.xxh3_64_intdigest(site.encode("utf-8", "surrogatepass")) % partitions
 
 
-async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, rate: float | None = None,
+class FileFeeder:
+    """Sends the lines of one file to the input topic, each as ``stream-lsh produce`` does: keyed
+    by its page id when it has one, on the partition of its site (:func:`_partition_of`), stamped
+    with the file's clock (before the file's clock starts: its line number, a "no clock" timestamp).
+
+    ``max_page_bytes`` must be the workers' (and batch's) limit: a line over it has no date for
+    the clock, here as there.
+    """
+
+    def __init__(self, producer: AIOKafkaProducer, topic: str, partitions: int, *, clock: FileClock | None = None,
+                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> None:
+        self.producer, self.topic, self.partitions = producer, topic, partitions
+        self.clock = clock if clock is not None else FileClock(max_future=DedupConfig().max_future)
+        self.max_page_bytes = max_page_bytes
+        self.lines = 0
+
+    @classmethod
+    async def start(cls, producer: AIOKafkaProducer, topic: str, **options: Any) -> "FileFeeder":
+        return cls(producer, topic, len(await producer.partitions_for(topic)), **options)
+
+    async def send(self, line: InputLine) -> "asyncio.Future[Fed]":
+        """Send one line of the file (lines in file order); the future resolves once it is stored."""
+        self.lines += 1
+        page_id, delete, site = _identity(line)
+        stamp = self.clock.stamp(line.date, line.number)
+        sent = await self.producer.send(self.topic, line.raw, key=page_id.encode("utf-8") if page_id else None,
+                                        partition=_partition_of(site, self.partitions), timestamp_ms=stamp)
+
+        async def stored() -> Fed:
+            meta = await sent
+            return Fed(meta.partition, meta.offset, page_id, delete)
+
+        return asyncio.ensure_future(stored())
+
+    async def send_record(self, record: dict[str, Any]) -> Fed:
+        """Send one record as the file's next line, and wait until it is stored."""
+        raw = orjson.dumps(record)
+        return await (await self.send(InputLine(self.lines + 1, raw, parse_record(raw, self.max_page_bytes))))
+
+
+async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, clock: FileClock | None = None,
+                     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, rate: float | None = None,
                      max_request_size: int = 25_000_000) -> list[Fed]:
-    """Send each non-blank line as one message, keyed by its page id when it has one, on the
-    partition of its site (see :func:`_partition_of`).
+    """Send the non-blank lines of a file as :class:`FileFeeder` does. Without ``clock``, a new
+    file's clock with the default settings; pass one clock to feed one file in several calls.
 
     With ``rate`` (messages per second) the sends are paced; otherwise they go as fast as the
     producer takes them.
     """
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=max_request_size, linger_ms=5)
     await producer.start()
-    fed: list[Fed] = []
     started = time.perf_counter()
     try:
-        partitions = len(await producer.partitions_for(topic))
+        feeder = await FileFeeder.start(producer, topic, clock=clock, max_page_bytes=max_page_bytes)
         futures = []
-        identities = []
-        for line in lines:
-            line = line.strip()
-            if not line:
-                continue
-            page_id, delete, site = _identity(line)
+        for line in read_lines(lines, max_page_bytes):
             if rate:
                 delay = started + len(futures) / rate - time.perf_counter()
                 if delay > 0:
                     await asyncio.sleep(delay)
-            futures.append(await producer.send(topic, line, key=page_id.encode("utf-8") if page_id else None,
-                                               partition=_partition_of(site, partitions)))
-            identities.append((page_id, delete))
-        for future, (page_id, delete) in zip(futures, identities, strict=True):
-            meta = await future
-            fed.append(Fed(meta.partition, meta.offset, page_id, delete))
+            futures.append(await feeder.send(line))
+        return [await future for future in futures]
     finally:
         await producer.stop()
-    return fed
 
 
 async def read_topic(bootstrap: str, topic: str, *, from_start: bool = True, follow: bool = True,

@@ -1,50 +1,64 @@
-"""Which input partitions are quiet, for event-time order (:mod:`stream_lsh.pipeline.order`).
+"""Which input partitions are quiet, for clock order (:mod:`stream_lsh.pipeline.order`).
 
 Band partitions apply probes once every input partition's watermark has passed them. A partition
-that gets no pages sends no watermark, so it would hold every page back; the worker that owns it
-declares it idle instead, after ``STREAM_LSH_IDLE_MS`` without a record.
+that gets no records sends no watermark, so it would hold every page back; the worker that owns it
+declares it idle instead, after ``STREAM_LSH_IDLE_MS`` without a record, and only once it has
+taken every record the broker had for it (a partition whose records are still on their way, as
+at start-up, is not idle: declared, its records would come in below what others have released).
 """
 
 from __future__ import annotations
 
 import time
-from typing import AbstractSet, Callable
+from typing import AbstractSet, Callable, Mapping
 
 __all__ = ["QuietInputs"]
 
 
 class QuietInputs:
-    """Which input partitions of this worker have been quiet for ``idle`` seconds (event-time order).
+    """Which input partitions of this worker have been quiet for ``idle`` seconds.
 
     A partition is declared idle once per quiet spell: when it was assigned or last heard from
-    more than ``idle`` seconds ago. Hearing from it again ends the spell (its pages carry marks
-    again). Declaring a partition idle that still has records the consumer has not delivered yet
-    costs no page: those records come as *late* and are applied in arrival order.
+    more than ``idle`` seconds ago. Hearing from it again ends the spell (its records carry marks
+    again). The caller declares a quiet partition (:meth:`declare`) once it knows the partition
+    has nothing left on the broker: :meth:`taken` says how far this worker's agent has read it.
     """
 
     def __init__(self, idle: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.idle = idle
         self.clock = clock
         self.last: dict[int, float] = {}
+        self.next_offsets: dict[int, int] = {}
         self.declared: set[int] = set()
 
-    def heard(self, partitions: set[int], caught_up: AbstractSet[int] = frozenset()) -> None:
-        """Records from ``partitions``; those in ``caught_up`` said with their marks that they are
-        idle after them, so the timer has nothing to declare for them."""
+    def heard(self, offsets: Mapping[int, int], idle_after: AbstractSet[int] = frozenset()) -> None:
+        """A batch took records up to ``offsets`` (partition -> last offset); the partitions in
+        ``idle_after`` were declared idle with their marks (what ingest actually sent, see
+        :meth:`~stream_lsh.pipeline.ingest.Ingest.idle_after`), so the timer never takes a
+        partition for declared that nobody declared."""
         now = self.clock()
-        for partition in partitions:
+        for partition, offset in offsets.items():
             self.last[partition] = now
-        self.declared = (self.declared - partitions) | (caught_up & partitions)
+            self.next_offsets[partition] = max(self.next_offsets.get(partition, 0), offset + 1)
+        partitions = set(offsets)
+        self.declared = (self.declared - partitions) | (idle_after & partitions)
 
-    def newly_idle(self, assigned: set[int]) -> list[int]:
+    def quiet(self, assigned: set[int]) -> list[int]:
+        """The assigned partitions quiet for ``idle`` seconds and not declared idle since."""
         now = self.clock()
         for partition in assigned - self.last.keys():
             self.last[partition] = now  # newly assigned: quiet from now on
-        found = sorted(p for p in assigned - self.declared if now - self.last[p] >= self.idle)
-        self.declared.update(found)
-        return found
+        return sorted(p for p in assigned - self.declared if now - self.last[p] >= self.idle)
+
+    def taken(self, partition: int) -> int | None:
+        """The offset after the last record taken from the partition (None: none since it was assigned)."""
+        return self.next_offsets.get(partition)
+
+    def declare(self, partition: int) -> None:
+        self.declared.add(partition)
 
     def forget(self) -> None:
         """After a rebalance every partition starts a new spell (and is declared again if quiet)."""
         self.last.clear()
+        self.next_offsets.clear()
         self.declared.clear()

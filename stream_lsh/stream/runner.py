@@ -156,7 +156,8 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
                    asyncio.create_task(_read(bootstrap, names.dead_letters, from_start=broker is not None,
                                              handle=lambda r: progress.on_dead_letter(r, names.input)))]
         if feed is not None:
-            progress.fed = await feed_lines(bootstrap, names.input, feed, rate=rate)
+            progress.fed = await feed_lines(bootstrap, names.input, feed, clock=settings.file_clock(),
+                                            max_page_bytes=settings.max_page_bytes, rate=rate)
         last_status = time.monotonic()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
