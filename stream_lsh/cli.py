@@ -194,15 +194,20 @@ def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) ->
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed; the same seed gives the same pages.")
 @click.option("-o", "--output", required=True, help="Pages as JSON lines.")
 @click.option("--labels", required=True, help="True clusters as a JSON object {page id: cluster label}.")
-def generate(count: int, seed: int, output: str, labels: str) -> None:
+@click.option("--messy-dates", is_flag=True,
+              help="Model a real feed: pages in arrival order (crawl delays, re-crawls days late), dates "
+                   "in mixed formats (ISO with and without offset, RSS, epoch numbers, bare days), some "
+                   "hours ahead, missing, unreadable or in a wrong year. Same pages and labels as without.")
+def generate(count: int, seed: int, output: str, labels: str, messy_dates: bool) -> None:
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
     from .synthetic import generate_corpus, write_corpus
 
-    corpus = generate_corpus(count, seed)
+    corpus = generate_corpus(count, seed, messy_dates=messy_dates)
     write_corpus(corpus, output, labels)
     clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
-    click.echo(f"wrote {len(corpus.pages):,} pages to {output} ({clusters:,} clusters with copies); labels in {labels}",
-               err=True)
+    order = " in arrival order with messy dates" if messy_dates else ""
+    click.echo(f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies); "
+               f"labels in {labels}", err=True)
 
 
 @cli.command(name="eval")

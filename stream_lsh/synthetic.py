@@ -14,6 +14,12 @@ The hard cases are deliberate, because they are what the product has to get righ
 * event siblings share names and title words but are different stories;
 * wire copies are trimmed, have a sentence dropped, words changed, a local lead added.
 
+With ``messy_dates`` the corpus is a feed as a crawler receives it rather than as outlets
+publish it: pages come in arrival order (a crawl delay of minutes, re-crawls days late), and the
+date field mixes what real feeds send (ISO 8601 with and without offsets, RSS dates, epoch numbers,
+bare days, dates hours ahead, missing, junk, 2099 and 1970). The pages, ids and labels are those of
+the clean corpus of the same seed; only the date fields and the line order differ.
+
 Text is made of real function words (the ``stopwords`` package's lists, the ones the product uses)
 and pseudo-word content, so stop-word statistics look like prose while no two unrelated texts share
 content by accident. Everything is drawn from ``random.Random(seed)``: the same seed and size give
@@ -30,8 +36,9 @@ import re
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from functools import cache
 from itertools import accumulate
 from pathlib import Path
@@ -168,6 +175,42 @@ NO_CONTENT_SHARE = 0.01
 GALLERY_CAPTIONS = (5, 12)
 CAPTION_WORDS = (1, 3)
 
+# --- Messy dates (messy_dates=True) -------------------------------------------------------------
+
+#: A page is received this many seconds after publication (uniform, inclusive): the crawl delay.
+CRAWL_DELAY_SECONDS = (0, 30 * 60)
+#: Share of pages that are re-crawls, received 1 to 3 days after publication (uniform, inclusive).
+LATE_SHARE = 0.04
+LATE_DELAY_SECONDS = (24 * 3600, 3 * 24 * 3600)
+#: How a page's date field is written, by share of pages (they sum to 1). Feeds mix formats, and
+#: some of their dates are wrong; each form is read as the comment says (checked by the tests).
+DATE_FORM_SHARES: Mapping[str, float] = {
+    "iso-utc": 0.40,  # 2026-03-01T10:00:00Z
+    "iso-offset": 0.10,  # the same instant in a local zone: 2026-03-01T15:30:00+05:30
+    "iso-no-offset": 0.05,  # UTC wall time without a zone, read as UTC: 2026-03-01T10:00:00
+    "rfc-2822": 0.10,  # RSS pubDate, the same instant: Sun, 01 Mar 2026 10:00:00 GMT (or +0530)
+    "epoch-seconds": 0.05,  # the same instant as a JSON integer
+    "epoch-milliseconds": 0.04,  # the same instant as a JSON integer
+    "date-only": 0.06,  # 2026-03-01: midnight UTC, so a whole day's pages share one time
+    "hours-ahead": 0.04,  # ISO UTC, 2-6 h after publication: an embargo or a time-zone bug
+    "missing": 0.07,  # no date field at all: the page is undated
+    "unreadable": 0.04,  # junk in the field ("yesterday", "n/a"): unreadable, the date is ignored
+    "wrong-year": 0.05,  # 2099 (ignored as future), or 1970 / 0001 placeholders (before 1990)
+}
+#: Local zones of "iso-offset" dates and of RFC 2822 dates not in GMT, in minutes east of UTC
+#: (+05:30, -04:00, +01:00).
+LOCAL_OFFSET_MINUTES = (330, -240, 60)
+#: Share of RFC 2822 dates written in GMT, as most RSS feeds do; the rest carry a numeric offset.
+RFC2822_GMT_SHARE = 0.5
+#: "hours-ahead" dates are this many seconds after publication (uniform, inclusive).
+AHEAD_SECONDS = (2 * 3600, 6 * 3600)
+#: What "unreadable" writes: strings that are no date. Never blank: a blank date reads as missing.
+UNREADABLE_DATES = ("yesterday", "n/a", "32/13/2026", "0000-00-00 00:00:00", "Invalid Date", "TBD")
+#: What "wrong-year" writes, with equal chance: the publication time in this year (a CMS bug), or
+#: one of the placeholder dates.
+WRONG_YEAR = 2099
+PLACEHOLDER_DATES = ("1970-01-01T00:00:00Z", "0001-01-01T00:00:00Z")
+
 _ENTITY = "\x00"  # placeholder in a token draw, replaced by one of the story's names
 _WORD = re.compile(r"\w+(?:'\w+)*")
 _SECOND = timedelta(seconds=1)
@@ -190,7 +233,10 @@ class PageTruth:
 
     ``kind`` is "wire", "local" or "no-content"; ``article`` the article paragraphs as placed in
     the page (empty for no-content pages); ``site_prose`` the outlet's site-wide paragraphs;
-    ``event`` the event id shared by sibling stories, or None.
+    ``event`` the event id shared by sibling stories, or None; ``published`` the true publication
+    time (the clean corpus's date, and the page's ``<time>``). With ``messy_dates``, ``received``
+    is when the feed delivered the page (the file is in that order) and ``date_form`` how its date
+    field is written (a key of :data:`DATE_FORM_SHARES`); both are None in the clean corpus.
     """
 
     label: str
@@ -201,6 +247,9 @@ class PageTruth:
     entities: tuple[str, ...]
     article: tuple[str, ...]
     site_prose: tuple[str, ...]
+    published: datetime
+    received: datetime | None = None
+    date_form: str | None = None
 
 
 # --- Spelling: syllables, stop words, pseudo-words ----------------------------------------------
@@ -916,12 +965,17 @@ def _plan(world: _World, pages: int) -> list[_Draft]:
 # --- Rendering ----------------------------------------------------------------------------------
 
 
+def _moment(when: int) -> datetime:
+    """Seconds after EPOCH as an aware UTC datetime."""
+    return EPOCH + when * _SECOND
+
+
 def _iso(when: int) -> str:
-    return (EPOCH + when * _SECOND).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _moment(when).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _news_please_time(when: int) -> str:
-    return (EPOCH + when * _SECOND).strftime("%Y-%m-%d %H:%M:%S")
+    return _moment(when).strftime("%Y-%m-%d %H:%M:%S")
 
 
 def _esc(text: str) -> str:
@@ -961,7 +1015,7 @@ class _Renderer:
         article = () if draft.kind == "no-content" else draft.paragraphs
         return PageTruth(label=draft.label, kind=draft.kind, outlet=draft.outlet.domain,
                          lang=draft.outlet.lang, event=draft.event, entities=draft.entities,
-                         article=article, site_prose=draft.outlet.prose)
+                         article=article, site_prose=draft.outlet.prose, published=_moment(draft.when))
 
     def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict:
         record = {"id": page_id, "url": url, "title": title, "source": draft.outlet.domain,
@@ -1134,6 +1188,126 @@ class _Renderer:
         return f'{before}<footer><ul class="links">{links}</ul>{rights}</footer>'
 
 
+# --- Messy dates: the corpus as a feed delivers it ----------------------------------------------
+
+
+def _local_zone(rng: random.Random) -> timezone:
+    return timezone(timedelta(minutes=rng.choice(LOCAL_OFFSET_MINUTES)))
+
+
+def _iso_utc(rng: random.Random, moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _iso_offset(rng: random.Random, moment: datetime) -> str:
+    """The same instant as a local wall time with its offset, as sites outside UTC write it."""
+    return moment.astimezone(_local_zone(rng)).isoformat()
+
+
+def _iso_no_offset(rng: random.Random, moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _rfc_2822(rng: random.Random, moment: datetime) -> str:
+    """An RSS ``pubDate``: in GMT, or the site's local time with a numeric offset."""
+    if rng.random() < RFC2822_GMT_SHARE:
+        return format_datetime(moment, usegmt=True)
+    return format_datetime(moment.astimezone(_local_zone(rng)))
+
+
+def _epoch_seconds(rng: random.Random, moment: datetime) -> int:
+    return int(moment.timestamp())
+
+
+def _epoch_milliseconds(rng: random.Random, moment: datetime) -> int:
+    return int(moment.timestamp()) * 1000
+
+
+def _date_only(rng: random.Random, moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%d")
+
+
+def _hours_ahead(rng: random.Random, moment: datetime) -> str:
+    """A few hours ahead of publication: within the clock's tolerance (24 h), so it is believed."""
+    return _iso_utc(rng, moment + rng.randint(*AHEAD_SECONDS) * _SECOND)
+
+
+def _missing(rng: random.Random, moment: datetime) -> None:
+    return None
+
+
+def _unreadable(rng: random.Random, moment: datetime) -> str:
+    return rng.choice(UNREADABLE_DATES)
+
+
+def _wrong_year(rng: random.Random, moment: datetime) -> str:
+    """WRONG_YEAR, or a placeholder date, with equal chance. (EPOCH's window never holds 29 Feb.)"""
+    pick = rng.randrange(1 + len(PLACEHOLDER_DATES))
+    if pick == 0:
+        return _iso_utc(rng, moment.replace(year=WRONG_YEAR))
+    return PLACEHOLDER_DATES[pick - 1]
+
+
+#: Date form -> the date field's value for a page published at a moment (None: the field is left out).
+_DATE_WRITERS: Mapping[str, Callable[[random.Random, datetime], str | int | None]] = {
+    "iso-utc": _iso_utc, "iso-offset": _iso_offset, "iso-no-offset": _iso_no_offset, "rfc-2822": _rfc_2822,
+    "epoch-seconds": _epoch_seconds, "epoch-milliseconds": _epoch_milliseconds, "date-only": _date_only,
+    "hours-ahead": _hours_ahead, "missing": _missing, "unreadable": _unreadable, "wrong-year": _wrong_year,
+}
+_DATE_FORMS = tuple(DATE_FORM_SHARES)
+_DATE_FORM_CUM = tuple(accumulate(DATE_FORM_SHARES.values()))
+
+
+@dataclass(frozen=True)
+class _Delivery:
+    """How a feed delivers one page: when it arrives, and its date field as written."""
+
+    received: int  # seconds after EPOCH
+    form: str  # a key of DATE_FORM_SHARES
+    value: str | int | None  # None: the page comes without a date field
+
+
+def _messy_rng(seed: int) -> random.Random:
+    """A generator of its own for the messy choices, so the clean corpus's draws stay untouched.
+
+    A string seed is hashed with SHA-512 (not ``hash()``), so it is the same in every process.
+    """
+    return random.Random(f"stream-lsh messy dates {seed}")
+
+
+def _delivery(rng: random.Random, published: int) -> _Delivery:
+    """Arrival after a crawl delay (days, for a re-crawl) and a date form drawn by its share."""
+    if rng.random() < LATE_SHARE:
+        delay = rng.randint(*LATE_DELAY_SECONDS)
+    else:
+        delay = rng.randint(*CRAWL_DELAY_SECONDS)
+    form = rng.choices(_DATE_FORMS, cum_weights=_DATE_FORM_CUM)[0]
+    value = _DATE_WRITERS[form](rng, _moment(published))
+    return _Delivery(received=published + delay, form=form, value=value)
+
+
+def _write_date(record: dict, value: str | int | None) -> None:
+    """Replace the page's date (``published_at``, or ``date_publish`` in news-please shape) in place."""
+    name = "date_publish" if "date_publish" in record else "published_at"
+    if value is None:
+        del record[name]
+    else:
+        record[name] = value
+
+
+def _as_delivered(
+    records: list[dict], published: Sequence[int], seed: int,
+) -> tuple[list[dict], list[_Delivery]]:
+    """The records with messy dates, in arrival order (ties: publication order), and each
+    record's delivery in publication order. A feed dump is in arrival order, not date order."""
+    rng = _messy_rng(seed)
+    deliveries = [_delivery(rng, when) for when in published]
+    for record, delivery in zip(records, deliveries, strict=True):
+        _write_date(record, delivery.value)
+    order = sorted(range(len(records)), key=lambda i: (deliveries[i].received, i))
+    return [records[i] for i in order], deliveries
+
+
 # --- Public API ---------------------------------------------------------------------------------
 
 
@@ -1149,36 +1323,50 @@ def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
 
 
 def generate_corpus_with_truth(
-    pages: int, seed: int = 0, *, languages: Sequence[str] = DEFAULT_LANGUAGES,
+    pages: int, seed: int = 0, *, languages: Sequence[str] = DEFAULT_LANGUAGES, messy_dates: bool = False,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
     The truth lets tests and error analyses ask *why* two pages were merged (same outlet's prose?
-    event siblings?) without parsing the pages back.
+    event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
+    date really is.
     """
     _check_arguments(pages, seed, languages)
     world = _World(pages, seed, list(languages))
     renderer = _Renderer(world)
     records: list[dict] = []
+    published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
     for number, draft in enumerate(_plan(world, pages)):
-        page_id = f"p{number:06d}"
+        page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
         record, truth[page_id] = renderer.page(page_id, draft)
         records.append(record)
+        published.append(draft.when)
         labels[page_id] = draft.label
+    if messy_dates:
+        records, deliveries = _as_delivered(records, published, seed)
+        for page_id, delivery in zip(labels, deliveries, strict=True):
+            received = _moment(delivery.received)
+            truth[page_id] = replace(truth[page_id], received=received, date_form=delivery.form)
     return SyntheticCorpus(pages=records, labels=labels), truth
 
 
 def generate_corpus(
-    pages: int, seed: int = 0, *, languages: Sequence[str] = DEFAULT_LANGUAGES,
+    pages: int, seed: int = 0, *, languages: Sequence[str] = DEFAULT_LANGUAGES, messy_dates: bool = False,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
     All copies of one wire story share a label ("s00042"); a local story or a no-content page
     ("n00003") is alone in its cluster. Same seed, size and languages -> byte-identical output.
+
+    With ``messy_dates`` the pages are a feed as received: in arrival order (publication plus a
+    crawl delay of up to CRAWL_DELAY_SECONDS, or days for the LATE_SHARE of re-crawls), each date
+    field written in one of the forms of :data:`DATE_FORM_SHARES`. Ids, labels and page bodies are
+    those of the clean corpus of the same seed; the choices come from a generator of their own, so
+    the result is as deterministic as the clean corpus.
     """
-    return generate_corpus_with_truth(pages, seed, languages=languages)[0]
+    return generate_corpus_with_truth(pages, seed, languages=languages, messy_dates=messy_dates)[0]
 
 
 def write_corpus(corpus: SyntheticCorpus, pages_path: str | Path, labels_path: str | Path) -> None:

@@ -3,26 +3,40 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import re
 import subprocess
 import sys
 from collections import Counter, defaultdict
 from datetime import datetime, timedelta, timezone
-from itertools import combinations
+from itertools import accumulate, combinations
 from statistics import mean
 
 import orjson
 import pytest
 import stopwords
+from click.testing import CliRunner
 
+from stream_lsh.cli import cli
+from stream_lsh.core.clock import EventTime, event_time
+from stream_lsh.core.dates import DateReading, read_date
 from stream_lsh.synthetic import (
+    AHEAD_SECONDS,
     COPY_DELAY_HOURS,
+    CRAWL_DELAY_SECONDS,
+    DATE_FORM_SHARES,
     EPOCH,
     EVENT_SPREAD_HOURS,
+    LATE_DELAY_SECONDS,
+    LATE_SHARE,
+    LOCAL_OFFSET_MINUTES,
     NO_CONTENT_SHARE,
+    PLACEHOLDER_DATES,
     STOPWORD_LIST_NAMES,
     STORY_WINDOW_HOURS,
+    UNREADABLE_DATES,
+    WRONG_YEAR,
     PageTruth,
     SyntheticCorpus,
     generate_corpus,
@@ -386,3 +400,178 @@ def test_write_and_load(tmp_path) -> None:
     (tmp_path / "bad.json").write_bytes(b'["s00001"]')
     with pytest.raises(ValueError, match="expected a JSON object"):
         load_labels(tmp_path / "bad.json")
+
+
+# --- Messy dates --------------------------------------------------------------------------------
+
+MESSY_PAGES = 2000
+#: Forms that write the publication instant itself, only spelt differently.
+_SAME_INSTANT = ("iso-utc", "iso-offset", "iso-no-offset", "rfc-2822", "epoch-seconds", "epoch-milliseconds")
+_WINDOW, _MAX_FUTURE = 72 * 3600.0, 24 * 3600.0  # the engine's defaults
+
+
+@pytest.fixture(scope="module")
+def messy() -> Corpus:
+    return generate_corpus_with_truth(MESSY_PAGES, SEED, messy_dates=True)
+
+
+def _date_field(page: dict) -> str:
+    return "date_publish" if "maintext" in page else "published_at"
+
+
+def _near(count: int, share: float, total: int) -> bool:
+    """Within four standard deviations of a binomial draw with this share."""
+    return abs(count / total - share) <= 4 * math.sqrt(share * (1 - share) / total)
+
+
+def test_messy_dates_are_deterministic_per_seed(tmp_path) -> None:
+    first = generate_corpus(400, seed=5, messy_dates=True)
+    second = generate_corpus(400, seed=5, messy_dates=True)
+    assert first == second
+    write_corpus(first, tmp_path / "a.jsonl", tmp_path / "a.json")
+    write_corpus(second, tmp_path / "b.jsonl", tmp_path / "b.json")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    other = generate_corpus(400, seed=6, messy_dates=True)
+    assert [page.get("published_at") for page in other.pages[:50]] != [
+        page.get("published_at") for page in first.pages[:50]]
+
+
+def test_messy_output_does_not_depend_on_string_hashing() -> None:
+    script = (
+        "import hashlib, orjson\n"
+        "from stream_lsh.synthetic import generate_corpus\n"
+        "corpus = generate_corpus(300, seed=9, messy_dates=True)\n"
+        "pages = b''.join(orjson.dumps(page) + b'\\n' for page in corpus.pages)\n"
+        "print(hashlib.sha256(pages + orjson.dumps(corpus.labels)).hexdigest())\n"
+    )
+    runs = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": str(hash_seed)})
+        for hash_seed in (1, 2)
+    ]
+    digests = {run.communicate(timeout=60)[0].strip() for run in runs}
+    assert digests == {_digest(generate_corpus(300, seed=9, messy_dates=True))}
+
+
+def test_messy_corpus_is_the_clean_one_reordered_with_other_dates(messy: Corpus) -> None:
+    """Same ids, labels and bodies as the clean corpus of the seed: only the date field and the
+    line order differ (the messy choices must not disturb the clean corpus's draws)."""
+    corpus, truth = messy
+    clean = generate_corpus(MESSY_PAGES, SEED)
+    assert corpus.labels == clean.labels
+    clean_pages = {page["id"]: page for page in clean.pages}
+    assert sorted(page["id"] for page in corpus.pages) == list(clean_pages)
+    for page in corpus.pages:
+        original = clean_pages[page["id"]]
+        assert _moment(original) == truth[page["id"]].published
+        field = _date_field(original)
+        assert {key: value for key, value in page.items() if key != field} == {
+            key: value for key, value in original.items() if key != field}
+        assert list(page) == [key for key in original if key in page]  # the date keeps its place
+        if "<time datetime=" in page.get("html", ""):  # the page itself still shows the true time
+            assert f'<time datetime="{truth[page["id"]].published:%Y-%m-%dT%H:%M:%SZ}">' in page["html"]
+
+
+def test_messy_file_is_in_arrival_order_with_some_pages_days_late(messy: Corpus) -> None:
+    corpus, truth = messy
+    arrivals = [(truth[page["id"]].received, page["id"]) for page in corpus.pages]
+    assert arrivals == sorted(arrivals)
+    delays = [(page_truth.received - page_truth.published).total_seconds() for page_truth in truth.values()]
+    late = [delay for delay in delays if delay >= LATE_DELAY_SECONDS[0]]
+    assert all(CRAWL_DELAY_SECONDS[0] <= delay <= CRAWL_DELAY_SECONDS[1]
+               or LATE_DELAY_SECONDS[0] <= delay <= LATE_DELAY_SECONDS[1] for delay in delays)
+    assert _near(len(late), LATE_SHARE, MESSY_PAGES)
+    published = [truth[page["id"]].published for page in corpus.pages]
+    newest = list(accumulate(published, max))
+    behind = sum(before - current > timedelta(days=1) for before, current in zip(newest, published[1:]))
+    # a re-crawl comes after pages published a day or more after it (except re-crawls of the last
+    # day's pages: they come at the end of the file, among each other)
+    assert len(late) / 3 < behind <= len(late)
+    assert sum(before > current for before, current in zip(published, published[1:])) > MESSY_PAGES / 5
+
+
+def test_date_forms_have_their_shares(messy: Corpus) -> None:
+    _, truth = messy
+    assert sum(DATE_FORM_SHARES.values()) == pytest.approx(1.0)
+    counts = Counter(page_truth.date_form for page_truth in truth.values())
+    assert counts.keys() == DATE_FORM_SHARES.keys()
+    for form, share in DATE_FORM_SHARES.items():
+        assert _near(counts[form], share, MESSY_PAGES), (form, counts[form] / MESSY_PAGES, share)
+
+
+def test_every_date_form_reads_as_designed(messy: Corpus) -> None:
+    """Read by the product's own date reader, and judged against the page's true arrival time."""
+    corpus, truth = messy
+    for page in corpus.pages:
+        page_truth = truth[page["id"]]
+        form, value = page_truth.date_form, page.get(_date_field(page))
+        reading = read_date(value)
+        published = page_truth.published.timestamp()
+        clock_ms = int(page_truth.received.timestamp() * 1000)
+        when = event_time(reading, clock_ms, window=_WINDOW, max_future=_MAX_FUTURE)
+        if form in _SAME_INSTANT:
+            assert reading == DateReading(published), (form, value)
+            assert when == EventTime(published)  # even a re-crawl's: it is at most three days late
+        elif form == "date-only":
+            midnight = page_truth.published.replace(hour=0, minute=0, second=0)
+            assert reading == DateReading(midnight.timestamp()), value
+        elif form == "hours-ahead":
+            assert AHEAD_SECONDS[0] <= reading.seconds - published <= AHEAD_SECONDS[1], value
+            assert when == EventTime(reading.seconds)  # within the clock's tolerance: believed
+        elif form == "missing":
+            assert _date_field(page) not in page and reading == DateReading(None)
+            assert when == EventTime(clock_ms / 1000)
+        elif form == "unreadable":
+            assert isinstance(value, str) and value.strip() and when.date_ignored == "unreadable", value
+        else:
+            assert form == "wrong-year"
+            assert when.date_ignored in ("future", "before_1990"), value
+
+
+def test_messy_dates_use_every_variant(messy: Corpus) -> None:
+    corpus, truth = messy
+    values: dict[str, list] = defaultdict(list)
+    for page in corpus.pages:
+        values[truth[page["id"]].date_form].append(page.get(_date_field(page)))
+    offsets = {f"{'+' if minutes > 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+               for minutes in LOCAL_OFFSET_MINUTES}
+    assert {value[-6:].replace(":", "") for value in values["iso-offset"]} == offsets
+    assert {value.rsplit(" ", 1)[1] for value in values["rfc-2822"]} == offsets | {"GMT"}
+    assert all(value.endswith("Z") for value in values["iso-utc"] + values["hours-ahead"])
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", value) for value in values["iso-no-offset"])
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\d", value) for value in values["date-only"])
+    for form in ("epoch-seconds", "epoch-milliseconds"):
+        assert all(type(value) is int for value in values[form])
+    assert set(values["unreadable"]) == set(UNREADABLE_DATES)
+    wrong = {value if value in PLACEHOLDER_DATES else value[:4] for value in values["wrong-year"]}
+    assert wrong == {str(WRONG_YEAR), *PLACEHOLDER_DATES}
+    news_please = [page for page in corpus.pages if "maintext" in page]
+    assert not any("published_at" in page for page in news_please)
+    assert len({truth[page["id"]].date_form for page in news_please}) >= 5
+
+
+def test_cli_messy_feed_is_deduplicated_without_rejects(messy: Corpus, tmp_path) -> None:
+    corpus, truth = messy
+    runner = CliRunner()
+    pages, labels = tmp_path / "pages.jsonl", tmp_path / "labels.json"
+    result = runner.invoke(cli, ["generate", "--pages", str(MESSY_PAGES), "--seed", str(SEED),
+                                 "--messy-dates", "-o", str(pages), "--labels", str(labels)])
+    assert result.exit_code == 0, result.output
+    assert "arrival order with messy dates" in result.stderr
+    write_corpus(corpus, tmp_path / "expected.jsonl", tmp_path / "expected.json")
+    assert pages.read_bytes() == (tmp_path / "expected.jsonl").read_bytes()
+    assert labels.read_bytes() == (tmp_path / "expected.json").read_bytes()
+
+    decisions_path, rejects = tmp_path / "decisions.jsonl", tmp_path / "rejects.jsonl"
+    result = runner.invoke(cli, ["dedup", str(pages), "-o", str(decisions_path), "--rejects", str(rejects)])
+    assert result.exit_code == 0, result.output
+    assert not rejects.exists() and "rejected 0" in result.stderr
+    decisions = [orjson.loads(line) for line in decisions_path.read_bytes().splitlines()]
+    assert [decision["id"] for decision in decisions] == [page["id"] for page in corpus.pages]
+    assert {decision["status"] for decision in decisions} == {"unique", "duplicate", "no_content"}
+    ignored = Counter(decision.get("date_ignored") for decision in decisions)
+    forms = Counter(page_truth.date_form for page_truth in truth.values())
+    placeholders = sum(page.get(_date_field(page)) in PLACEHOLDER_DATES for page in corpus.pages)
+    assert ignored["unreadable"] == forms["unreadable"]
+    assert ignored["before_1990"] == placeholders > 0
+    assert ignored["future"] > 0
