@@ -147,7 +147,7 @@ def run_batch(
             yield raw
 
     for line in read_lines(measured(lines) if on_line is not None else lines, max_page_bytes):
-        clock_ms = dedup.file_clock.tick(line.date)
+        clock_ms = dedup.file_clock.tick(line.date, line.site)
         parsed = line.parsed
         if isinstance(parsed, Rejected):
             summary.rejected += 1

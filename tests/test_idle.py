@@ -130,3 +130,51 @@ def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partiti
         pipe.run()
     assert "c" in {value["id"] for _, value in pipe.outputs.decisions}
     assert sum(len(shard.held) for shard in pipe.stages["bands"]) == 0
+
+
+# -- the guard: a wait nothing ends is reported with its page and its cause ----------------------
+
+def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits_for():
+    """Input partition 0 never speaks (and no timer declares it): partition 1's page is held."""
+    clock = Clock()
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2), inputs=2, clock=clock)
+    pipe.feed([orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"})], partition=1,
+              caught_up={1}, timestamps=[T])
+    pipe.run()
+    clock.now += 4.0
+    assert pipe.stalled(5.0) == []  # not yet
+    clock.now += 2.0
+    waits = pipe.stalled(5.0)
+    bands = [w for w in waits if w.stage == "bands"]
+    homes = [w for w in waits if w.stage == "homes"]
+    assert bands and all(w.page_id == "c" and "waiting for input partitions 0" in w.waits_for for w in bands)
+    assert [w.page_id for w in homes] == ["c"] and "band partitions" in homes[0].waits_for
+    assert "undecided for 6.0 s" in homes[0].describe() and "2026-11-24T10:00:00.000+00:00" in homes[0].describe()
+    assert pipe.stalled(5.0) == []  # reported once
+    pipe.idle(0)
+    pipe.run()
+    assert [value["id"] for _, value in pipe.outputs.decisions] == ["c"]
+
+
+def test_the_guard_names_a_candidate_whose_answer_never_comes():
+    """A lost message (made to happen here): the copy has all its band answers, and waits for
+    the decision of the first page forever."""
+    clock = Clock()
+    layout = Layout(2, 3, 2)
+    pipe = LocalPipeline(Deduplicator(), layout, inputs=1, clock=clock)
+    first_home = layout.home("a")
+    assert first_home != layout.home("b2")
+    pipe.feed([orjson.dumps({"id": "a", "text": STORY})], caught_up={0}, timestamps=[T])
+    pipe.drain("sites")
+    pipe.drain("bands")  # a's bands have answered; a's home has not decided yet
+    pipe.feed([orjson.dumps({"id": "b2", "text": STORY + " Again."})], caught_up={0}, timestamps=[T + 1])
+    pipe.drain("sites")
+    pipe.drain("bands")  # b found a: the band partitions asked a's home about it ...
+    queue = pipe.queues[("homes", first_home)]
+    kept = [[r for r in batch if not (r["k"] == "ask" and r["from"] == "b2")] for batch in queue]
+    queue.clear()
+    queue.extend(batch for batch in kept if batch)  # ... and those questions are lost
+    pipe.run()
+    clock.now += 6.0
+    waits = [w for w in pipe.stalled(5.0) if w.page_id == "b2"]
+    assert len(waits) == 1 and "the decision of earlier candidates: a (home" in waits[0].waits_for

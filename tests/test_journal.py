@@ -140,7 +140,7 @@ def test_snapshot_restore_is_exact_for_every_stage(corpus, inputs):
         copy = pipe._make[stage](partition)
         copy.restore(orjson.loads(orjson.dumps(original.snapshot())))
         assert orjson.dumps(copy.snapshot()) == orjson.dumps(original.snapshot()), (stage, partition)
-    assert any(pipe.stages[Stage.HOMES][p].pending for p in range(LAYOUT.homes)), "nothing was in flight"
+    assert any(pipe.stages[Stage.HOMES][p].flight for p in range(LAYOUT.homes)), "nothing was in flight"
     if inputs is not None:
         assert any(pipe.stages[Stage.BANDS][p].held for p in range(LAYOUT.bands)), "no probe was held"
 

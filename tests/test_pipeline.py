@@ -163,15 +163,18 @@ def test_a_query_is_answered_and_never_indexed():
 def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
     config = DedupConfig(ttl=3600.0)
     pipe = LocalPipeline(Deduplicator(config), Layout(2, 3, 2))
-    pipe.feed([page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)])
+    noon, two = at("2026-03-01T12:00:00Z"), at("2026-03-01T14:00:00Z")
+    pipe.feed([page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)],
+              timestamps=[noon + i for i in range(3)])
     pipe.run()
     held = sum(len(shard) for shard in pipe.stages["bands"])
-    pipe.feed([page("new", STORY, "2026-03-01T14:00:00Z")])
+    pipe.feed([page("new", STORY, "2026-03-01T14:00:00Z")], timestamps=[two])
     pipe.run()
     assert decisions(pipe)[-1]["status"] == "unique"
     assert sum(len(shard) for shard in pipe.stages["bands"]) < held
-    # each home moves its own clock: once every home has seen a newer page, all old pages are gone
-    pipe.feed([page(f"later-{i}", f"{OTHER} Note {i}.", "2026-03-01T14:00:00Z") for i in range(8)])
+    # a home forgets a decided page once every band partition's clock has passed its window
+    pipe.feed([page(f"later-{i}", f"{OTHER} Note {i}.", "2026-03-01T14:00:00Z") for i in range(8)],
+              timestamps=[two + 1 + i for i in range(8)])
     pipe.run()
     assert all(not any(k.startswith("old") for k in home.done) for home in pipe.stages["homes"])
 

@@ -15,6 +15,7 @@ could never move the clock anyway.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,14 +85,18 @@ class FileClock:
 
     A file records no arrival times, only dates, so its clock follows the dates: it is the newest
     date seen so far, plus one millisecond per line (lines keep their order, also in the stream).
-    A date more than ``max_future`` seconds after the clock moves it only once the next dated line
-    is not earlier than it (less ``max_future``): one page dated 2099 is contradicted by the next
-    and changes nothing, while a gap in the file (a quiet weekend) moves the clock at its second
-    page. Before its first such confirmed date the file has no clock (None).
+    A date more than ``max_future`` seconds after the clock is a *jump*: the clock moves past it
+    only when most of the last eight dated lines, from more than one site, are past it too, and
+    then to the median of those (and on to this line's date, if that is within ``max_future``).
+    One page dated 2099, or one site that dates every page 2099,
+    never moves it; a gap in the file (a quiet weekend) moves it within a few pages. Before the
+    file has shown that many dates it has no clock (None).
 
     With ``now_ms`` the clock starts there and ignores the dates ("every page was received
     now", ``--now``).
     """
+
+    RECENT = 8  # dated lines that vote on a jump
 
     def __init__(self, *, max_future: float, now_ms: int | None = None) -> None:
         if max_future < 0:
@@ -99,40 +104,48 @@ class FileClock:
         self.max_future_ms = int(max_future * 1000)
         self.ms: int | None = now_ms
         self.fixed = now_ms is not None
-        self.unconfirmed: int | None = None  # a jump ahead that no later line has confirmed yet
+        self.recent: deque[tuple[int, str]] = deque(maxlen=self.RECENT)  # (date, site) of the last dated lines
+        self.first_site: str | None = None
+        self.several_sites = False  # a file of one site lets that site move the clock alone
 
-    def tick(self, date: DateReading) -> int | None:
-        """The clock reading of the next line, whose date is ``date``."""
+    def tick(self, date: DateReading, site: str = "") -> int | None:
+        """The clock reading of the next line, whose date is ``date`` (of a page of ``site``)."""
         if self.ms is not None:
             self.ms += 1
         moment = date.seconds
         if not self.fixed and moment is not None and date.problem is None and moment >= EARLIEST_DATE:
-            self._observe(int(moment * 1000))
+            self._observe(int(moment * 1000), site)
         return self.ms
 
-    def stamp(self, date: DateReading, ordinal: int) -> int:
+    def stamp(self, date: DateReading, ordinal: int, site: str = "") -> int:
         """The record timestamp for the next line (``stream-lsh produce``): its clock reading, or,
         before the file's clock starts, ``ordinal`` (the line's number, a "no clock" timestamp
         that keeps the lines in order)."""
-        clock = self.tick(date)
+        clock = self.tick(date, site)
         if clock is not None:
             return clock
         if not 0 <= ordinal < _EARLIEST_CLOCK_MS:
             raise ValueError(f"a line ordinal must be in [0, {_EARLIEST_CLOCK_MS}), got {ordinal}")
         return ordinal
 
-    def _observe(self, date_ms: int) -> None:
-        if self.unconfirmed is not None:
-            if date_ms >= self.unconfirmed - self.max_future_ms:
-                self.ms = self.unconfirmed if self.ms is None else max(self.ms, self.unconfirmed)
-            self.unconfirmed = None  # confirmed, or contradicted by an earlier date: a typo
+    def _observe(self, date_ms: int, site: str) -> None:
+        self.recent.append((date_ms, site))
+        if self.first_site is None:
+            self.first_site = site
+        self.several_sites = self.several_sites or site != self.first_site
         if self.ms is not None and date_ms <= self.ms + self.max_future_ms:
             self.ms = max(self.ms, date_ms)
-        else:
-            self.unconfirmed = date_ms
+            return
+        ahead = [(d, s) for d, s in self.recent if self.ms is None or d > self.ms + self.max_future_ms]
+        if 2 * len(ahead) > self.RECENT and len({s for _, s in ahead}) >= (2 if self.several_sites else 1):
+            median = sorted(d for d, _ in ahead)[(len(ahead) - 1) // 2]
+            self.ms = median if self.ms is None else max(self.ms, median)
+            if date_ms <= self.ms + self.max_future_ms:
+                self.ms = max(self.ms, date_ms)
 
     def state(self) -> dict[str, Any]:
-        return {"ms": self.ms, "unconfirmed": self.unconfirmed}
+        return {"ms": self.ms, "recent": [list(item) for item in self.recent], "first_site": self.first_site,
+                "several_sites": self.several_sites}
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue a saved clock (``--state``); a fixed clock (``--now``) keeps the later of the two."""
@@ -141,4 +154,6 @@ class FileClock:
             if saved is not None and (self.ms is None or saved > self.ms):
                 self.ms = saved
             return
-        self.ms, self.unconfirmed = saved, state["unconfirmed"]
+        self.ms = saved
+        self.recent = deque((tuple(item) for item in state["recent"]), maxlen=self.RECENT)  # type: ignore[misc]
+        self.first_site, self.several_sites = state["first_site"], state["several_sites"]

@@ -279,7 +279,7 @@ class Deduplicator:
         :class:`~.clock.FileClock` reads the pages as lines of one file.
         """
         if clocks is None:
-            clocks = [self.file_clock.tick(page.date) for page in pages]
+            clocks = [self.file_clock.tick(page.date, page.site) for page in pages]
         prepared = [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
         self.sign(prepared)
         return [self._process_prepared(p) for p in prepared]
@@ -295,12 +295,12 @@ class Deduplicator:
         return self.index.remove(page_id)
 
     def _process_prepared(self, prepared: PreparedPage) -> Decision:
+        self._advance(prepared.clock_ms)  # first: a redelivery after its page left the window is a new page
         known = self.index.get(prepared.page.id)
         if known is not None:
             if known.body_hash == prepared.body_hash:  # a redelivery: the same answer, nothing changes
                 return dataclasses.replace(known.decision, replayed=True)
             self.index.remove(known.id)  # a new version replaces the old one
-        self._advance(prepared.clock_ms)
         decision = self._decide(prepared)
         if prepared.time.date_ignored is not None:
             self.dates_ignored[prepared.time.date_ignored] += 1

@@ -102,6 +102,11 @@ class InputLine:
         """The line's date, for a file's clock."""
         return date_of(self.parsed)
 
+    @property
+    def site(self) -> str:
+        """The line's site, for a file's clock ('' if it is not a page or names none)."""
+        return self.parsed.site if isinstance(self.parsed, Page) else ""
+
 
 def date_of(parsed: Page | Delete | Rejected) -> DateReading:
     """What a record says about its date: only pages have one."""

@@ -36,13 +36,16 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
+from ..core.clock import clock_of_record
 from ..core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision
 from .outbox import Outbox, Stage
 from .routing import Layout
+from .waits import Wait, clock_text
 
 __all__ = ["Gather"]
 
@@ -52,30 +55,41 @@ def _canon(clock: int, page_id: str) -> tuple[int, str]:
 
 
 @dataclass
-class _Pending:
+class _Delivery:
+    """One delivery of a page (or a query) on its way to a decision: what its band partitions and
+    its candidates' homes have said so far."""
+
     id: str
     query: bool
-    clock: int
+    clock: int  # its record's timestamp: with the id, names the delivery in every message about it
     event_time: float | None
     date_ignored: str | None
     body_hash: int
     raw: str | None
     targets: set[int]
+    no_content: bool = False
     results: dict[int, dict[str, Any]] = field(default_factory=dict)
     links: dict[str, list[Any]] = field(default_factory=dict)  # earlier pages in flight that saw this one
     status: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
     awaiting: set[str] = field(default_factory=set)
-    resolved: bool = False  # all bands in, candidate statuses asked
+    resolved: bool = False  # all bands in
     finished: bool = False  # decided (guards against a second decision from a late answer)
     delete_after: bool = False
+    repeats: int = 0  # the same delivery again while in flight: each gets the decision
 
     @property
     def canon(self) -> tuple[int, str]:
         return _canon(self.clock, self.id)
 
+    @property
+    def ready(self) -> bool:
+        """Every band partition has answered and every candidate's status is known."""
+        return self.resolved and not self.awaiting
+
 
 @dataclass
 class _Done:
+    clock: int
     event_time: float | None
     body_hash: int
     decision: Decision
@@ -95,17 +109,24 @@ class Gather:
     """One home partition."""
 
     def __init__(self, partition: int, layout: Layout, *, threshold: float, ttl: float | None,
-                 recent_members: int = 20) -> None:
+                 recent_members: int = 20, clock: Callable[[], float] = time.monotonic) -> None:
         self.partition = partition
+        # when waits began (not state: for reports of stuck waits, see .waits)
+        self._monotonic = clock
+        self._loaded_at = clock()
+        self._since: dict[tuple[bool, str, int], float] = {}  # a delivery -> registered (or loaded)
+        self._resolved_at: dict[tuple[bool, str, int], float] = {}  # ... -> all its band partitions had answered
+        self._band_heard: dict[int, float] = {}  # band partition -> its last answer here
+        self._reported: set[tuple[bool, str, int]] = set()
         self.layout = layout
         self.threshold = threshold
         self.ttl = ttl
         self.recent_members = recent_members
-        self.pending: dict[str, _Pending] = {}
-        self.queries: dict[str, _Pending] = {}
-        self.done: dict[str, _Done] = {}
+        self.flight: dict[str, list[_Delivery]] = {}  # a page's deliveries in flight, in clock order
+        self.queries: dict[str, _Delivery] = {}
+        self.done: dict[str, _Done] = {}  # a page's last decided delivery
         self.clusters: dict[str, _Cluster] = {}
-        self.waiters: dict[str, list[tuple[str, int, bool]]] = {}
+        self.waiters: dict[tuple[str, int], list[tuple[str, int, int, bool]]] = {}  # a delivery -> who waits for it
         self.band_clocks: dict[int, int] = {}  # the clock each band partition reported last
         self.clock_ms: int | None = None  # the smallest of them, once all have reported: moves the window
         self._expiry: list[tuple[float, int, str | None, str]] = []  # (time, seq, cluster or None for a page, id)
@@ -115,13 +136,13 @@ class Gather:
     def snapshot(self) -> dict[str, Any]:
         """The whole state as plain data (see :mod:`stream_lsh.pipeline.journal`)."""
         return {
-            "pending": [_pending_state(p) for p in self.pending.values()],
-            "queries": [_pending_state(p) for p in self.queries.values()],
-            "done": [[page_id, d.event_time, d.body_hash, d.decision.to_dict(), d.targets, d.cluster_home]
+            "flight": [_delivery_state(d) for deliveries in self.flight.values() for d in deliveries],
+            "queries": [_delivery_state(d) for d in self.queries.values()],
+            "done": [[page_id, d.clock, d.event_time, d.body_hash, d.decision.to_dict(), d.targets, d.cluster_home]
                      for page_id, d in self.done.items()],
             "clusters": [[cid, c.first, sorted(c.live), list(c.members), c.updated_at]
                          for cid, c in self.clusters.items()],
-            "waiters": [[page_id, [list(w) for w in waiting]] for page_id, waiting in self.waiters.items()],
+            "waiters": [[page_id, clock, [list(w) for w in waiting]] for (page_id, clock), waiting in self.waiters.items()],
             "band_clocks": [[band, clock] for band, clock in self.band_clocks.items()],
             "clock": self.clock_ms,
             "expiry": [list(item) for item in self._expiry],
@@ -130,13 +151,16 @@ class Gather:
 
     def restore(self, state: dict[str, Any]) -> None:
         """Replace the state with one made by :meth:`snapshot`."""
-        self.pending = {p.id: p for p in map(_pending_from, state["pending"])}
-        self.queries = {p.id: p for p in map(_pending_from, state["queries"])}
-        self.done = {page_id: _Done(event_time, body_hash, _decision_from(decision), targets, cluster_home)
-                     for page_id, event_time, body_hash, decision, targets, cluster_home in state["done"]}
+        self.flight = {}
+        for delivery in map(_delivery_from, state["flight"]):
+            self.flight.setdefault(delivery.id, []).append(delivery)
+        self.queries = {d.id: d for d in map(_delivery_from, state["queries"])}
+        self.done = {page_id: _Done(clock, event_time, body_hash, _decision_from(decision), targets, cluster_home)
+                     for page_id, clock, event_time, body_hash, decision, targets, cluster_home in state["done"]}
         self.clusters = {cid: _Cluster(first, set(live), deque(members, maxlen=self.recent_members), updated_at)
                          for cid, first, live, members, updated_at in state["clusters"]}
-        self.waiters = {page_id: [tuple(w) for w in waiting] for page_id, waiting in state["waiters"]}  # type: ignore[misc]
+        self.waiters = {(page_id, clock): [tuple(w) for w in waiting]  # type: ignore[misc]
+                        for page_id, clock, waiting in state["waiters"]}
         self.band_clocks = {band: clock for band, clock in state["band_clocks"]}
         self.clock_ms = state["clock"]
         self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
@@ -167,82 +191,97 @@ class Gather:
 
     # -- registration and results ----------------------------------------------------------
     def _register(self, record: dict[str, Any], out: Outbox) -> None:
+        """A delivery of a page (or a query) is on its way: its probes follow this record.
+
+        A redelivery gets the decision its page got while the page is in the window; a new
+        version, or the page again after it left the window, is a new delivery, decided after
+        those before it (as batch meets them, in clock order)."""
         page_id, query = record["id"], bool(record["q"])
+        delivery = _Delivery(page_id, query, record["c"], record["ts"], record["di"], record["bh"], record.get("raw"),
+                             set(record["targets"]), bool(record["nc"]))
         if query:
-            pending = _Pending(page_id, True, record["c"], record["ts"], record["di"], record["bh"], None,
-                               set(record["targets"]))
-            if record["nc"]:
-                out.answers.append((page_id, _answer(Decision(page_id, NO_CONTENT, None, date_ignored=record["di"]))))
-            elif page_id not in self.queries:
-                self.queries[page_id] = pending
+            if page_id not in self.queries:
+                self.queries[page_id] = delivery
+                self._since[self._key(delivery)] = self._monotonic()
             return
-        done = self.done.get(page_id)
-        if done is not None:
-            if done.body_hash == record["bh"]:
-                self._emit(done.decision, None, out)  # a redelivery: the same decision again
-                return
-            for partition in set(done.targets) - set(record["targets"]):  # the new version's probes replace the rest
-                out.send(Stage.BANDS, partition, {"k": "remove", "id": page_id})
-            self._forget(page_id, out)  # a new version replaces the old one
-        current = self.pending.get(page_id)
-        if current is not None and current.body_hash == record["bh"]:
-            return  # registered twice while in flight
-        pending = _Pending(page_id, False, record["c"], record["ts"], record["di"], record["bh"], record["raw"],
-                           set(record["targets"]))
-        if current is not None:
-            pending.links = current.links
-        if record["nc"]:
-            self._finish(pending, Decision(page_id, NO_CONTENT, None, date_ignored=pending.date_ignored), None, out)
+        flight = self.flight.setdefault(page_id, [])
+        same = next((d for d in flight if d.clock == delivery.clock and d.body_hash == delivery.body_hash), None)
+        if same is not None:
+            same.repeats += 1  # this very delivery again (a producer's retry, a redelivered registration)
             return
-        self.pending[page_id] = pending
+        if len(flight) == 0 and self._replays(self.done.get(page_id), delivery):
+            del self.flight[page_id]
+            self._emit(self.done[page_id].decision, None, out)  # a redelivery: the decision its page got
+            return
+        flight.append(delivery)
+        flight.sort(key=lambda d: d.clock)  # registrations may come out of order: decisions may not
+        self._since[self._key(delivery)] = self._monotonic()
+
+    def _replays(self, done: _Done | None, delivery: _Delivery) -> bool:
+        """Whether a delivery is a redelivery of a decided page still in the window: batch gives it
+        that page's decision again."""
+        return (done is not None and done.body_hash == delivery.body_hash
+                and not self._left_window(done.event_time, delivery.clock))
 
     def _result(self, record: dict[str, Any], out: Outbox) -> None:
         self._band_clock(record["b"], record["wc"], out)
-        table = self.queries if record["q"] else self.pending
-        pending = table.get(record["id"])
-        if pending is None or pending.body_hash != record["bh"] or record["b"] in pending.results:
-            return  # decided already, or an answer for an older version, or a repeat
-        pending.results[record["b"]] = record
-        if len(pending.results) == len(pending.targets):
-            self._resolve(pending, out)
+        self._band_heard[record["b"]] = self._monotonic()
+        delivery = self._delivery(record["id"], record["c"], bool(record["q"]))
+        if delivery is None or delivery.body_hash != record["bh"] or record["b"] in delivery.results:
+            return  # decided already, an answer for another delivery, or a repeat
+        delivery.results[record["b"]] = record
+        if len(delivery.results) == len(delivery.targets):
+            self._resolve(delivery, out)
 
-    def _candidates(self, pending: _Pending) -> list[list[Any]]:
+    def _delivery(self, page_id: str, clock: int, query: bool) -> _Delivery | None:
+        """The delivery in flight that messages naming (``page_id``, ``clock``) are about."""
+        if query:
+            return self.queries.get(page_id)
+        return next((d for d in self.flight.get(page_id, ()) if d.clock == clock), None)
+
+    @staticmethod
+    def _key(delivery: _Delivery) -> tuple[bool, str, int]:
+        return (delivery.query, delivery.id, delivery.clock)
+
+    def _candidates(self, delivery: _Delivery) -> list[list[Any]]:
         """Candidates from every band partition, each once, in the order batch meets them."""
         best: dict[str, list[Any]] = {}
-        for result in pending.results.values():
+        for result in delivery.results.values():
             for candidate in result["cands"]:
                 known = best.get(candidate[0])
                 if known is None or (candidate[2], candidate[3]) < (known[2], known[3]):
                     best[candidate[0]] = candidate
-        for page_id, link in pending.links.items():
+        for page_id, link in delivery.links.items():
             best.setdefault(page_id, link)
         return sorted(best.values(), key=lambda c: (c[2], c[3]))
 
-    def _exact(self, pending: _Pending) -> list[Any] | None:
-        for result in pending.results.values():
+    def _exact(self, delivery: _Delivery) -> list[Any] | None:
+        for result in delivery.results.values():
             if result["ex"] is not None:
                 return result["ex"]
         return None
 
-    def _resolve(self, pending: _Pending, out: Outbox) -> None:
+    def _resolve(self, delivery: _Delivery, out: Outbox) -> None:
         """All bands are in: wait for the status of every verified candidate. The band partitions
         that found them have asked their homes already (see Shard._ask_homes); only pages met the
         other way round (links: an earlier page found this one first) are asked from here."""
-        pending.resolved = True
-        exact = self._exact(pending)
-        wanted = {c[0]: (c[4], c[1]) for c in self._candidates(pending) if c[1] >= self.threshold}
-        if exact is not None:
-            wanted.setdefault(exact[0], (exact[1], 1.0))
-        pending.awaiting.update(c for c in wanted if c not in pending.status)  # answers may have come already
-        for candidate, (home, similarity) in wanted.items():
-            if candidate in pending.links and candidate not in pending.status:
-                self._ask_about(pending, candidate, home, similarity, out)
-        self._maybe_decide(pending, out)
+        delivery.resolved = True
+        self._resolved_at[self._key(delivery)] = self._monotonic()
+        if not delivery.no_content:
+            exact = self._exact(delivery)
+            wanted = {c[0]: (c[4], c[1]) for c in self._candidates(delivery) if c[1] >= self.threshold}
+            if exact is not None:
+                wanted.setdefault(exact[0], (exact[1], 1.0))
+            delivery.awaiting.update(c for c in wanted if c not in delivery.status)  # answers may have come already
+            for candidate, (home, similarity) in wanted.items():
+                if candidate in delivery.links and candidate not in delivery.status:
+                    self._ask_about(delivery, candidate, home, similarity, out)
+        self._maybe_decide(delivery, out)
 
-    def _ask_about(self, pending: _Pending, candidate: str, home: int, similarity: float, out: Outbox) -> None:
-        pending.awaiting.add(candidate)
-        ask = {"k": "ask", "id": candidate, "from": pending.id, "home": self.partition, "q": pending.query,
-               "c": pending.clock, "sim": similarity}
+    def _ask_about(self, delivery: _Delivery, candidate: str, home: int, similarity: float, out: Outbox) -> None:
+        delivery.awaiting.add(candidate)
+        ask = {"k": "ask", "id": candidate, "from": delivery.id, "home": self.partition, "q": delivery.query,
+               "c": delivery.clock, "sim": similarity}
         if home == self.partition:
             self._ask(ask, out)
         else:
@@ -250,113 +289,204 @@ class Gather:
 
     # -- questions between homes --------------------------------------------------------------
     def _ask(self, record: dict[str, Any], out: Outbox) -> None:
-        """Another page (``from``) asks whether this page (``id``) is earlier than it: asked by a
-        band partition on its behalf (with that partition's clock), or by its home for a link."""
+        """Another page (``from``, read at clock ``c``) asks whether this page (``id``) is earlier:
+        asked by a band partition on its behalf (with that partition's clock), or by its home
+        for a link. The answer is about the delivery the asker met: the latest one before it."""
         if "b" in record:
             self._band_clock(record["b"], record["wc"], out)
-        page_id = record["id"]
+        page_id, asker = record["id"], _canon(record["c"], record["from"])
+        flight = self.flight.get(page_id, [])
         done = self.done.get(page_id)
-        if done is not None:
-            self._reply(record, "decided", done.decision.cluster_id, done.cluster_home, out)
-            return
-        pending = self.pending.get(page_id)
-        if pending is None:
-            self._reply(record, "gone", None, None, out)
-        elif record["q"] or pending.canon < _canon(record["c"], record["from"]):
-            waiter = (record["from"], record["home"], bool(record["q"]))
-            waiting = self.waiters.setdefault(page_id, [])
+        met: _Delivery | _Done | None
+        if record["q"]:  # a query meets the latest of them
+            met = flight[-1] if flight else done
+        else:
+            earlier = [d for d in flight if d.canon < asker]
+            if earlier:
+                met = earlier[-1]
+            elif done is not None and (_canon(done.clock, page_id) < asker or not flight):
+                met = done
+            else:
+                met = None
+        if isinstance(met, _Done):
+            self._reply(record, "decided", met.decision.cluster_id, met.cluster_home, out)
+        elif met is not None:
+            waiter = (record["from"], record["c"], record["home"], bool(record["q"]))
+            waiting = self.waiters.setdefault((page_id, met.clock), [])
             if waiter not in waiting:  # several band partitions ask for the same page
                 waiting.append(waiter)
-        else:  # the asker is earlier: it ignores this page, and this page must wait for it
+        elif flight:  # the asker is earlier than every delivery: it ignores this page, which waits for it
             self._reply(record, "later", None, None, out)
-            if record["from"] not in pending.links and record["from"] not in pending.status:
-                pending.links[record["from"]] = [record["from"], record["sim"], 1 << 30, 0, record["home"], record["c"]]
-                if pending.resolved and record["sim"] >= self.threshold:
-                    self._ask_about(pending, record["from"], record["home"], record["sim"], out)
+            first = flight[0]
+            if record["from"] not in first.links and record["from"] not in first.status:
+                first.links[record["from"]] = [record["from"], record["sim"], 1 << 30, 0, record["home"], record["c"]]
+                if first.resolved and record["sim"] >= self.threshold:
+                    self._ask_about(first, record["from"], record["home"], record["sim"], out)
+        else:
+            self._reply(record, "gone", None, None, out)
 
     def _reply(self, ask: dict[str, Any], status: str, cluster: str | None, cluster_home: int | None,
                out: Outbox) -> None:
-        tell = {"k": "tell", "id": ask["from"], "q": ask["q"], "c": ask["id"], "st": status, "cl": cluster,
-                "clh": cluster_home}
+        tell = {"k": "tell", "id": ask["from"], "ac": ask["c"], "q": ask["q"], "cand": ask["id"], "st": status,
+                "cl": cluster, "clh": cluster_home}
         if ask["home"] == self.partition:
             self._tell(tell, out)
         else:
             out.send(Stage.HOMES, ask["home"], tell)
 
     def _tell(self, record: dict[str, Any], out: Outbox) -> None:
-        """A candidate's status; it may come before this page's bands are all in (the band
-        partitions ask as they answer), and more than once (several of them ask)."""
-        pending = (self.queries if record["q"] else self.pending).get(record["id"])
-        candidate = record["c"]
-        if pending is None or candidate in pending.status or (pending.resolved and candidate not in pending.awaiting):
+        """A candidate's status, for the delivery (``id``, ``ac``) that asked; it may come before
+        that delivery's bands are all in (the band partitions ask as they answer), and more than
+        once (several of them ask)."""
+        delivery = self._delivery(record["id"], record["ac"], bool(record["q"]))
+        candidate = record["cand"]
+        if delivery is None or candidate in delivery.status or (delivery.resolved and candidate not in delivery.awaiting):
             return
-        pending.awaiting.discard(candidate)
-        pending.status[candidate] = (record["st"], record["cl"], record["clh"])
-        self._maybe_decide(pending, out)
+        delivery.awaiting.discard(candidate)
+        delivery.status[candidate] = (record["st"], record["cl"], record["clh"])
+        self._maybe_decide(delivery, out)
 
     # -- the decision ---------------------------------------------------------------------------
-    def _maybe_decide(self, pending: _Pending, out: Outbox) -> None:
-        if pending.awaiting or not pending.resolved or pending.finished:
+    def _maybe_decide(self, delivery: _Delivery, out: Outbox) -> None:
+        if not delivery.ready or delivery.finished:
             return
-        pending.finished = True
-        decision, cluster_home = self._verdict(pending)
-        self._finish(pending, dataclasses.replace(decision, date_ignored=pending.date_ignored), cluster_home, out)
+        if delivery.query:
+            delivery.finished = True
+            decision, cluster_home = self._verdict(delivery)
+            self._answer(delivery, dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home, out)
+            return
+        self._settle(delivery.id, out)
 
-    def _verdict(self, pending: _Pending) -> tuple[Decision, int | None]:
+    def _settle(self, page_id: str, out: Outbox) -> None:
+        """Decide a page's ready deliveries in clock order (a later one waits for the earlier: the
+        last decision is the one the compacted topic keeps, and each replaces the one before)."""
+        flight = self.flight.get(page_id, [])
+        while flight and flight[0].ready:
+            delivery = flight.pop(0)
+            delivery.finished = True
+            previous = self.done.get(page_id)
+            if previous is not None and self._replays(previous, delivery):
+                self._forget_times(delivery)
+                for _ in range(1 + delivery.repeats):
+                    self._emit(previous.decision, None, out)
+                self._notify(delivery, previous.decision, previous.cluster_home, out)
+                continue
+            if previous is not None:
+                self._forget(page_id, out)  # replaced by a new version, or left the window: batch removes it first
+            if delivery.no_content:
+                decision, cluster_home = Decision(page_id, NO_CONTENT, None), None
+            else:
+                decision, cluster_home = self._verdict(delivery)
+            self._finish(delivery, dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home, out)
+        if not flight:
+            self.flight.pop(page_id, None)
+            done = self.done.get(page_id)
+            if done is not None and self.clock_ms is not None and self._left_window(done.event_time, self.clock_ms):
+                del self.done[page_id]  # expired while deliveries of it were in flight
+
+    def _verdict(self, delivery: _Delivery) -> tuple[Decision, int | None]:
         """Batch's rule on what this page's band partitions and candidates' homes said: the
         decision, and the home of the cluster it joins or founds."""
-        exact = self._exact(pending)
-        page_id = pending.id
-        if exact is not None and pending.status.get(exact[0], ("",))[0] == "decided":
-            _, cluster, cluster_home = pending.status[exact[0]]
+        exact = self._exact(delivery)
+        page_id = delivery.id
+        if exact is not None and delivery.status.get(exact[0], ("",))[0] == "decided":
+            _, cluster, cluster_home = delivery.status[exact[0]]
             return Decision(page_id, DUPLICATE, cluster, exact[0], 1.0, 1), cluster_home
-        candidates = self._candidates(pending)
-        eligible = [c for c in candidates if c[1] < self.threshold or pending.status.get(c[0], ("",))[0] == "decided"]
+        candidates = self._candidates(delivery)
+        eligible = [c for c in candidates if c[1] < self.threshold or delivery.status.get(c[0], ("",))[0] == "decided"]
         if not eligible:
-            return Decision(page_id, UNIQUE, self._new_cluster(pending), None, None, len(candidates)), self.partition
+            return Decision(page_id, UNIQUE, self._new_cluster(delivery), None, None, len(candidates)), self.partition
         best = max(eligible, key=lambda c: c[1])  # max() keeps the first of equals: the one batch meets first
         if best[1] >= self.threshold:
-            _, cluster, cluster_home = pending.status[best[0]]
+            _, cluster, cluster_home = delivery.status[best[0]]
             return Decision(page_id, DUPLICATE, cluster, best[0], best[1], len(candidates)), cluster_home
-        return Decision(page_id, UNIQUE, self._new_cluster(pending), None, best[1], len(candidates)), self.partition
+        return Decision(page_id, UNIQUE, self._new_cluster(delivery), None, best[1], len(candidates)), self.partition
 
-    def _new_cluster(self, pending: _Pending) -> str | None:
-        if pending.query:
+    def _new_cluster(self, delivery: _Delivery) -> str | None:
+        if delivery.query:
             return None
-        candidate, n = pending.id, 1
+        candidate, n = delivery.id, 1
         while candidate in self.clusters:
             n += 1
-            candidate = f"{pending.id}#{n}"
+            candidate = f"{delivery.id}#{n}"
         return candidate
 
-    def _finish(self, pending: _Pending, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
-        if pending.query:
-            self.queries.pop(pending.id, None)
-            out.answers.append((pending.id, _answer(decision)))
-            self._notify(pending.id, decision, cluster_home, out)
-            return
-        self.pending.pop(pending.id, None)
-        if decision.status != NO_CONTENT:
-            self.done[pending.id] = _Done(pending.event_time, pending.body_hash, decision, sorted(pending.targets),
-                                          cluster_home)
-            self._schedule(pending.event_time, None, pending.id)
-            self._cluster_add(decision.cluster_id, cluster_home, pending.id, pending.event_time, out)
-        self._emit(decision, pending.raw, out)
-        self._notify(pending.id, decision, cluster_home, out)
-        if pending.delete_after:
-            self._delete(pending.id, out)
+    def _answer(self, query: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        self._forget_times(query)
+        self.queries.pop(query.id, None)
+        out.answers.append((query.id, _answer(decision)))
+        self._notify(query, decision, cluster_home, out)
 
-    def _notify(self, page_id: str, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
-        for asker, home, query in self.waiters.pop(page_id, ()):
-            status = "decided" if decision.status != NO_CONTENT else "gone"
-            self._reply({"from": asker, "home": home, "q": query, "id": page_id}, status, decision.cluster_id,
-                        cluster_home, out)
+    def _finish(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        self._forget_times(delivery)
+        if decision.status != NO_CONTENT:
+            self.done[delivery.id] = _Done(delivery.clock, delivery.event_time, delivery.body_hash, decision,
+                                           sorted(delivery.targets), cluster_home)
+            self._schedule(delivery.event_time, None, delivery.id)
+            self._cluster_add(decision.cluster_id, cluster_home, delivery.id, delivery.event_time, out)
+        self._emit(decision, delivery.raw, out)
+        for _ in range(delivery.repeats):
+            self._emit(decision, None, out)  # the same decision again; the page is unique-out once
+        self._notify(delivery, decision, cluster_home, out)
+        if delivery.delete_after:
+            self._delete(delivery.id, out)
+
+    def _forget_times(self, delivery: _Delivery) -> None:
+        key = self._key(delivery)
+        for times in (self._since, self._resolved_at):
+            times.pop(key, None)
+        self._reported.discard(key)
+
+    def _notify(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        status = "decided" if decision.status != NO_CONTENT else "gone"
+        for asker, clock, home, query in self.waiters.pop((delivery.id, delivery.clock), ()):
+            self._reply({"from": asker, "c": clock, "home": home, "q": query, "id": delivery.id}, status,
+                        decision.cluster_id, cluster_home, out)
 
     @staticmethod
     def _emit(decision: Decision, raw: str | None, out: Outbox) -> None:
         out.decisions.append((decision.id, decision.to_dict()))
         if decision.status == UNIQUE and raw is not None:
             out.unique_pages.append((decision.id, raw.encode("utf-8")))
+
+    # -- the guard ------------------------------------------------------------------------------
+    def stalled(self, bound: float) -> list[Wait]:
+        """Pages undecided for more than ``bound`` seconds whose wait has not moved for as long,
+        each reported once: waiting for band partitions that have said nothing here since, or,
+        with every band in, for the decision of a candidate (band partitions apply probes in
+        clock order, so that wait is only ever a few messages long)."""
+        now = self._monotonic()
+        waits = []
+        in_flight = [d for deliveries in self.flight.values() for d in deliveries]
+        for delivery in (*in_flight, *self.queries.values()):
+            key = self._key(delivery)
+            waited = now - self._since.get(key, self._loaded_at)
+            if waited <= bound or key in self._reported:
+                continue
+            cause = self._stuck_on(delivery, now, bound)
+            if cause is not None:
+                self._reported.add(key)
+                waits.append(Wait("homes", self.partition, delivery.id, delivery.clock, waited, cause))
+        return waits
+
+    def _stuck_on(self, delivery: _Delivery, now: float, bound: float) -> str | None:
+        if not delivery.resolved:
+            missing = sorted(delivery.targets - delivery.results.keys())
+            silent = [band for band in missing if now - self._band_heard.get(band, self._loaded_at) > bound]
+            if missing and len(silent) == len(missing):
+                return f"band partitions {', '.join(map(str, missing))} to answer (nothing from them here for {bound:g} s)"
+            return None
+        if now - self._resolved_at.get(self._key(delivery), self._loaded_at) <= bound:
+            return None
+        if not delivery.awaiting:
+            earlier = next((d for d in self.flight.get(delivery.id, ()) if not d.ready), None)
+            return None if earlier is None else f"an earlier delivery of the same page (clock {clock_text(earlier.clock)})"
+        homes = {c[0]: c[4] for c in self._candidates(delivery)}
+        exact = self._exact(delivery)
+        if exact is not None:
+            homes.setdefault(exact[0], exact[1])
+        waiting = ", ".join(f"{candidate} (home {homes.get(candidate, '?')})" for candidate in sorted(delivery.awaiting))
+        return f"the decision of earlier candidates: {waiting}"
 
     # -- clusters -------------------------------------------------------------------------------
     def _cluster_add(self, cluster: str | None, home: int | None, member: str, event_time: float | None,
@@ -401,9 +531,9 @@ class Gather:
 
     # -- retraction and expiry --------------------------------------------------------------------
     def _delete(self, page_id: str, out: Outbox) -> None:
-        pending = self.pending.get(page_id)
-        if pending is not None:
-            pending.delete_after = True  # decided first (others may be waiting for it), then retracted
+        flight = self.flight.get(page_id)
+        if flight:
+            flight[-1].delete_after = True  # decided first (others may be waiting for it), then retracted
             return
         if page_id in self.done:
             for partition in self.done[page_id].targets:
@@ -426,6 +556,13 @@ class Gather:
             self._sequence += 1
             heapq.heappush(self._expiry, (event_time, self._sequence, cluster, page_id))
 
+    def _left_window(self, event_time: float | None, timestamp_ms: int) -> bool:
+        """Whether a page of ``event_time`` is older than the window at a delivery's clock (the
+        band partitions evict it by then, whatever this home's lagging clock says)."""
+        clock = clock_of_record(timestamp_ms)
+        return (self.ttl is not None and clock is not None and event_time is not None
+                and event_time < clock / 1000.0 - self.ttl)
+
     def _band_clock(self, band: int, clock_ms: int | None, out: Outbox) -> None:
         """A band partition's answer says how far its clock has come; once every band partition
         has spoken, the smallest of their clocks moves this home's window."""
@@ -447,25 +584,28 @@ class Gather:
             stamp, _, cluster, page_id = heapq.heappop(self._expiry)
             if cluster is None:
                 done = self.done.get(page_id)
-                if done is not None and done.event_time == stamp:
+                if done is not None and done.event_time == stamp and page_id not in self.flight:
                     del self.done[page_id]  # its bands expire on their own, by the same rule
+                # (with deliveries of the page in flight, each judges the window at its own clock,
+                # and the page expires once they are settled: see _settle)
             elif cluster in self.clusters:
                 self._leave(cluster, page_id, out)
 
 
-def _pending_state(p: _Pending) -> list[Any]:
-    return [p.id, p.query, p.clock, p.event_time, p.date_ignored, p.body_hash, p.raw, sorted(p.targets),
-            [[band, result] for band, result in p.results.items()], [[k, v] for k, v in p.links.items()],
-            [[k, list(v)] for k, v in p.status.items()], sorted(p.awaiting), p.resolved, p.finished, p.delete_after]
+def _delivery_state(d: _Delivery) -> list[Any]:
+    return [d.id, d.query, d.clock, d.event_time, d.date_ignored, d.body_hash, d.raw, sorted(d.targets), d.no_content,
+            [[band, result] for band, result in d.results.items()], [[k, v] for k, v in d.links.items()],
+            [[k, list(v)] for k, v in d.status.items()], sorted(d.awaiting), d.resolved, d.finished, d.delete_after,
+            d.repeats]
 
 
-def _pending_from(state: list[Any]) -> _Pending:
-    (page_id, query, clock, event_time, date_ignored, body_hash, raw, targets, results, links, status, awaiting,
-     resolved, finished, delete_after) = state
-    return _Pending(page_id, query, clock, event_time, date_ignored, body_hash, raw, set(targets),
-                    {band: r for band, r in results},
-                    {k: v for k, v in links}, {k: tuple(v) for k, v in status}, set(awaiting),  # type: ignore[misc]
-                    resolved, finished, delete_after)
+def _delivery_from(state: list[Any]) -> _Delivery:
+    (page_id, query, clock, event_time, date_ignored, body_hash, raw, targets, no_content, results, links, status,
+     awaiting, resolved, finished, delete_after, repeats) = state
+    return _Delivery(page_id, query, clock, event_time, date_ignored, body_hash, raw, set(targets), no_content,
+                     {band: r for band, r in results}, {k: v for k, v in links},
+                     {k: tuple(v) for k, v in status}, set(awaiting),  # type: ignore[misc]
+                     resolved, finished, delete_after, repeats)
 
 
 def _decision_from(record: dict[str, Any]) -> Decision:

@@ -33,7 +33,7 @@ import orjson
 
 __all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
-FORMAT = 1
+FORMAT = 2  # 2: pages ordered and windowed by their clock (stream_lsh.core.clock)
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"

@@ -15,20 +15,22 @@ durable later) so that the tests can kill the whole worker, as kill -9 does.
 from __future__ import annotations
 
 import random
+import time
 from collections import deque
-from typing import Any, Collection, Iterable, Iterator
+from typing import Any, Callable, Collection, Iterable, Iterator
 
 import orjson
 
 from ..core.clock import FileClock
 from ..core.dedup import Deduplicator
 from ..core.dates import DateReading
-from ..core.record import date_of, parse_record
+from ..core.record import InputLine, parse_record
 from .ingest import Ingest, Message
 from .journal import Journal, Row
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .stages import stage_factories
+from .waits import Wait
 
 __all__ = ["CrashingPipeline", "LocalPipeline"]
 
@@ -38,7 +40,8 @@ class LocalPipeline:
 
     def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int = 10_000_000,
                  rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20,
-                 inputs: int | None = None, lateness: float = 0.0) -> None:
+                 inputs: int | None = None, lateness: float = 0.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         """``inputs``: the number of input partitions, to apply probes in (clock, id) order under
         watermarks (:mod:`.order`); None keeps arrival order. Fed values are stamped with the
         clock ``stream-lsh produce`` would give them, as lines of one file, in feed order."""
@@ -46,7 +49,7 @@ class LocalPipeline:
         self.max_page_bytes = max_page_bytes
         self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
                              lateness=lateness)
-        self._make = stage_factories(engine, layout, inputs, int(lateness * 1000))
+        self._make = stage_factories(engine, layout, inputs, int(lateness * 1000), clock)
         self.feeder_clock = FileClock(max_future=engine.config.max_future)
         self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
                                              for stage in Stage.ALL}
@@ -76,8 +79,9 @@ class LocalPipeline:
         """Record timestamps for values fed in this order, as ``produce`` stamps a file's lines."""
         stamps = []
         for value in values:
-            date = date_of(parse_record(value.strip(), self.max_page_bytes)) if value else DateReading(None)
-            stamps.append(self.feeder_clock.stamp(date, self._offset + len(stamps) + 1))
+            line = InputLine(0, b"", parse_record(value.strip(), self.max_page_bytes)) if value else None
+            date, site = (line.date, line.site) if line is not None else (DateReading(None), "")
+            stamps.append(self.feeder_clock.stamp(date, self._offset + len(stamps) + 1, site))
         return stamps
 
     def _ingest(self, values: list[bytes | None], topic: str, partition: int | Iterable[int],
@@ -159,6 +163,11 @@ class LocalPipeline:
         replayed = journal.load(sorted(self.rows[(stage, partition)].items()), fresh)
         self.stages[stage][partition] = fresh
         return replayed
+
+    def stalled(self, bound: float) -> list[Wait]:
+        """Waits of every partition stuck for more than ``bound`` seconds (see :mod:`.waits`)."""
+        return [wait for parts in self.stages.values() for stage in parts if hasattr(stage, "stalled")
+                for wait in stage.stalled(bound)]
 
     def run(self, max_steps: int = 10_000_000) -> None:
         for _ in range(max_steps):

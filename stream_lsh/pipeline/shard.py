@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import base64
 import heapq
+import time
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -35,6 +36,7 @@ from ..core.minhash import agreement
 from ..core.clock import clock_of_record
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
+from .waits import Wait, clock_text
 
 __all__ = ["Shard"]
 
@@ -58,8 +60,13 @@ class Shard:
     """One band partition."""
 
     def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None, threshold: float,
-                 sources: int | None = None) -> None:
+                 sources: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.partition = partition
+        # when the held probes last moved (not state: for reports of stuck waits, see .waits)
+        self._monotonic = clock
+        self._moved_at = clock()
+        self._stall_reported = False
+        self._held_back_by: dict[int, list[int]] = {}  # site partition -> input partitions holding it back
         self.threshold = threshold  # candidates at or above it are asked about (see _ask_homes)
         # with ``sources`` (site partitions), probes are applied in (clock, id) order as the site
         # partitions' watermarks release them: see stream_lsh.pipeline.order
@@ -85,6 +92,8 @@ class Shard:
         for record in records:
             if record["k"] == "probe":
                 if self._holds(record):
+                    if not self.held:
+                        self._moved()
                     self._held_sequence += 1
                     heapq.heappush(self.held, (record["c"], record["id"], self._held_sequence, record))
                 else:
@@ -110,12 +119,33 @@ class Shard:
         if self.marks is None:
             return
         self.marks.update(record["src"], record["w"])
+        self._held_back_by[record["src"]] = record.get("by", [])
         low = self.marks.low()
         if low is None or (self.released is not None and low <= self.released):
             return
         self.released = low
+        self._moved()
         while self.held and (self.held[0][0], self.held[0][1]) <= low:
             self._probe(heapq.heappop(self.held)[3], out)
+
+    def _moved(self) -> None:
+        self._moved_at = self._monotonic()
+        self._stall_reported = False
+
+    def stalled(self, bound: float) -> list[Wait]:
+        """The oldest held probe, once, if the release point has not moved for ``bound`` seconds
+        while probes wait: with the site partitions that hold it back, and their input partitions."""
+        waited = self._monotonic() - self._moved_at
+        if not self.held or self._stall_reported or waited <= bound or self.marks is None:
+            return []
+        self._stall_reported = True
+        clock, page_id, _, _ = self.held[0]
+        sites = self.marks.holding_back()
+        inputs = sorted({source for site in sites for source in self._held_back_by.get(site, [])})
+        released = "nothing yet" if self.released is None else f"clock {clock_text(self.released[0])}"
+        cause = (f"the watermark: {len(self.held)} probes held, released up to {released}; site partitions "
+                 f"{_listed(sites)} hold it back" + (f" (waiting for input partitions {_listed(inputs)})" if inputs else ""))
+        return [Wait("bands", self.partition, page_id, clock, waited, cause)]
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state; buckets keep their order (it breaks ties) and the expiry heap its layout."""
@@ -155,24 +185,26 @@ class Shard:
 
     def _probe(self, record: dict[str, Any], out: Outbox) -> None:
         page_id, query = record["id"], bool(record["q"])
+        if not query:  # first, as in batch: a redelivery after its page left the window is a new page
+            self._advance(clock_of_record(record["c"]))
         known = None if query else self.entries.get(page_id)
-        insert = not query
+        # a probe with neither keys nor content hash here holds nothing: it only replaces an old version
+        insert = not query and (bool(record["keys"]) or record["ch"] is not None)
         if known is not None:
             if known.body_hash == record["bh"]:
                 insert = False  # a redelivery: answer again, change nothing
             else:
                 self._remove(page_id)  # a new version replaces the old one
-        if insert:
-            self._advance(clock_of_record(record["c"]))
-        signature = _signature(record["sig"])
+        signature = None if record["sig"] is None else _signature(record["sig"])
         exact = self._exact(record["ch"], page_id)
         candidates = self._candidates(record["keys"], signature, page_id)
         out.send(Stage.HOMES, record["home"], {
-            "k": "res", "id": page_id, "q": query, "b": self.partition, "bh": record["bh"], "wc": self.clock_ms,
-            "ex": exact, "cands": candidates,
+            "k": "res", "id": page_id, "q": query, "b": self.partition, "c": record["c"], "bh": record["bh"],
+            "wc": self.clock_ms, "ex": exact, "cands": candidates,
         })
         self._ask_homes(record, exact, candidates, out)
         if insert:
+            assert signature is not None
             self._insert(page_id, record, signature)
 
     def _ask_homes(self, record: dict[str, Any], exact: list[Any] | None, candidates: list[list[Any]],
@@ -207,7 +239,7 @@ class Shard:
         entry = self.entries[match]
         return [match, entry.home, entry.event_time]
 
-    def _candidates(self, keys: list[list[int]], signature: np.ndarray, page_id: str) -> list[list[Any]]:
+    def _candidates(self, keys: list[list[int]], signature: np.ndarray | None, page_id: str) -> list[list[Any]]:
         seen: dict[str, tuple[int, int]] = {}
         for band, key in keys:
             for position, candidate in enumerate(self.buckets.get(key, ())):
@@ -271,3 +303,7 @@ class Shard:
             entry = self.entries.get(page_id)
             if entry is not None and entry.event_time == stamp:
                 self._remove(page_id)
+
+
+def _listed(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers)) or "none"

@@ -41,7 +41,7 @@ class Signer:
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
         # with ``inputs`` (input partitions), watermarks: see stream_lsh.pipeline.order
         self.marks = InputMarks(inputs, lateness_ms) if inputs is not None else None
-        self.sent: list[Any] | None = None  # the last mark forwarded
+        self.sent: list[Any] | None = None  # the last release point forwarded, and who held it back
 
     def snapshot(self) -> dict[str, Any]:
         """The learner's state (and watermarks): everything this partition remembers between pages."""
@@ -89,13 +89,11 @@ class Signer:
         it back (``by``: for reports of pages that wait)."""
         assert self.marks is not None
         point = self.marks.release_point()
-        if point is None:
-            return
-        wire = encode_mark(point)
-        if wire == self.sent:
-            return
-        self.sent = wire
         by = self.marks.holding_back()
+        wire = encode_mark(point)
+        if [wire, by] == self.sent:
+            return
+        self.sent = [wire, by]
         for partition in range(self.layout.bands):
             out.send(Stage.BANDS, partition, {"k": "wm", "src": self.partition, "w": wire, "by": by})
 
@@ -120,23 +118,28 @@ class Signer:
                                         "di": record["di"], "bh": page.body_hash}
         if not query:
             registration["raw"] = record["raw"]
-        if page.signature is None or page.band_keys is None:
-            registration.update(targets=[], nc=True)
-            out.send(Stage.HOMES, home, registration, first=True)
-            return
-        by_partition: dict[int, list[list[int]]] = {}
-        for band, key in enumerate(page.band_keys.tolist()):
-            by_partition.setdefault(layout.band(key), []).append([band, key])
-        exact_partition = layout.band(page.content_hash)
-        by_partition.setdefault(exact_partition, [])
-        registration.update(targets=sorted(by_partition), nc=False)
+        # Every band partition answers every delivery: those that hold none of its band keys get a
+        # probe without keys, which applies a new version's replacement of the old one in clock
+        # order there too, and makes the page's home hear from every band partition before it
+        # decides (so that it has every question about an older version first; see Gather).
+        by_partition: dict[int, list[list[int]]] = {partition: [] for partition in range(layout.bands)}
+        signed = page.signature is not None and page.band_keys is not None
+        exact_partition = None
+        signature = None
+        if signed:
+            assert page.signature is not None and page.band_keys is not None
+            for band, key in enumerate(page.band_keys.tolist()):
+                by_partition[layout.band(key)].append([band, key])
+            exact_partition = layout.band(page.content_hash)
+            # one base64 string, not 128 JSON numbers: the probe goes to every band partition, and
+            # encoding and decoding number lists was a sixth of a worker's time under steady load
+            signature = base64.b64encode(page.signature.astype("<u4").tobytes()).decode("ascii")
+        registration.update(targets=sorted(by_partition), nc=not signed)
         out.send(Stage.HOMES, home, registration, first=True)
-        # one base64 string, not 128 JSON numbers: the probe goes to every band partition, and
-        # encoding and decoding number lists was a sixth of a worker's time under steady load
-        signature = base64.b64encode(page.signature.astype("<u4").tobytes()).decode("ascii")
         for partition, keys in by_partition.items():
             out.send(Stage.BANDS, partition, {
                 "k": "probe", "id": page_id, "q": query, "home": home, "c": record["c"], "ts": record["ts"],
                 "bh": page.body_hash,
-                "sig": signature, "keys": keys, "ch": page.content_hash if partition == exact_partition else None,
+                "sig": signature if keys or partition == exact_partition else None, "keys": keys,
+                "ch": page.content_hash if partition == exact_partition else None,
             })

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 EXIT_FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
 EXIT_STATE_MISMATCH = 78  # EX_CONFIG: stored state was built with other parameters
+MAX_WAIT_REPORTS = 10  # log lines per check of the pending guard; the rest are counted
 
 
 def faust_broker_url(bootstrap: str) -> str:
@@ -125,6 +126,7 @@ class StreamApp:
         self._declare_agents()
         if ordered:
             self.app.timer(settings.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
+        self.app.timer(min(1.0, settings.pending_alert_s / 2), name="pending-guard")(self._report_stuck_waits)
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
@@ -171,6 +173,18 @@ class StreamApp:
             earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
             start = self._starts[tp] = max(committed or 0, earliest or 0)
         return start
+
+    async def _report_stuck_waits(self) -> None:
+        """The guard of docs/architecture.md ("Liveness"): every page whose decision has waited
+        longer than ``STREAM_LSH_PENDING_ALERT_S`` on something that has not moved for as long is
+        logged once, with what it waits for."""
+        waits = [wait for store in self.stores.values() for stage in store.loaded() if hasattr(stage, "stalled")
+                 for wait in stage.stalled(self.settings.pending_alert_s)]
+        for wait in waits[:MAX_WAIT_REPORTS]:
+            log.warning("%s", wait.describe())
+        if len(waits) > MAX_WAIT_REPORTS:
+            log.warning("... and %d more pages undecided for over %g s", len(waits) - MAX_WAIT_REPORTS,
+                        self.settings.pending_alert_s)
 
     def _caught_up(self, messages: list[Message]) -> set[int]:
         """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.

@@ -81,7 +81,7 @@ class FileFeeder:
         """Send one line of the file (lines in file order); the future resolves once it is stored."""
         self.lines += 1
         page_id, delete, site = _identity(line)
-        stamp = self.clock.stamp(line.date, line.number)
+        stamp = self.clock.stamp(line.date, line.number, line.site)
         sent = await self.producer.send(self.topic, line.raw, key=page_id.encode("utf-8") if page_id else None,
                                         partition=_partition_of(site, self.partitions), timestamp_ms=stamp)
 

@@ -160,6 +160,10 @@ class StageStore:
             if not rows.done():
                 rows.cancel()
 
+    def loaded(self) -> list[Replayable]:
+        """The state machines of the partitions this worker holds in memory now."""
+        return [stage for stage, _ in self.held.values()]
+
     def forget(self) -> None:
         """Drop every in-memory state machine (partitions were revoked; RocksDB keeps the rows)."""
         self.held.clear()

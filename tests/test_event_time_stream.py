@@ -1,0 +1,48 @@
+"""Event time as real feeds send it, through a real broker process and real worker processes.
+
+The in-process proofs are in tests/test_pipeline.py (every interleaving); these runs check that the
+worker wires them as they were proven, and that nothing waits without being reported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from aiokafka import AIOKafkaProducer
+
+from stream_helpers import stream_settings
+from stream_lsh.core.clock import FileClock
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.client import FileFeeder
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, topic_specs
+
+NOW_MS = 1_795_514_400_000  # 2026-11-24T10:00:00Z
+
+
+async def test_a_worker_reports_a_page_whose_wait_nothing_ends(broker, tmp_path, make_prose):
+    """Three of four input partitions never speak, and the idle timer (ten minutes here) does not
+    declare them: the page waits for a watermark nothing moves, and the worker says so."""
+    settings = stream_settings(broker, tmp_path, idle_ms=600_000, pending_alert_s=2.0)
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    pool = Workers(settings, settings.broker, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.broker)
+    await producer.start()
+    try:
+        feeder = await FileFeeder.start(producer, names.input, clock=FileClock(max_future=86400, now_ms=NOW_MS))
+        fed = await feeder.send_record({"id": "stuck", "text": make_prose(5, 200), "published_at": "2026-11-24T10:00:00Z"})
+        silent = sorted(set(range(settings.input_partitions)) - {fed.partition})
+        log, deadline, lines = pool.logs[0], time.monotonic() + 60, []
+        while time.monotonic() < deadline and not lines:
+            pool.check()
+            await asyncio.sleep(0.5)
+            lines = [line for line in log.read_text(errors="replace").splitlines() if "page 'stuck'" in line]
+        assert lines, "no report of the stuck page within 60 s"
+        bands = [line for line in lines if "bands partition" in line]
+        assert bands and f"waiting for input partitions {', '.join(map(str, silent))}" in bands[0], lines
+        assert "undecided for" in bands[0] and "(clock 2026-11-24T10:00:00.001+00:00)" in bands[0]
+    finally:
+        await producer.stop()
+        pool.stop()
