@@ -59,12 +59,15 @@ def batch(pages: list[dict]) -> list[dict]:
     return [engine.process(page_from_dict(p)).to_dict() for p in pages]
 
 
-def run_stream(order: list[dict], rng: random.Random, steps: int, layout: Layout, pipe_kwargs: dict,
-               stats: dict, max_batch: int = 256, idle_after: int = 0) -> list[dict]:
-    """Feed ``order`` in ingest batches of 1..256 (input partition of each page kept), a random
-    number of scheduler steps in between; an input partition is declared idle once its last page
-    is in. ``stats``: delay of each decision in pages fed meanwhile, most probes held, messages."""
+def run_stream(pages: list[dict], order: list[dict], rng: random.Random, steps: int, layout: Layout,
+               pipe_kwargs: dict, stats: dict, max_batch: int = 256, idle_after: int = 0) -> list[dict]:
+    """Feed ``order`` (``pages`` as a consumer meets them; each record stamped with the clock a
+    producer gives the file of ``pages``) in ingest batches of 1..256 (input partition of each page
+    kept), a random number of scheduler steps in between; an input partition is declared idle
+    once its last page is in. ``stats``: delay of each decision in pages fed meanwhile, most probes
+    held, messages."""
     pipe = LocalPipeline(Deduplicator(), layout, rng=rng, **pipe_kwargs)
+    stamps = dict(zip((p["id"] for p in pages), pipe.stamp(orjson.dumps(p) for p in pages)))
     lines = [orjson.dumps(p) for p in order]
     parts = [partition_of(p) for p in order]
     remaining = Counter(parts)
@@ -108,7 +111,7 @@ def run_stream(order: list[dict], rng: random.Random, steps: int, layout: Layout
         n = rng.randint(1, max_batch)
         for p in order[i:i + n]:
             fed_at[p["id"]] = clock[0]
-        pipe.feed(lines[i:i + n], partition=parts[i:i + n])
+        pipe.feed(lines[i:i + n], partition=parts[i:i + n], timestamps=[stamps[p["id"]] for p in order[i:i + n]])
         fed[0] = min(i + n, len(lines))
         for part in parts[i:i + n]:
             remaining[part] -= 1
@@ -164,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         rng = random.Random(seed)
         order = arrival(pages, args.mode, rng)
         stats: dict = {}
-        got = run_stream(order, rng, args.steps, layout, pipe_kwargs, stats, args.max_batch, args.idle_after)
+        got = run_stream(pages, order, rng, args.steps, layout, pipe_kwargs, stats, args.max_batch, args.idle_after)
         counts = Counter(d["id"] for d in got)
         assert len(counts) == len(pages) and max(counts.values()) == 1, "not one decision per page"
         f1 = pair_scores(truth, labels(got)).f1

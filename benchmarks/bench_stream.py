@@ -49,6 +49,8 @@ from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.broker import EmbeddedBroker
+from stream_lsh.core.clock import FileClock
+from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, TopicSpec, topic_specs
@@ -232,8 +234,9 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
     bootstrap = broker.bootstrap
     reader = await Arrivals(bootstrap, sink).start()
     pool = None
+    clock = FileClock(max_future=DedupConfig().max_future)  # one file, fed in pieces
     try:
-        await feed_lines(bootstrap, source, [line for _, line in corpus[:preload]])
+        await feed_lines(bootstrap, source, [line for _, line in corpus[:preload]], clock=clock)
         spawned = time.perf_counter()
         pool = start()
         keys = [key for key, _ in corpus[:preload]]
@@ -252,7 +255,7 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
         for index, (label, offered) in enumerate(loads):
             low = preload + index * args.latency_pages
             chunk = corpus[low:low + args.latency_pages]
-            load = await at_load(label, offered, chunk, reader, pool, cpu, bootstrap, source)
+            load = await at_load(label, offered, chunk, reader, pool, cpu, bootstrap, source, clock)
             if traffic is not None:
                 load.per_page = await traffic.per_page(len(chunk))
             result.loads.append(load)
@@ -266,7 +269,7 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
 
 
 async def at_load(label: str, offered: float, chunk: list[tuple[bytes, bytes]], reader: Arrivals, pool,
-                  cpu: Cpu, bootstrap: str, source: str) -> Load:
+                  cpu: Cpu, bootstrap: str, source: str, clock: FileClock) -> Load:
     sent: dict[bytes, float] = {}
 
     def stamped():
@@ -275,7 +278,7 @@ async def at_load(label: str, offered: float, chunk: list[tuple[bytes, bytes]], 
             sent[key] = time.perf_counter()  # feed_lines takes the next line once this one is sent
 
     cpu.cores()
-    await feed_lines(bootstrap, source, stamped(), rate=offered)
+    await feed_lines(bootstrap, source, stamped(), rate=offered, clock=clock)
     used = cpu.cores()  # over the feed only; the drain after the last send is left out
     await reader.wait(list(sent), pool.check)
     latencies = np.array([reader.times[key][0] - t for key, t in sent.items() if key in reader.times]) * 1000

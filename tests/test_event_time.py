@@ -191,3 +191,61 @@ def test_with_boilerplate_learning_too_when_each_site_comes_through_one_partitio
     site's pages. Prose shared between sites (networks of outlets) is the documented exception."""
     config = DedupConfig(ttl=WINDOW_HOURS * 3600)
     assert_same(stream_decisions(feed, config, by_site=True), batch_decisions(feed, config))
+
+
+FAKE_CLOCK = """
+import datetime, os, time
+_shift = float(os.environ["FAKE_NOW"]) - time.time()
+_time = time.time
+time.time = lambda: _time() + _shift
+time.time_ns = lambda: int((_time() + _shift) * 1e9)
+
+
+class _Shifted(datetime.datetime):
+    @classmethod
+    def now(cls, tz=None):
+        return datetime.datetime.fromtimestamp(time.time(), tz)
+
+    @classmethod
+    def utcnow(cls):
+        return datetime.datetime.utcfromtimestamp(time.time())
+
+
+datetime.datetime = _Shifted
+"""
+
+
+def test_batch_gives_the_same_decisions_whatever_day_it_runs(tmp_path):
+    """The issue's file: dated 2026-11-01 to 2026-11-28, run on 2026-11-24 and a year later, each
+    run a process whose wall clock says so from its first line (a sitecustomize shifts time.time
+    and datetime.now before anything is imported). The old engine ignored dates over a day ahead
+    of the wall clock, so on 2026-11-24 it took the last days' pages for undated and clustered
+    them otherwise; now nothing reads the wall clock."""
+    import os
+    import subprocess
+    import sys
+
+    from stream_lsh.synthetic import generate_corpus
+
+    pages = generate_corpus(300, seed=4).pages
+    for i, page in enumerate(pages):
+        moment = START + timedelta(days=27) * i / len(pages)
+        page.pop("date_publish", None)
+        page["published_at"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert sum(page["published_at"] > "2026-11-25T10:00:00Z" for page in pages) > 20  # a day past the first "today"
+    source = tmp_path / "november.jsonl"
+    source.write_bytes(b"".join(orjson.dumps(page) + b"\n" for page in pages))
+    (tmp_path / "clock").mkdir()
+    (tmp_path / "clock" / "sitecustomize.py").write_text(FAKE_CLOCK)
+    runs = []
+    for today in (datetime(2026, 11, 24, 10, tzinfo=timezone.utc), datetime(2027, 11, 24, 10, tzinfo=timezone.utc)):
+        out = tmp_path / f"decisions-{today.year}.jsonl"
+        env = {**os.environ, "FAKE_NOW": str(today.timestamp()),
+               "PYTHONPATH": os.pathsep.join([str(tmp_path / "clock"), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        done = subprocess.run([sys.executable, "-c", "import datetime; print(datetime.datetime.now().year)"], env=env,
+                              capture_output=True, text=True, check=True)
+        assert done.stdout.strip() == str(today.year)  # the process believes it
+        subprocess.run([sys.executable, "-m", "stream_lsh", "dedup", str(source), "-o", str(out)], env=env, check=True,
+                       capture_output=True)
+        runs.append(out.read_bytes())
+    assert runs[0] == runs[1]

@@ -9,13 +9,19 @@ from __future__ import annotations
 import asyncio
 import time
 
+import orjson
+import pytest
 from aiokafka import AIOKafkaProducer
 
 from stream_helpers import stream_settings
+from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.clock import FileClock
+from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.evaluation import pair_scores
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import FileFeeder
-from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.runner import Workers, run_stream
+from stream_lsh.synthetic import generate_corpus
 from stream_lsh.stream.topics import TopicNames, topic_specs
 
 NOW_MS = 1_795_514_400_000  # 2026-11-24T10:00:00Z
@@ -46,3 +52,28 @@ async def test_a_worker_reports_a_page_whose_wait_nothing_ends(broker, tmp_path,
     finally:
         await producer.stop()
         pool.stop()
+
+
+@pytest.mark.parametrize("learning", [False, True])
+async def test_a_messy_feed_through_the_broker_gets_one_decision_per_page_and_the_batch_clusters(
+        broker, tmp_path, learning):
+    """generate --messy-dates, fed at once by run --feed (every input partition at once, records
+    stamped with the file's clock): every page decided once, as batch decides it; without the
+    learner record for record, with it the batch clusters (its flags shared between site
+    partitions arrive at times batch cannot see, README "The stream")."""
+    pages = generate_corpus(400, seed=21, messy_dates=True).pages
+    lines = [orjson.dumps(page) for page in pages]
+    settings = stream_settings(broker, tmp_path, boilerplate=learning)
+    progress = await run_stream(settings, workers=1, feed=lines, until_idle=True, timeout=150)
+    engine = Deduplicator(settings.dedup_config())
+    summary_out = DecisionRecords()
+    run_batch(lines, engine, out=summary_out, rejects=RejectSink(lambda: open(tmp_path / "rejects", "wb")))
+    batch = {record["id"]: record for record in summary_out.records}
+    assert max(progress.decided.values()) == 1 and progress.decisions.keys() == batch.keys()
+    assert {d["date_ignored"] for d in batch.values() if "date_ignored" in d} >= {"unreadable", "before_1990", "future"}
+    if not learning:
+        assert progress.decisions == batch
+    else:
+        truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch.values()}
+        got = {d["id"]: d["cluster_id"] or d["id"] for d in progress.decisions.values()}
+        assert pair_scores(truth, got).f1 >= 0.99
