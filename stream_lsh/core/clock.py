@@ -87,7 +87,8 @@ class FileClock:
     date seen so far, plus one millisecond per line (lines keep their order, also in the stream).
     A date more than ``max_future`` seconds after the clock is a *jump*: the clock moves past it
     only when most of the last eight dated lines, from more than one site, are past it too, and
-    then to the median of those (and on to this line's date, if that is within ``max_future``).
+    then to the median of those, each site's dates counted as one vote (and on to this line's date,
+    if that is within ``max_future``).
     One page dated 2099, or one site that dates every page 2099,
     never moves it; a gap in the file (a quiet weekend) moves it within a few pages. Before the
     file has shown that many dates it has no clock (None).
@@ -137,9 +138,12 @@ class FileClock:
             self.ms = max(self.ms, date_ms)
             return
         ahead = [(d, s) for d, s in self.recent if self.ms is None or d > self.ms + self.max_future_ms]
-        if 2 * len(ahead) > self.RECENT and len({s for _, s in ahead}) >= (2 if self.several_sites else 1):
-            median = sorted(d for d, _ in ahead)[(len(ahead) - 1) // 2]
-            self.ms = median if self.ms is None else max(self.ms, median)
+        by_site: dict[str, list[int]] = {}
+        for d, s in ahead:
+            by_site.setdefault(s, []).append(d)
+        if 2 * len(ahead) > self.RECENT and len(by_site) >= (2 if self.several_sites else 1):
+            target = _lower_median([_lower_median(dates) for dates in by_site.values()])  # a site, one vote
+            self.ms = target if self.ms is None else max(self.ms, target)
             if date_ms <= self.ms + self.max_future_ms:
                 self.ms = max(self.ms, date_ms)
 
@@ -157,3 +161,7 @@ class FileClock:
         self.ms = saved
         self.recent = deque((tuple(item) for item in state["recent"]), maxlen=self.RECENT)  # type: ignore[misc]
         self.first_site, self.several_sites = state["first_site"], state["several_sites"]
+
+
+def _lower_median(values: list[int]) -> int:
+    return sorted(values)[(len(values) - 1) // 2]

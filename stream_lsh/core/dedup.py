@@ -172,6 +172,9 @@ class PreparedPage:
     band_keys: np.ndarray | None = None
 
 
+OWN_CLOCK = object()  # "read by the engine's own file clock", where None means "no clock yet"
+
+
 class Deduplicator:
     """Sequential near-duplicate detection over a stream of pages (see the module doc).
 
@@ -268,9 +271,10 @@ class Deduplicator:
                 p.signature, p.band_keys = signatures[i], keys[i]
 
     # -- decisions --------------------------------------------------------------------------
-    def process(self, page: Page, clock_ms: int | None = None) -> Decision:
-        """Decide on one page and add it to the index (see the module doc)."""
-        return self.process_batch([page], None if clock_ms is None else [clock_ms])[0]
+    def process(self, page: Page, clock_ms: int | None | object = OWN_CLOCK) -> Decision:
+        """Decide on one page and add it to the index (see the module doc). ``clock_ms``: when it was
+        read (None: before a file's clock started); by default the engine's own file clock reads it."""
+        return self.process_batch([page], None if clock_ms is OWN_CLOCK else [clock_ms])[0]  # type: ignore[list-item]
 
     def process_batch(self, pages: Sequence[Page], clocks: Sequence[int | None] | None = None) -> list[Decision]:
         """Decide on pages in order, as :meth:`process` would one by one.

@@ -15,8 +15,8 @@ import orjson
 from .dates import DateReading
 from .page import Page, PageError, page_from_dict
 
-__all__ = ["DEFAULT_MAX_PAGE_BYTES", "Delete", "InputLine", "Rejected", "date_of", "parse_line", "parse_query", "parse_record", "read_lines",
-           "record_id"]
+__all__ = ["DEFAULT_MAX_PAGE_BYTES", "Delete", "InputLine", "Rejected", "parse_line", "parse_query", "parse_record",
+           "read_lines", "record_id"]
 
 DEFAULT_MAX_PAGE_BYTES = 10_000_000  # larger records are rejected unless configured otherwise
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some tools put at the start of a file
@@ -100,7 +100,7 @@ class InputLine:
     @property
     def date(self) -> DateReading:
         """The line's date, for a file's clock."""
-        return date_of(self.parsed)
+        return _date_of(self.parsed)
 
     @property
     def site(self) -> str:
@@ -108,7 +108,7 @@ class InputLine:
         return self.parsed.site if isinstance(self.parsed, Page) else ""
 
 
-def date_of(parsed: Page | Delete | Rejected) -> DateReading:
+def _date_of(parsed: Page | Delete | Rejected) -> DateReading:
     """What a record says about its date: only pages have one."""
     return parsed.date if isinstance(parsed, Page) else DateReading(None)
 

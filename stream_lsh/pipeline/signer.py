@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 from typing import Any, Sequence
 
-
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.dedup import Deduplicator, PreparedPage
