@@ -62,7 +62,8 @@ class Settings:
     verify: str = _setting("signature", str, "candidate check: signature or jaccard")
     min_shingles: int = _setting(5, int, "pages with fewer shingles are no_content")
     bucket_cap: int = _setting(64, int, "most pages kept per LSH bucket")
-    ttl_hours: float = _setting(72.0, float, "event-time window a page stays indexed; 0 = forever")
+    ttl_hours: float = _setting(72.0, float, "how long a page stays indexed after its event time, by the clock; "
+                                "0 = forever")
     boilerplate: bool = _setting(True, _bool, "learn and drop site-wide boilerplate")
     boilerplate_min_pages: int = _setting(2, int, "distinct contexts on a site that make a block boilerplate")
     drop_chrome: bool = _setting(True, _bool, "drop nav/aside/footer/form of HTML pages")
@@ -88,9 +89,9 @@ class Settings:
     batch_wait_ms: float = _setting(10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds")
     ingest_wait_ms: float = _setting(50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds")
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
-    order: str = _setting("event-time", str, "which copy of a story is first: event-time (the earliest (clock, id): the "
-                          "record timestamp, whatever the interleaving of input partitions) or arrival (the first to "
-                          "reach the index)")
+    order: str = _setting("clock", str, "which copy of a story is first: clock (the earliest (clock, id): the record "
+                          "timestamp, whatever the interleaving of input partitions; 'event-time' is the same) or "
+                          "arrival (the first to reach the index)")
     idle_ms: float = _setting(200.0, float, "clock order: an input partition quiet this long holds no page back")
     lateness_s: float = _setting(0.0, float, "clock order: how far the record timestamps of one input partition may "
                                  "go backwards, seconds")
@@ -117,8 +118,10 @@ class Settings:
                                 f"({self.replication_factor}), got {self.min_insync_replicas} ({_where('min_insync_replicas')})")
         if not self.snapshot_mb > 0:
             raise SettingsError(f"snapshot_mb must be positive, got {self.snapshot_mb} ({_where('snapshot_mb')})")
-        if self.order not in ("event-time", "arrival"):
-            raise SettingsError(f"order must be event-time or arrival, got {self.order!r} ({_where('order')})")
+        if self.order == "event-time":  # its name until clocks replaced published dates as the order
+            object.__setattr__(self, "order", "clock")
+        if self.order not in ("clock", "arrival"):
+            raise SettingsError(f"order must be clock or arrival, got {self.order!r} ({_where('order')})")
         if not self.idle_ms > 0:
             raise SettingsError(f"idle_ms must be positive, got {self.idle_ms} ({_where('idle_ms')})")
         if not self.pending_alert_s > 0:

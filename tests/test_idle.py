@@ -1,4 +1,4 @@
-"""QuietInputs: when a worker declares its input partitions idle (event-time order)."""
+"""QuietInputs: when a worker declares its input partitions idle (clock order)."""
 
 from __future__ import annotations
 

@@ -52,6 +52,7 @@ log = logging.getLogger(__name__)
 EXIT_FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
 EXIT_STATE_MISMATCH = 78  # EX_CONFIG: stored state was built with other parameters
 MAX_WAIT_REPORTS = 10  # log lines per check of the pending guard; the rest are counted
+MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: what is left are commit markers
 
 
 def faust_broker_url(bootstrap: str) -> str:
@@ -70,13 +71,13 @@ def state_guard(engine: Deduplicator, settings: Settings) -> dict[str, Any]:
              "banding": [banding.bands, banding.rows],
              "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
     if stage_inputs(settings) is not None:  # the stages count watermarks per input partition
-        guard["order"] = ["event-time", stage_inputs(settings)]
+        guard["order"] = ["clock", stage_inputs(settings)]
     return guard
 
 
 def stage_inputs(settings: Settings) -> int | None:
-    """What the stages count watermarks over: the input partitions under event-time order."""
-    return settings.input_partitions if settings.order == "event-time" else None
+    """What the stages count watermarks over: the input partitions under clock order."""
+    return settings.input_partitions if settings.order == "clock" else None
 
 
 def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
@@ -111,7 +112,7 @@ class StreamApp:
         self.names = TopicNames.from_settings(settings)
         self.layout = layout_of(settings)
         self.engine = Deduplicator(settings.dedup_config())
-        ordered = settings.order == "event-time"  # watermarks: see stream_lsh.pipeline.order
+        ordered = settings.order == "clock"  # watermarks: see stream_lsh.pipeline.order
         self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
                              lateness=settings.lateness_s)
         self._make = stage_factories(self.engine, self.layout, stage_inputs(settings), int(settings.lateness_s * 1000))
@@ -151,7 +152,10 @@ class StreamApp:
         fetched yet: no. Nothing taken since the assignment: the offset reading started from.
 
         Not the consumer's position: records fetched but still queued for the agent are past it
-        (seen: a partition declared idle with 93 records on their way, all of them then late)."""
+        (seen: a partition declared idle with 93 records on their way, all of them then late). But
+        a transactional producer's commit markers count in the high watermark and are never
+        delivered: a partition whose records have all been fetched, and that has been quiet for
+        ten idle times, has nothing left but those."""
         tp = TP(self.names.input, partition)
         try:
             highwater = self.app.consumer.highwater(tp)
@@ -160,9 +164,12 @@ class StreamApp:
             taken = self.quiet.taken(partition)
             if taken is None:
                 taken = await self._start_offset(tp)
+            if taken >= highwater:
+                return True
+            long_quiet = self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle
+            return long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater
         except Exception:  # noqa: BLE001 - revoked meanwhile, or no offsets yet: not known to be idle
             return False
-        return taken >= highwater
 
     async def _start_offset(self, tp: TP) -> int:
         """Where reading an input partition started at the last assignment: its committed offset

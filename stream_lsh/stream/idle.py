@@ -50,6 +50,10 @@ class QuietInputs:
             self.last[partition] = now  # newly assigned: quiet from now on
         return sorted(p for p in assigned - self.declared if now - self.last[p] >= self.idle)
 
+    def quiet_for(self, partition: int) -> float:
+        """Seconds since the partition was last heard from (or assigned)."""
+        return self.clock() - self.last.get(partition, self.clock())
+
     def taken(self, partition: int) -> int | None:
         """The offset after the last record taken from the partition (None: none since it was assigned)."""
         return self.next_offsets.get(partition)
