@@ -22,12 +22,13 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from conftest import prose
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
-from stream_lsh.core.page import page_from_dict
+from stream_lsh.core.record import Delete, InputLine, parse_record, read_lines
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
 
 START = datetime(2026, 11, 1, tzinfo=timezone.utc)
 WINDOW_HOURS = 6.0  # short, so that pages leave the window within an example
+MAX_BYTES = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -64,9 +65,13 @@ def feeds(draw: st.DrawFn, *, outlets: bool = False) -> Feed:
     carried: set[tuple[str, int]] = set()
     received = START
     lines: list[bytes] = []
+    ids: list[str] = []
     for number in range(draw(st.integers(1, 45))):
         if lines and draw(st.integers(0, 19)) == 0:  # a redelivery of an earlier line
             lines.append(draw(st.sampled_from(lines)))
+            continue
+        if ids and draw(st.integers(0, 24)) == 0:  # a retraction of an earlier page
+            lines.append(orjson.dumps({"id": draw(st.sampled_from(ids)), "op": "delete"}))
             continue
         received += timedelta(minutes=draw(st.integers(0, 150)))
         kind = draw(st.sampled_from(["dated", "dated", "dated", "same", "missing", "unreadable", "2099", "1970",
@@ -77,7 +82,9 @@ def feeds(draw: st.DrawFn, *, outlets: bool = False) -> Feed:
             "hours-ahead": received + timedelta(hours=draw(st.integers(1, 6))),
             "days-late": received - timedelta(days=draw(st.integers(1, 4))),
         }.get(kind)
-        record: dict[str, object] = {"id": f"p{number}", "source": draw(st.sampled_from(sites))}
+        page_id = draw(st.sampled_from(ids)) if ids and draw(st.integers(0, 14)) == 0 else f"p{number}"  # a new version
+        ids.append(page_id)
+        record: dict[str, object] = {"id": page_id, "source": draw(st.sampled_from(sites))}
         if published is not None:
             record["published_at"] = written(published, draw(st.sampled_from(
                 ["iso", "offset", "rfc2822", "epoch", "epoch_ms", "date"] if kind != "same" else ["date"])))
@@ -105,9 +112,13 @@ def feeds(draw: st.DrawFn, *, outlets: bool = False) -> Feed:
 def batch_decisions(feed: Feed, config: DedupConfig) -> dict[str, list[dict]]:
     engine = Deduplicator(config)
     out = defaultdict(list)
-    for line in feed.lines:  # the engine reads them as lines of one file: its own clock
-        decision = engine.process(page_from_dict(orjson.loads(line))).to_dict()
-        out[decision["id"]].append(decision)
+    for line in read_lines(feed.lines, MAX_BYTES):  # as `dedup` reads a file
+        clock = engine.file_clock.tick(line.date, line.site)
+        if isinstance(line.parsed, Delete):
+            engine.remove(line.parsed.id)
+        else:
+            decision = engine.process(line.parsed, clock).to_dict()
+            out[decision["id"]].append(decision)
     return out
 
 
@@ -122,7 +133,7 @@ def stream_decisions(feed: Feed, config: DedupConfig, *, by_site: bool) -> dict[
     spread = Layout(sites=feed.inputs)
     queues: dict[int, list[tuple[bytes, int]]] = defaultdict(list)
     for line, stamp in zip(feed.lines, stamps):
-        site = page_from_dict(orjson.loads(line)).site
+        site = InputLine(0, line, parse_record(line, MAX_BYTES)).site
         partition = spread.site(site) if by_site else rng.randrange(feed.inputs)  # by_site: as produce sends them
         queues[partition].append((line, stamp))
     for partition in range(feed.inputs):

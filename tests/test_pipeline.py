@@ -17,6 +17,7 @@ from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
+from stream_lsh.pipeline.gather import Gather
 from stream_lsh.pipeline.ingest import Ingest, Message
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
@@ -335,3 +336,86 @@ def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
     marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
     assert len(marks) == 2 and all(r["idle"] for r in marks)
+
+
+# -- deliveries of one page (found by review; each failed before its fix) ------------------------
+
+def test_two_versions_with_one_record_timestamp_each_get_their_decision():
+    """A producer's batch on a broker that stamps log-append time gives several records one
+    timestamp: two versions of a page with one clock are still two deliveries."""
+    for inputs in (None, 1):
+        pipe = LocalPipeline(Deduplicator(DedupConfig(boilerplate=False)), Layout(1, 2, 1), inputs=inputs)
+        t = at("2026-03-01T12:00:00Z")
+        pipe.feed([page("a", STORY), page("a", OTHER)], timestamps=[t, t])
+        pipe.finish()
+        pipe.run()
+        assert [(d["id"], d["status"]) for _, d in pipe.outputs.decisions] == [("a", "unique"), ("a", "unique")]
+        assert not any(home.flight for home in pipe.stages["homes"])
+
+
+def test_a_query_with_no_content_is_answered_no_content_as_in_batch():
+    engine = Deduplicator(DedupConfig(boilerplate=False))
+    query = orjson.dumps({"id": "q1", "text": "Too short."})
+    expected = engine.probe(page_from_dict(orjson.loads(query))).to_dict()
+    pipe = LocalPipeline(Deduplicator(DedupConfig(boilerplate=False)), Layout(1, 2, 1), inputs=1)
+    pipe.feed([page("a", STORY)], caught_up={0})
+    pipe.run()
+    pipe.feed([query], topic="queries")
+    pipe.run()
+    answer = dict(pipe.outputs.answers)["q1"]
+    assert expected["status"] == answer["status"] == "no_content"
+
+
+def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
+    """y's new version rejoins cluster x with a later time: y's first expiry must not take it out."""
+    pipe = LocalPipeline(Deduplicator(DedupConfig(boilerplate=False, ttl=6 * 3600)), Layout(1, 1, 1), inputs=1)
+    when = "2026-03-01T%02d:00:00Z"
+    for page_id, text, hour in (("x", STORY, 0), ("y", STORY + " Update one.", 1), ("y", STORY + " Update two.", 4),
+                                ("z", OTHER, 8)):
+        pipe.feed([page(page_id, text, when % hour)], timestamps=[at(when % hour)], caught_up={0})
+        pipe.run()
+    home = pipe.stages["homes"][0]
+    assert "y" in pipe.stages["bands"][0].entries  # the new version is still in the window (4:00 + 6 h)
+    assert "y" in home.clusters["x"].live and pipe.outputs.clusters[-1][1] is not None
+
+
+
+def _tell_for(home: Gather, asker: str, clock: int) -> dict:
+    """What ``home`` answers a band partition that met page "p" while probing ``asker`` at ``clock``
+    (the asker lives at home 1, so the answer is a message to it)."""
+    out = home.handle([{"k": "ask", "id": "p", "from": asker, "home": 1, "q": False, "c": clock, "fbh": 0,
+                        "sim": 1.0, "b": 0, "wc": None}])
+    [tell] = out.internal["homes"][1]
+    return tell
+
+
+def _decide(home: Gather, page_id: str, clock: int, body_hash: int, copy_of: str | None = None) -> None:
+    """A delivery registered, answered by its one band partition (``copy_of`` its candidate, asked
+    about as that band partition would), and decided."""
+    candidates = [] if copy_of is None else [[copy_of, 1.0, 0, 0, 0, None]]
+    home.handle([{"k": "reg", "id": page_id, "q": False, "c": clock, "ts": clock / 1000, "di": None, "bh": body_hash,
+                  "raw": None, "targets": [0], "nc": False},
+                 *([{"k": "ask", "id": copy_of, "from": page_id, "home": 0, "q": False, "c": clock, "fbh": body_hash,
+                     "sim": 1.0, "b": 0, "wc": None}] if copy_of else []),
+                 {"k": "res", "b": 0, "wc": None, "id": page_id, "c": clock, "bh": body_hash, "q": False,
+                  "cands": candidates, "ex": None}])
+    assert home.done[page_id].clock == clock
+
+
+def test_a_question_that_comes_after_a_new_version_or_a_retraction_is_about_the_page_as_the_asker_met_it():
+    """Band partitions ask as they apply probes, in clock order, but their questions reach a home
+    in any order: one about p, asked for a page read before p's new version or retraction, may come
+    after it. Batch met p as it stood then; so must the answer."""
+    home = Gather(0, Layout(bands=1, homes=2), threshold=0.5, ttl=None)
+    base = at("2026-03-01T12:00:00Z")
+    _decide(home, "x", base + 1, body_hash=9)
+    _decide(home, "p", base + 5, body_hash=1, copy_of="x")  # p joins cluster x
+    _decide(home, "p", base + 10, body_hash=2)  # a new version of p: a story of its own
+    assert home.done["p"].decision.cluster_id == "p"
+    home.handle([{"k": "delete", "id": "p", "c": base + 20}])
+
+    assert [_tell_for(home, "a", base + 6)[key] for key in ("st", "cl")] == ["decided", "x"]
+    assert [_tell_for(home, "b", base + 11)[key] for key in ("st", "cl")] == ["decided", "p"]
+    assert _tell_for(home, "c", base + 21)["st"] == "gone"  # retracted before c was read
+    home.handle([{"k": "res", "b": 0, "wc": base + 20, "id": "nobody", "c": 0, "bh": 0, "q": False}])
+    assert not home.history, "every band partition is past the retraction: none asks about p as it was"

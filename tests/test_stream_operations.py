@@ -1,10 +1,12 @@
-"""Retraction, query-only probes and the event-time window, end to end through a real broker.
+"""Retraction, query-only probes and the window, end to end through a real broker.
 
 One worker, one story at a time, every output awaited; the in-process tests (test_pipeline.py)
 cover the same rules under every delivery order, this checks the real topics say the same.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 import orjson
 from aiokafka import AIOKafkaProducer
@@ -15,8 +17,7 @@ from stream_lsh.pipeline.journal import Journal
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.stages import stage_factories
 from stream_lsh.stream.app import stage_inputs, state_guard
-from stream_lsh.stream.client import FileFeeder
-from stream_lsh.stream.client import read_topic
+from stream_lsh.stream.client import FileFeeder, read_topic
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, layout_of
 from stream_lsh.stream.worker import prepare
@@ -69,18 +70,22 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
             assert (await ask("q1b", third))["status"] == "unique"  # never seen, and not indexed by asking:
             assert (await page("t", third, at(12, 15)))["status"] == "unique"
 
+            async def once_retracted(name: str, text: str, retracted: Callable[[dict], bool]) -> dict:
+                """A retraction waits at the band partitions for the clock like a page; a query is
+                answered at once: nothing orders the two, so it takes effect within moments."""
+                for attempt in range(50):
+                    answer = await ask(f"{name}-{attempt}", text)
+                    if retracted(answer):
+                        break
+                assert attempt < 5, f"the retraction took more than a few queries to take effect: {answer}"
+                return answer
+
             await delete("a2")
-            after = await ask("q2", "Breaking.\n" + story)
+            after = await once_retracted("q2", "Breaking.\n" + story, lambda answer: answer["duplicate_of"] != "a2")
             assert (after["status"], after["duplicate_of"]) == ("duplicate", "a")  # a2 is gone, a is not
             await delete("a")
-            # a retraction goes through the page's home to the band partitions, a query through a
-            # site partition: nothing orders the two, so it takes effect within moments, not at once
-            for attempt in range(50):
-                gone = await ask(f"q3-{attempt}", story)
-                if gone["status"] == "unique":
-                    break
+            gone = await once_retracted("q3", story, lambda answer: answer["status"] != "duplicate")
             assert (gone["status"], gone["cluster_id"]) == ("unique", None), gone
-            assert attempt < 5, "the retraction took more than a few queries to take effect"
 
             assert (await page("b", other, at(12, 20)))["status"] == "unique"
             assert (await page("late", make_prose(4, 160), at(15, 0)))["status"] == "unique"  # moves the window on

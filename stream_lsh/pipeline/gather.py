@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 
 from ..core.clock import clock_of_record
 from ..core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision
+from .candidates import LINK_BAND, Candidate, needed
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .waits import Wait, clock_text
@@ -73,8 +74,7 @@ class _Delivery:
     status: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
     awaiting: set[str] = field(default_factory=set)
     resolved: bool = False  # all bands in
-    finished: bool = False  # decided (guards against a second decision from a late answer)
-    delete_after: bool = False
+    delete_after: int | None = None  # the clock of a retraction after it: retract it once it is decided
     repeats: int = 0  # the same delivery again while in flight: each gets the decision
 
     @property
@@ -95,12 +95,13 @@ class _Done:
     decision: Decision
     targets: list[int]
     cluster_home: int | None
+    until: int | None = None  # in the history: the clock of the new version or retraction that ended it
 
 
 @dataclass
 class _Cluster:
     first: str
-    live: set[str] = field(default_factory=set)  # members still indexed
+    live: dict[str, float | None] = field(default_factory=dict)  # members still indexed -> their event time
     members: deque = field(default_factory=lambda: deque(maxlen=20))  # the newest ones, for the output
     updated_at: float | None = None
 
@@ -114,10 +115,10 @@ class Gather:
         # when waits began (not state: for reports of stuck waits, see .waits)
         self._monotonic = clock
         self._loaded_at = clock()
-        self._since: dict[tuple[bool, str, int], float] = {}  # a delivery -> registered (or loaded)
-        self._resolved_at: dict[tuple[bool, str, int], float] = {}  # ... -> all its band partitions had answered
+        self._since: dict[tuple[bool, str, int, int], float] = {}  # a delivery -> registered (or loaded)
+        self._resolved_at: dict[tuple[bool, str, int, int], float] = {}  # ... -> all its band partitions had answered
         self._band_heard: dict[int, float] = {}  # band partition -> its last answer here
-        self._reported: set[tuple[bool, str, int]] = set()
+        self._reported: set[tuple[bool, str, int, int]] = set()
         self.layout = layout
         self.threshold = threshold
         self.ttl = ttl
@@ -125,12 +126,17 @@ class Gather:
         self.flight: dict[str, list[_Delivery]] = {}  # a page's deliveries in flight, in clock order
         self.queries: dict[str, _Delivery] = {}
         self.done: dict[str, _Done] = {}  # a page's last decided delivery
+        # a page's decided deliveries since replaced or retracted, kept while a band partition may
+        # still ask about them (a question about a page as it stood before: see _ask)
+        self.history: dict[str, list[_Done]] = {}
         self.clusters: dict[str, _Cluster] = {}
-        self.waiters: dict[tuple[str, int], list[tuple[str, int, int, bool]]] = {}  # a delivery -> who waits for it
+        # a delivery (id, clock, body hash) -> who waits for it: (page, clock, body hash, home, query?)
+        self.waiters: dict[tuple[str, int, int], list[tuple[str, int, int, int, bool]]] = {}
         self.band_clocks: dict[int, int] = {}  # the clock each band partition reported last
         self.clock_ms: int | None = None  # the smallest of them, once all have reported: moves the window
         self._expiry: list[tuple[float, int, str | None, str]] = []  # (time, seq, cluster or None for a page, id)
         self._sequence = 0
+        self._ended: list[tuple[int, str]] = []  # the history by when it ended: (until, page id)
 
     # -- durable form -------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -138,11 +144,11 @@ class Gather:
         return {
             "flight": [_delivery_state(d) for deliveries in self.flight.values() for d in deliveries],
             "queries": [_delivery_state(d) for d in self.queries.values()],
-            "done": [[page_id, d.clock, d.event_time, d.body_hash, d.decision.to_dict(), d.targets, d.cluster_home]
-                     for page_id, d in self.done.items()],
-            "clusters": [[cid, c.first, sorted(c.live), list(c.members), c.updated_at]
+            "done": [[page_id, *_done_state(d)] for page_id, d in self.done.items()],
+            "history": [[page_id, *_done_state(d)] for page_id, past in self.history.items() for d in past],
+            "clusters": [[cid, c.first, sorted(c.live.items()), list(c.members), c.updated_at]
                          for cid, c in self.clusters.items()],
-            "waiters": [[page_id, clock, [list(w) for w in waiting]] for (page_id, clock), waiting in self.waiters.items()],
+            "waiters": [[list(delivery), [list(w) for w in waiting]] for delivery, waiting in self.waiters.items()],
             "band_clocks": [[band, clock] for band, clock in self.band_clocks.items()],
             "clock": self.clock_ms,
             "expiry": [list(item) for item in self._expiry],
@@ -155,16 +161,20 @@ class Gather:
         for delivery in map(_delivery_from, state["flight"]):
             self.flight.setdefault(delivery.id, []).append(delivery)
         self.queries = {d.id: d for d in map(_delivery_from, state["queries"])}
-        self.done = {page_id: _Done(clock, event_time, body_hash, _decision_from(decision), targets, cluster_home)
-                     for page_id, clock, event_time, body_hash, decision, targets, cluster_home in state["done"]}
-        self.clusters = {cid: _Cluster(first, set(live), deque(members, maxlen=self.recent_members), updated_at)
+        self.done = {page_id: _done_from(rest) for page_id, *rest in state["done"]}
+        self.history = {}
+        for page_id, *rest in state["history"]:
+            self.history.setdefault(page_id, []).append(_done_from(rest))
+        self.clusters = {cid: _Cluster(first, dict(live), deque(members, maxlen=self.recent_members), updated_at)
                          for cid, first, live, members, updated_at in state["clusters"]}
-        self.waiters = {(page_id, clock): [tuple(w) for w in waiting]  # type: ignore[misc]
-                        for page_id, clock, waiting in state["waiters"]}
+        self.waiters = {tuple(delivery): [tuple(w) for w in waiting]  # type: ignore[misc]
+                        for delivery, waiting in state["waiters"]}
         self.band_clocks = {band: clock for band, clock in state["band_clocks"]}
         self.clock_ms = state["clock"]
         self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
         self._sequence = state["sequence"]
+        self._ended = sorted((d.until, page_id) for page_id, past in self.history.items() for d in past
+                             if d.until is not None)
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
@@ -184,7 +194,7 @@ class Gather:
             elif kind == "leave":
                 self._leave(record["cl"], record["m"], out)
             elif kind == "delete":
-                self._delete(record["id"], out)
+                self._delete(record["id"], record["c"], out)
             else:
                 raise ValueError(f"a home partition got a record of kind {kind!r}")
         return out
@@ -209,10 +219,8 @@ class Gather:
         if same is not None:
             same.repeats += 1  # this very delivery again (a producer's retry, a redelivered registration)
             return
-        if len(flight) == 0 and self._replays(self.done.get(page_id), delivery):
-            del self.flight[page_id]
-            self._emit(self.done[page_id].decision, None, out)  # a redelivery: the decision its page got
-            return
+        # even a redelivery of a decided page waits for its band partitions' answers: a retraction
+        # before it reaches this home through one of them, before its answer (see _settle)
         flight.append(delivery)
         flight.sort(key=lambda d: d.clock)  # registrations may come out of order: decisions may not
         self._since[self._key(delivery)] = self._monotonic()
@@ -226,22 +234,25 @@ class Gather:
     def _result(self, record: dict[str, Any], out: Outbox) -> None:
         self._band_clock(record["b"], record["wc"], out)
         self._band_heard[record["b"]] = self._monotonic()
-        delivery = self._delivery(record["id"], record["c"], bool(record["q"]))
-        if delivery is None or delivery.body_hash != record["bh"] or record["b"] in delivery.results:
-            return  # decided already, an answer for another delivery, or a repeat
+        delivery = self._delivery(record["id"], record["c"], record["bh"], bool(record["q"]))
+        if delivery is None or record["b"] in delivery.results:
+            return  # decided already, or a repeat
         delivery.results[record["b"]] = record
         if len(delivery.results) == len(delivery.targets):
             self._resolve(delivery, out)
 
-    def _delivery(self, page_id: str, clock: int, query: bool) -> _Delivery | None:
-        """The delivery in flight that messages naming (``page_id``, ``clock``) are about."""
+    def _delivery(self, page_id: str, clock: int, body_hash: int, query: bool) -> _Delivery | None:
+        """The delivery in flight that messages naming (``page_id``, ``clock``, ``body_hash``) are
+        about (two deliveries can share a record timestamp: a producer's batch on a broker that
+        stamps log-append time)."""
         if query:
-            return self.queries.get(page_id)
-        return next((d for d in self.flight.get(page_id, ()) if d.clock == clock), None)
+            delivery = self.queries.get(page_id)
+            return delivery if delivery is not None and delivery.body_hash == body_hash else None
+        return next((d for d in self.flight.get(page_id, ()) if d.clock == clock and d.body_hash == body_hash), None)
 
     @staticmethod
-    def _key(delivery: _Delivery) -> tuple[bool, str, int]:
-        return (delivery.query, delivery.id, delivery.clock)
+    def _key(delivery: _Delivery) -> tuple[bool, str, int, int]:
+        return (delivery.query, delivery.id, delivery.clock, delivery.body_hash)
 
     def _candidates(self, delivery: _Delivery) -> list[list[Any]]:
         """Candidates from every band partition, each once, in the order batch meets them."""
@@ -268,10 +279,7 @@ class Gather:
         delivery.resolved = True
         self._resolved_at[self._key(delivery)] = self._monotonic()
         if not delivery.no_content:
-            exact = self._exact(delivery)
-            wanted = {c[0]: (c[4], c[1]) for c in self._candidates(delivery) if c[1] >= self.threshold}
-            if exact is not None:
-                wanted.setdefault(exact[0], (exact[1], 1.0))
+            wanted = needed(self._candidates(delivery), self._exact(delivery), self.threshold)
             delivery.awaiting.update(c for c in wanted if c not in delivery.status)  # answers may have come already
             for candidate, (home, similarity) in wanted.items():
                 if candidate in delivery.links and candidate not in delivery.status:
@@ -281,7 +289,7 @@ class Gather:
     def _ask_about(self, delivery: _Delivery, candidate: str, home: int, similarity: float, out: Outbox) -> None:
         delivery.awaiting.add(candidate)
         ask = {"k": "ask", "id": candidate, "from": delivery.id, "home": self.partition, "q": delivery.query,
-               "c": delivery.clock, "sim": similarity}
+               "c": delivery.clock, "fbh": delivery.body_hash, "sim": similarity}
         if home == self.partition:
             self._ask(ask, out)
         else:
@@ -301,34 +309,42 @@ class Gather:
         if record["q"]:  # a query meets the latest of them
             met = flight[-1] if flight else done
         else:
-            earlier = [d for d in flight if d.canon < asker]
-            if earlier:
-                met = earlier[-1]
-            elif done is not None and (_canon(done.clock, page_id) < asker or not flight):
-                met = done
-            else:
-                met = None
-        if isinstance(met, _Done):
+            met = self._met(page_id, asker)
+            if met is None and not flight:
+                met = done  # only a later one is left: its decision is the best answer there is
+        ended = met.until if isinstance(met, _Done) else met.delete_after if met is not None else None
+        if ended is not None and _canon(ended, page_id) < asker:
+            self._reply(record, "gone", None, None, out)  # retracted before the asker was read
+        elif isinstance(met, _Done):
             self._reply(record, "decided", met.decision.cluster_id, met.cluster_home, out)
         elif met is not None:
-            waiter = (record["from"], record["c"], record["home"], bool(record["q"]))
-            waiting = self.waiters.setdefault((page_id, met.clock), [])
+            waiter = (record["from"], record["c"], record["fbh"], record["home"], bool(record["q"]))
+            waiting = self.waiters.setdefault((page_id, met.clock, met.body_hash), [])
             if waiter not in waiting:  # several band partitions ask for the same page
                 waiting.append(waiter)
         elif flight:  # the asker is earlier than every delivery: it ignores this page, which waits for it
             self._reply(record, "later", None, None, out)
             first = flight[0]
             if record["from"] not in first.links and record["from"] not in first.status:
-                first.links[record["from"]] = [record["from"], record["sim"], 1 << 30, 0, record["home"], record["c"]]
+                first.links[record["from"]] = list(Candidate(record["from"], record["sim"], LINK_BAND, 0, record["home"],
+                                                             record["c"]))
                 if first.resolved and record["sim"] >= self.threshold:
                     self._ask_about(first, record["from"], record["home"], record["sim"], out)
         else:
             self._reply(record, "gone", None, None, out)
 
+    def _met(self, page_id: str, asker: tuple[int, str]) -> _Delivery | _Done | None:
+        """The delivery of a page that a page read at ``asker`` met in its band partitions: the
+        latest one before it, decided (perhaps replaced or retracted since) or in flight. Band
+        partitions apply probes and retractions in clock order, so that is the one they held."""
+        done = self.done.get(page_id)
+        known = [*self.history.get(page_id, ()), *(() if done is None else (done,)), *self.flight.get(page_id, ())]
+        return max((d for d in known if _canon(d.clock, page_id) < asker), key=lambda d: d.clock, default=None)
+
     def _reply(self, ask: dict[str, Any], status: str, cluster: str | None, cluster_home: int | None,
                out: Outbox) -> None:
-        tell = {"k": "tell", "id": ask["from"], "ac": ask["c"], "q": ask["q"], "cand": ask["id"], "st": status,
-                "cl": cluster, "clh": cluster_home}
+        tell = {"k": "tell", "id": ask["from"], "ac": ask["c"], "abh": ask["fbh"], "q": ask["q"], "cand": ask["id"],
+                "st": status, "cl": cluster, "clh": cluster_home}
         if ask["home"] == self.partition:
             self._tell(tell, out)
         else:
@@ -338,7 +354,7 @@ class Gather:
         """A candidate's status, for the delivery (``id``, ``ac``) that asked; it may come before
         that delivery's bands are all in (the band partitions ask as they answer), and more than
         once (several of them ask)."""
-        delivery = self._delivery(record["id"], record["ac"], bool(record["q"]))
+        delivery = self._delivery(record["id"], record["ac"], record["abh"], bool(record["q"]))
         candidate = record["cand"]
         if delivery is None or candidate in delivery.status or (delivery.resolved and candidate not in delivery.awaiting):
             return
@@ -348,12 +364,11 @@ class Gather:
 
     # -- the decision ---------------------------------------------------------------------------
     def _maybe_decide(self, delivery: _Delivery, out: Outbox) -> None:
-        if not delivery.ready or delivery.finished:
+        if not delivery.ready:
             return
         if delivery.query:
-            delivery.finished = True
-            decision, cluster_home = self._verdict(delivery)
-            self._answer(delivery, dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home, out)
+            if self.queries.get(delivery.id) is delivery:
+                self._answer(delivery, *self._conclusion(delivery), out)
             return
         self._settle(delivery.id, out)
 
@@ -363,26 +378,32 @@ class Gather:
         flight = self.flight.get(page_id, [])
         while flight and flight[0].ready:
             delivery = flight.pop(0)
-            delivery.finished = True
             previous = self.done.get(page_id)
             if previous is not None and self._replays(previous, delivery):
                 self._forget_times(delivery)
                 for _ in range(1 + delivery.repeats):
                     self._emit(previous.decision, None, out)
                 self._notify(delivery, previous.decision, previous.cluster_home, out)
-                continue
-            if previous is not None:
-                self._forget(page_id, out)  # replaced by a new version, or left the window: batch removes it first
-            if delivery.no_content:
-                decision, cluster_home = Decision(page_id, NO_CONTENT, None), None
             else:
-                decision, cluster_home = self._verdict(delivery)
-            self._finish(delivery, dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home, out)
+                if previous is not None:  # replaced by a new version, or left the window: batch removes it first
+                    self._forget(page_id, delivery.clock, out)
+                self._finish(delivery, *self._conclusion(delivery), out)
+            if delivery.delete_after is not None and page_id in self.done:
+                # retracted after this delivery (the band partitions apply it themselves)
+                self._forget(page_id, delivery.delete_after, out)
         if not flight:
             self.flight.pop(page_id, None)
             done = self.done.get(page_id)
             if done is not None and self.clock_ms is not None and self._left_window(done.event_time, self.clock_ms):
                 del self.done[page_id]  # expired while deliveries of it were in flight
+
+    def _conclusion(self, delivery: _Delivery) -> tuple[Decision, int | None]:
+        """A ready delivery's decision and the home of its cluster: no content, or batch's rule."""
+        if delivery.no_content:
+            decision, cluster_home = Decision(delivery.id, NO_CONTENT, None), None
+        else:
+            decision, cluster_home = self._verdict(delivery)
+        return dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home
 
     def _verdict(self, delivery: _Delivery) -> tuple[Decision, int | None]:
         """Batch's rule on what this page's band partitions and candidates' homes said: the
@@ -428,8 +449,6 @@ class Gather:
         for _ in range(delivery.repeats):
             self._emit(decision, None, out)  # the same decision again; the page is unique-out once
         self._notify(delivery, decision, cluster_home, out)
-        if delivery.delete_after:
-            self._delete(delivery.id, out)
 
     def _forget_times(self, delivery: _Delivery) -> None:
         key = self._key(delivery)
@@ -439,9 +458,10 @@ class Gather:
 
     def _notify(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         status = "decided" if decision.status != NO_CONTENT else "gone"
-        for asker, clock, home, query in self.waiters.pop((delivery.id, delivery.clock), ()):
-            self._reply({"from": asker, "c": clock, "home": home, "q": query, "id": delivery.id}, status,
-                        decision.cluster_id, cluster_home, out)
+        for asker, clock, body_hash, home, query in self.waiters.pop(
+                (delivery.id, delivery.clock, delivery.body_hash), ()):
+            self._reply({"from": asker, "c": clock, "fbh": body_hash, "home": home, "q": query, "id": delivery.id},
+                        status, decision.cluster_id, cluster_home, out)
 
     @staticmethod
     def _emit(decision: Decision, raw: str | None, out: Outbox) -> None:
@@ -481,11 +501,9 @@ class Gather:
         if not delivery.awaiting:
             earlier = next((d for d in self.flight.get(delivery.id, ()) if not d.ready), None)
             return None if earlier is None else f"an earlier delivery of the same page (clock {clock_text(earlier.clock)})"
-        homes = {c[0]: c[4] for c in self._candidates(delivery)}
-        exact = self._exact(delivery)
-        if exact is not None:
-            homes.setdefault(exact[0], exact[1])
-        waiting = ", ".join(f"{candidate} (home {homes.get(candidate, '?')})" for candidate in sorted(delivery.awaiting))
+        homes = needed(self._candidates(delivery), self._exact(delivery), self.threshold)
+        waiting = ", ".join(f"{candidate} (home {homes[candidate][0] if candidate in homes else '?'})"
+                            for candidate in sorted(delivery.awaiting))
         return f"the decision of earlier candidates: {waiting}"
 
     # -- clusters -------------------------------------------------------------------------------
@@ -502,10 +520,12 @@ class Gather:
         cluster = self.clusters.get(cluster_id)
         if cluster is None:
             cluster = self.clusters[cluster_id] = _Cluster(first=member, members=deque(maxlen=self.recent_members))
-        if member in cluster.live:
+        if member in cluster.live and cluster.live[member] == record["ts"]:
             return  # a repeated join (redelivery)
-        cluster.live.add(member)
-        cluster.members.append(member)
+        fresh = member not in cluster.live
+        cluster.live[member] = record["ts"]  # a new version of a member rejoins with its own time
+        if fresh:
+            cluster.members.append(member)
         if record["ts"] is not None:
             cluster.updated_at = max(cluster.updated_at or record["ts"], record["ts"])
         self._schedule(record["ts"], cluster_id, member)
@@ -515,7 +535,7 @@ class Gather:
         cluster = self.clusters.get(cluster_id)
         if cluster is None or member not in cluster.live:
             return  # unknown, or retracted before it expired
-        cluster.live.discard(member)
+        del cluster.live[member]
         if member in cluster.members:
             cluster.members.remove(member)
         if not cluster.live:
@@ -530,18 +550,24 @@ class Gather:
                 "members": list(cluster.members), "updated_at": cluster.updated_at}
 
     # -- retraction and expiry --------------------------------------------------------------------
-    def _delete(self, page_id: str, out: Outbox) -> None:
-        flight = self.flight.get(page_id)
-        if flight:
-            flight[-1].delete_after = True  # decided first (others may be waiting for it), then retracted
-            return
-        if page_id in self.done:
-            for partition in self.done[page_id].targets:
-                out.send(Stage.BANDS, partition, {"k": "remove", "id": page_id})
-            self._forget(page_id, out)
+    def _delete(self, page_id: str, clock: int, out: Outbox) -> None:
+        """A retraction at ``clock`` retracts the delivery of the page before it, as batch removes
+        the page as it stands at that line; deliveries after it stay. (The band partitions drop
+        the page themselves, in clock order: ingest sends them the retraction too.)"""
+        earlier = [d for d in self.flight.get(page_id, ()) if d.clock < clock]
+        if earlier:
+            earlier[-1].delete_after = clock  # decided first (others may be waiting for it), then retracted
+        elif page_id in self.done and self.done[page_id].clock < clock:
+            self._forget(page_id, clock, out)
 
-    def _forget(self, page_id: str, out: Outbox) -> None:
+    def _forget(self, page_id: str, until: int, out: Outbox) -> None:
+        """A decided page is replaced (by a delivery read at ``until``) or retracted (at ``until``):
+        it leaves its cluster, and moves to the history until every band partition is past
+        ``until`` (one may still ask about the page as it stood before)."""
         done = self.done.pop(page_id)
+        done.until = until
+        self.history.setdefault(page_id, []).append(done)
+        heapq.heappush(self._ended, (until, page_id))
         cluster = done.decision.cluster_id
         if cluster is None or done.cluster_home is None:
             return
@@ -549,6 +575,17 @@ class Gather:
             self._leave(cluster, page_id, out)
         else:
             out.send(Stage.HOMES, done.cluster_home, {"k": "leave", "cl": cluster, "m": page_id})
+
+    def _end_history(self, clock_ms: int) -> None:
+        """Every band partition is past ``clock_ms``: none will ask about a page as it stood
+        before a new version or retraction read by then."""
+        while self._ended and self._ended[0][0] <= clock_ms:
+            until, page_id = heapq.heappop(self._ended)
+            past = [d for d in self.history.get(page_id, ()) if d.until != until]
+            if past:
+                self.history[page_id] = past
+            else:
+                self.history.pop(page_id, None)
 
     def _schedule(self, event_time: float | None, cluster: str | None, page_id: str) -> None:
         """Expire a decided page (``cluster`` None) or a cluster's member at ``event_time + ttl``."""
@@ -577,6 +614,7 @@ class Gather:
         if self.clock_ms is not None and clock_ms <= self.clock_ms:
             return
         self.clock_ms = clock_ms
+        self._end_history(clock_ms)
         if self.ttl is None:
             return
         horizon = clock_ms / 1000.0 - self.ttl
@@ -588,24 +626,32 @@ class Gather:
                     del self.done[page_id]  # its bands expire on their own, by the same rule
                 # (with deliveries of the page in flight, each judges the window at its own clock,
                 # and the page expires once they are settled: see _settle)
-            elif cluster in self.clusters:
-                self._leave(cluster, page_id, out)
+            elif cluster in self.clusters and self.clusters[cluster].live.get(page_id, stamp) == stamp:
+                self._leave(cluster, page_id, out)  # unless the member rejoined since, with another time
 
 
 def _delivery_state(d: _Delivery) -> list[Any]:
     return [d.id, d.query, d.clock, d.event_time, d.date_ignored, d.body_hash, d.raw, sorted(d.targets), d.no_content,
             [[band, result] for band, result in d.results.items()], [[k, v] for k, v in d.links.items()],
-            [[k, list(v)] for k, v in d.status.items()], sorted(d.awaiting), d.resolved, d.finished, d.delete_after,
-            d.repeats]
+            [[k, list(v)] for k, v in d.status.items()], sorted(d.awaiting), d.resolved, d.delete_after, d.repeats]
 
 
 def _delivery_from(state: list[Any]) -> _Delivery:
     (page_id, query, clock, event_time, date_ignored, body_hash, raw, targets, no_content, results, links, status,
-     awaiting, resolved, finished, delete_after, repeats) = state
+     awaiting, resolved, delete_after, repeats) = state
     return _Delivery(page_id, query, clock, event_time, date_ignored, body_hash, raw, set(targets), no_content,
                      {band: r for band, r in results}, {k: v for k, v in links},
                      {k: tuple(v) for k, v in status}, set(awaiting),  # type: ignore[misc]
-                     resolved, finished, delete_after, repeats)
+                     resolved, delete_after, repeats)
+
+
+def _done_state(d: _Done) -> list[Any]:
+    return [d.clock, d.event_time, d.body_hash, d.decision.to_dict(), d.targets, d.cluster_home, d.until]
+
+
+def _done_from(state: list[Any]) -> _Done:
+    clock, event_time, body_hash, decision, targets, cluster_home, until = state
+    return _Done(clock, event_time, body_hash, _decision_from(decision), targets, cluster_home, until)
 
 
 def _decision_from(record: dict[str, Any]) -> Decision:

@@ -74,7 +74,7 @@ class Ingest:
                 out.dead_letters.append(_dead_letter(message, parsed))
                 page_id = parsed.page_id
             elif isinstance(parsed, Delete):
-                out.send(Stage.HOMES, self.layout.home(parsed.id), {"k": "delete", "id": parsed.id})
+                self._retract(parsed.id, message.timestamp_ms, out)
                 page_id = parsed.id
             else:
                 page, raw = parsed
@@ -89,6 +89,15 @@ class Ingest:
             for partition, mark in sorted(marks.items()):
                 self._broadcast(partition, mark, out, idle_after=partition in idle)
         return out
+
+    def _retract(self, page_id: str, timestamp_ms: int, out: Outbox) -> None:
+        """To every band partition, which drops the page in clock order (held like a probe), and
+        one of which passes it on to the page's home (:meth:`Layout.retraction_band`); sent before
+        the batch's marks, so no release can pass it first."""
+        record = {"k": "delete", "id": page_id, "c": timestamp_ms, "home": self.layout.home(page_id),
+                  "tell": self.layout.retraction_band(page_id)}
+        for band in range(self.layout.bands):
+            out.send(Stage.BANDS, band, record, first=True)
 
     def idle(self, partition: int) -> Outbox:
         """What a timer sends for an input partition that is caught up and quiet: it holds nothing

@@ -45,3 +45,8 @@ class Layout:
     def band(self, key: int) -> int:
         """Band keys are already well-mixed 64-bit hashes (band number included)."""
         return key % self.bands
+
+    def retraction_band(self, page_id: str) -> int:
+        """The band partition that passes a page's retraction on to its home, in clock order with
+        its answers (every band partition answers every delivery, so one is enough)."""
+        return xxhash.xxh3_64_intdigest(page_id.encode("utf-8", "surrogatepass"), seed=1) % self.bands

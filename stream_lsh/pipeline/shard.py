@@ -34,6 +34,7 @@ import numpy as np
 
 from ..core.minhash import agreement
 from ..core.clock import clock_of_record
+from .candidates import needed
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .waits import Wait, clock_text
@@ -90,25 +91,35 @@ class Shard:
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
         for record in records:
-            if record["k"] == "probe":
+            if record["k"] in ("probe", "delete"):
                 if self._holds(record):
                     if not self.held:
                         self._moved()
                     self._held_sequence += 1
                     heapq.heappush(self.held, (record["c"], record["id"], self._held_sequence, record))
                 else:
-                    self._probe(record, out)
+                    self._apply(record, out)
             elif record["k"] == "wm":
                 self._watermark(record, out)
-            elif record["k"] == "remove":
-                self._remove(record["id"])
             else:
                 raise ValueError(f"a band partition got a record of kind {record['k']!r}")
         return out
 
+    def _apply(self, record: dict[str, Any], out: Outbox) -> None:
+        """A probe, or a retraction: batch removes the page as it stands at that line. One band
+        partition passes the retraction on to the page's home after its answers to every delivery
+        before it, so the home retracts the right one (straight from ingest it could overtake a
+        delivery's registration)."""
+        if record["k"] == "probe":
+            self._probe(record, out)
+            return
+        self._remove(record["id"])
+        if record["tell"] == self.partition:
+            out.send(Stage.HOMES, record["home"], {"k": "delete", "id": record["id"], "c": record["c"]})
+
     def _holds(self, record: dict[str, Any]) -> bool:
-        """Whether a probe waits for the watermark: not queries, nor late probes."""
-        if self.marks is None or record["q"]:
+        """Whether a probe (or a retraction) waits for the watermark: not queries, nor late ones."""
+        if self.marks is None or record.get("q"):
             return False
         if self.released is None or (record["c"], record["id"]) > self.released:
             return True
@@ -126,7 +137,7 @@ class Shard:
         self.released = low
         self._moved()
         while self.held and (self.held[0][0], self.held[0][1]) <= low:
-            self._probe(heapq.heappop(self.held)[3], out)
+            self._apply(heapq.heappop(self.held)[3], out)
 
     def _moved(self) -> None:
         self._moved_at = self._monotonic()
@@ -219,16 +230,10 @@ class Shard:
         window, and can never be asked about it after that (asked from the page's home, the
         question could come later and find the candidate gone, where batch still had it).
         """
-        asked = {}
-        if exact is not None:
-            asked[exact[0]] = (exact[1], 1.0)
-        for candidate, similarity, _, _, home, _ in candidates:
-            if similarity >= self.threshold:
-                asked.setdefault(candidate, (home, similarity))
-        for candidate, (home, similarity) in asked.items():
+        for candidate, (home, similarity) in needed(candidates, exact, self.threshold).items():
             out.send(Stage.HOMES, home, {"k": "ask", "id": candidate, "from": record["id"], "home": record["home"],
-                                         "q": bool(record["q"]), "c": record["c"], "sim": similarity,
-                                         "b": self.partition, "wc": self.clock_ms})
+                                         "q": bool(record["q"]), "c": record["c"], "fbh": record["bh"],
+                                         "sim": similarity, "b": self.partition, "wc": self.clock_ms})
 
     def _exact(self, content_hash: int | None, page_id: str) -> list[Any] | None:
         if content_hash is None:

@@ -1,0 +1,43 @@
+"""Candidates as band partitions report them, and which of them a decision waits for.
+
+One rule for two places: a band partition asks the home of every candidate a page's decision
+needs (:meth:`stream_lsh.pipeline.shard.Shard._ask_homes`), and the page's home waits for exactly
+those answers (:class:`stream_lsh.pipeline.gather.Gather`). Were the two to differ, a page would
+wait for an answer nobody asks for.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Sequence
+
+__all__ = ["LINK_BAND", "Candidate", "needed"]
+
+#: The band of a *link*: a later page that an earlier one met first (it has no band of its own;
+#: it sorts after every real candidate, as batch would never have met it).
+LINK_BAND = 1 << 30
+
+
+class Candidate(NamedTuple):
+    """One candidate of a probe, a list on the wire: where batch would have met it first (band,
+    position in that bucket: ties go to the one met first), and where to ask about it."""
+
+    id: str
+    similarity: float
+    band: int
+    position: int
+    home: int
+    clock_or_event_time: Any  # the candidate's event time, or for a link its clock (not used to decide)
+
+
+def needed(candidates: Sequence[Sequence[Any]], exact: Sequence[Any] | None,
+           threshold: float) -> dict[str, tuple[int, float]]:
+    """Candidate id -> (its home, its similarity), for every candidate whose status the decision
+    needs: the verified ones (at or above ``threshold``), and the exact copy (``[id, home, ...]``)."""
+    wanted: dict[str, tuple[int, float]] = {}
+    if exact is not None:
+        wanted[exact[0]] = (exact[1], 1.0)
+    for row in candidates:
+        candidate = Candidate(*row)
+        if candidate.similarity >= threshold:
+            wanted.setdefault(candidate.id, (candidate.home, candidate.similarity))
+    return wanted
