@@ -8,10 +8,12 @@ data directory. Pages are generated (``generate_corpus``); every configuration g
 
 * Baseline: ``forward_worker.py``, a bare Faust agent (the stream's settings, raw serializers, same
   fetch wait) forwarding each page unchanged to an output topic; one worker process.
-* Saturation: ``--pages`` pages (``--baseline-pages`` for the baseline) are preloaded into the input
-  topic, then the workers are started. start-up = spawn to first output; msg/s = outputs that
-  arrived after the first arrival / (last arrival - first arrival): the drain rate once running,
-  start-up excluded. "max gap" is the longest pause between arrivals (a rebalance shows there).
+* Saturation: the workers are started and decide one warm-up page (start-up = spawn to its output);
+  then ``--pages`` pages (``--baseline-pages`` for the baseline) are sent as fast as the producer
+  takes them, and msg/s = pages / (last output - first send): the rate at which running workers
+  clear a burst. (Timing from the first output of a preloaded topic would flatter event-time order,
+  which holds decisions back until every partition has spoken.) "max gap" is the longest pause
+  between arrivals (a rebalance shows there).
 * Latency: with the workers still running, ``--latency-pages`` new pages per load are fed at a fixed
   rate (open loop, ``feed_lines(rate=...)``): each ``--loads`` fraction of that configuration's
   saturation rate, then each absolute ``--rates``. Latency = arrival of the output at this
@@ -230,23 +232,27 @@ class Cpu:
 async def measure(name: str, workers: int, start, source: str, sink: str, corpus: list[tuple[bytes, bytes]],
                   preload: int, args: argparse.Namespace, broker: EmbeddedBroker,
                   traffic: Traffic | None = None) -> Result:
-    """Saturation from a preloaded topic, then latency at each load, on one configuration."""
+    """Saturation from a burst sent to running workers, then latency at each load, on one configuration."""
     bootstrap = broker.bootstrap
     reader = await Arrivals(bootstrap, sink).start()
     pool = None
     clock = FileClock(max_future=DedupConfig().max_future)  # one file, fed in pieces
     try:
-        await feed_lines(bootstrap, source, [line for _, line in corpus[:preload]], clock=clock)
+        (warm_key, warm_line), burst = corpus[0], corpus[1:preload]
         spawned = time.perf_counter()
         pool = start()
-        keys = [key for key, _ in corpus[:preload]]
-        await reader.wait(keys, pool.check, need=1)
+        await feed_lines(bootstrap, source, [warm_line], clock=clock)
+        await reader.wait([warm_key], pool.check)
+        startup = reader.times[warm_key][0] - spawned
         cpu = Cpu([p.pid for p in pool.processes], broker._process.pid)  # noqa: SLF001 - its CPU time
+        keys = [key for key, _ in burst]
+        sent = time.perf_counter()
+        await feed_lines(bootstrap, source, [line for _, line in burst], clock=clock)
         await reader.wait(keys, pool.check)
         firsts = sorted(reader.times[key][0] for key in keys if key in reader.times)
-        span = firsts[-1] - firsts[0]
-        rate = sum(1 for t in firsts if t > firsts[0]) / span if span > 0 else float("nan")
-        result = Result(name, workers, firsts[0] - spawned, rate, float(np.max(np.diff(firsts), initial=0.0)),
+        rate = len(firsts) / (firsts[-1] - sent) if firsts else float("nan")
+        gaps = np.diff([sent, *firsts])
+        result = Result(name, workers, startup, rate, float(np.max(gaps, initial=0.0)),
                         len(keys) - len(firsts), cpu.cores())
         if traffic is not None:
             result.per_page = await traffic.per_page(len(keys))
@@ -362,8 +368,8 @@ def report(results: list[Result]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     numbers = lambda kind: lambda text: [kind(x) for x in text.split(",") if x.strip()]  # noqa: E731
-    parser.add_argument("--pages", type=int, default=3000, help="pages preloaded for the saturation run")
-    parser.add_argument("--baseline-pages", type=int, help="preloaded for the bare agent [3 x --pages]")
+    parser.add_argument("--pages", type=int, default=3000, help="pages sent as one burst for the saturation run")
+    parser.add_argument("--baseline-pages", type=int, help="the burst for the bare agent [3 x --pages]")
     parser.add_argument("--latency-pages", type=int, default=3000, help="pages fed at each fixed load")
     parser.add_argument("--loads", type=numbers(float), default=[0.25, 0.5], help="fractions of saturation")
     parser.add_argument("--rates", type=numbers(float), default=[], help="extra fixed loads, pages/s")
@@ -382,7 +388,7 @@ def main() -> None:
           f"Python {platform.python_version()}, faust-streaming {faust.__version__}, "
           f"aiokafka {aiokafka.__version__}")
     print(f"# load average at start {os.getloadavg()[0]:.2f} (anything else running skews every number)")
-    print(f"# {args.partitions} partitions per topic; {args.pages:,} pages preloaded "
+    print(f"# {args.partitions} partitions per topic; {args.pages:,} pages in the saturation burst "
           f"({args.baseline_pages:,} for the bare agent); {args.latency_pages:,} pages per load; "
           f"fetch wait {args.fetch_wait_ms} ms", flush=True)
     broker = EmbeddedBroker()
