@@ -50,7 +50,7 @@ from aiokafka import AIOKafkaConsumer, TopicPartition
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
-from stream_lsh.stream.broker import EmbeddedBroker
+from stream_lsh.stream.brokers import EmbeddedBroker, embedded_broker
 from stream_lsh.core.clock import FileClock
 from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.stream.client import feed_lines
@@ -244,7 +244,7 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
         await feed_lines(bootstrap, source, [warm_line], clock=clock)
         await reader.wait([warm_key], pool.check)
         startup = reader.times[warm_key][0] - spawned
-        cpu = Cpu([p.pid for p in pool.processes], broker._process.pid)  # noqa: SLF001 - its CPU time
+        cpu = Cpu([p.pid for p in pool.processes], broker.pid)
         keys = [key for key, _ in burst]
         sent = time.perf_counter()
         await feed_lines(bootstrap, source, [line for _, line in burst], clock=clock)
@@ -378,6 +378,8 @@ def main() -> None:
     parser.add_argument("--fetch-wait-ms", type=int, default=Settings().fetch_wait_ms)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--no-baseline", action="store_true")
+    parser.add_argument("--embedded", choices=["tansu", "kafka"], default="tansu",
+                        help="the broker to start: Tansu, or Apache Kafka (Java; stream-lsh fetch-kafka)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--quick", action="store_true", help="smoke run: 600 pages, 500 a load, 4 partitions")
     args = parser.parse_args()
@@ -391,7 +393,7 @@ def main() -> None:
     print(f"# {args.partitions} partitions per topic; {args.pages:,} pages in the saturation burst "
           f"({args.baseline_pages:,} for the bare agent); {args.latency_pages:,} pages per load; "
           f"fetch wait {args.fetch_wait_ms} ms", flush=True)
-    broker = EmbeddedBroker()
+    broker = embedded_broker(args.embedded)
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as data:
         try:
             broker.start()

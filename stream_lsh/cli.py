@@ -259,10 +259,11 @@ def _stream_errors() -> Iterator[None]:
     and exit code 2, not a traceback."""
     from .pipeline.journal import StateMismatchError
     from .stream.admin import BrokerUnreachableError, TopicShapeError
+    from .stream.brokers import BrokerError
 
     try:
         yield
-    except (BrokerUnreachableError, TopicShapeError, StateMismatchError) as error:
+    except (BrokerUnreachableError, TopicShapeError, StateMismatchError, BrokerError) as error:
         click.echo(f"stream-lsh: {error}", err=True)
         sys.exit(2)
 
@@ -322,6 +323,22 @@ def topics(dry_run: bool, **flags: Any) -> None:
     click.echo(f"{len(created)} of {len(specs)} topics created: {', '.join(created) or 'none'}", err=True)
 
 
+@cli.command(name="fetch-kafka")
+def fetch_kafka() -> None:
+    """Fetch the Apache Kafka broker (its jars, from Maven Central, with mvn) into the cache.
+
+    For `run --embedded kafka` and the test suite; prints where the jars are. Needs Maven and,
+    to run the broker, Java 17 or newer. STREAM_LSH_KAFKA_CACHE sets the cache [~/.cache/stream-lsh].
+    """
+    from .stream.brokers import KAFKA_VERSION, fetch_kafka as fetch, find_kafka
+
+    with _stream_errors():
+        cached = find_kafka()
+        distribution = cached or fetch(quiet=False)
+    verb = "already in" if cached else "fetched into"
+    click.echo(f"Apache Kafka {KAFKA_VERSION} {verb} {distribution.libs}", err=True)
+
+
 @cli.command()
 @_stream_options
 @click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start.")
@@ -331,10 +348,13 @@ def topics(dry_run: bool, **flags: Any) -> None:
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
               help="With --until-idle: the final decision per page, one JSON line each, in feed order.")
 @click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
+@click.option("--embedded", type=click.Choice(["tansu", "kafka"]), default=None,
+              help="Without --broker, the broker to start: Tansu (no Java) or Apache Kafka (needs Java and "
+                   "`stream-lsh fetch-kafka`) [tansu].")
 @_now_option
 @_engine_options
 def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, output: str | None, quiet: bool,
-        **flags: Any) -> None:
+        embedded: str | None, **flags: Any) -> None:
     """Run the stream: broker (embedded unless --broker), topics, workers; feed a file, print decisions.
 
     Without --until-idle it runs until Ctrl-C or SIGTERM; either stops the workers and the embedded
@@ -346,6 +366,8 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
     from .stream.runner import run_stream
 
     settings = _settings(flags)
+    if embedded is not None and settings.broker:
+        raise click.UsageError("--embedded starts a broker of its own; it cannot be used with --broker")
     if output is not None and not until_idle:
         raise click.UsageError("-o needs --until-idle (the final decisions are known only when the stream is idle)")
     if until_idle and feed is None:
@@ -367,7 +389,8 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
     try:
         with _stream_errors():
             progress = asyncio.run(run_stream(settings, workers=workers, feed=lines, until_idle=until_idle,
-                                              rate=rate, on_decision=show, on_status=status))
+                                              rate=rate, on_decision=show, on_status=status,
+                                              embedded=embedded or "tansu"))
     except KeyboardInterrupt:
         click.echo("[stream-lsh] stopped", err=True)
         return

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
 
-from stream_lsh.stream.broker import EmbeddedBroker
+from stream_lsh.stream.brokers import BROKER_KINDS, embedded_broker
 
 STOP = ("the of and to a in that is for it with as was on be at by this from or an are his her "
         "they we you not but have has had were which their its been would will there who").split()
@@ -34,10 +35,46 @@ def make_prose():
     return prose
 
 
+def _test_brokers() -> list[str]:
+    """STREAM_LSH_TEST_BROKERS=tansu,kafka (the default) picks the brokers the end-to-end tests run
+    on; `tansu` alone runs the suite on a machine without Java."""
+    kinds = [k.strip() for k in os.environ.get("STREAM_LSH_TEST_BROKERS", ",".join(BROKER_KINDS)).split(",") if k.strip()]
+    unknown = sorted(set(kinds) - set(BROKER_KINDS))
+    if unknown or not kinds:
+        raise pytest.UsageError(f"STREAM_LSH_TEST_BROKERS: {', '.join(unknown) or 'empty'}; choose from {', '.join(BROKER_KINDS)}")
+    return kinds
+
+
+TEST_BROKERS = _test_brokers()
+
+
+def _started(kind: str):
+    """A started broker of ``kind``, stopped and cleaned up after; a Kafka broker that cannot start
+    (no Java, no Maven to fetch it) fails the test with the reason, it is never skipped quietly."""
+    embedded = embedded_broker(kind).start()
+    try:
+        yield embedded
+    finally:
+        embedded.stop()
+        embedded.cleanup()
+
+
+@pytest.fixture(scope="module", params=TEST_BROKERS)
+def broker(request):
+    """A real broker process on free ports, one per test module and kind: every end-to-end test
+    that takes it runs on Tansu (embedded, no Java) and on Apache Kafka (single-node KRaft)."""
+    yield from _started(request.param)
+
+
 @pytest.fixture(scope="module")
-def broker():
-    """A real broker process (embedded Tansu) on a free port, one per test module."""
-    embedded = EmbeddedBroker()
-    embedded.start()
-    yield embedded
-    embedded.stop()
+def tansu_broker():
+    """Tansu only: for tests of what does not depend on the broker, or of Tansu itself."""
+    yield from _started("tansu")
+
+
+@pytest.fixture(scope="module")
+def kafka_broker():
+    """Apache Kafka only: for what Tansu cannot do (transactions, compaction, a restart that keeps data)."""
+    if "kafka" not in TEST_BROKERS:
+        pytest.skip("STREAM_LSH_TEST_BROKERS leaves Apache Kafka out")
+    yield from _started("kafka")

@@ -15,7 +15,7 @@ from stream_helpers import stream_settings
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.pipeline.journal import StateMismatchError
 from stream_lsh.stream.app import state_guard
-from stream_lsh.stream.broker import free_port
+from stream_lsh.stream.brokers import free_port
 from stream_lsh.stream.runner import run_stream
 from stream_lsh.stream.worker import prepare
 

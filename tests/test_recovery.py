@@ -1,4 +1,4 @@
-"""Table recovery on the embedded broker: every changelog row comes back with SafeTableManager, and
+"""Table recovery on both brokers: every changelog row comes back with SafeTableManager, and
 every input record fetched while recovery hands the partitions to the streams reaches its agent.
 
 The embedded broker's ListOffsets(latest) gives the base offset of a partition's last record batch + 1,
@@ -234,14 +234,23 @@ def test_safe_table_manager_recovers_every_row(scenario):
         f"true {scenario['true_end']}")
 
 
-def test_plain_recovery_loses_rows_on_this_broker(scenario):
-    """The control: faust's own recovery stops early when every partition's end is under-reported.
+def test_plain_recovery_loses_rows_on_tansu_and_not_on_kafka(scenario, broker):
+    """The control, and what the workaround is worth on each broker.
 
-    faust reads all changelog partitions together and stops once each has reached its reported end, so
-    the others run on to about the highest reported end: rows are lost for sure only when even that is
+    On Tansu faust's own recovery stops early when every partition's end is under-reported. faust
+    reads all changelog partitions together and stops once each has reached its reported end, so the
+    others run on to about the highest reported end: rows are lost for sure only when even that is
     short of every partition's true end (so far in every run with the linger above).
+
+    On Apache Kafka the reported ends are the true ends and faust's own recovery gets every row: the
+    read-forward is not needed there, and harmless (it finds nothing past the reported end).
     """
     reported, true_end = scenario["reported"], scenario["true_end"]
+    if broker.kind == "kafka":
+        assert reported == true_end
+        assert sum(scenario["rows"]["plain"].values()) == N
+        assert "under-reported" not in scenario["logs"]["safe"].read_text()
+        return
     if max(reported.values()) >= min(true_end.values()):
         pytest.skip(f"some changelog partition ended in a one-record batch this run: reported {reported}, "
                     f"true {true_end}")
@@ -277,6 +286,8 @@ async def test_true_end_offsets(broker):
     app = faust.App(f"{topic}-app", broker=broker.url, web_enabled=False)
     ends = await true_end_offsets(app, reported)
     assert {tp.partition: end for tp, end in ends.items()} == {0: 10, 1: 3, 2: 0, 3: 6}
+    if broker.kind == "kafka":  # exact already: the read-forward changes nothing
+        assert {tp.partition: end for tp, end in reported.items()} == {0: 10, 1: 3, 2: 0, 3: 6}
 
 
 def seen_offsets(worker: subprocess.Popen[bytes], log: Path, *, idle: float, timeout: float) -> set[int]:

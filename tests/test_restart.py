@@ -22,7 +22,7 @@ from aiokafka import AIOKafkaProducer
 
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.app import EXIT_STATE_MISMATCH
-from stream_lsh.stream.broker import EmbeddedBroker
+from stream_lsh.stream.brokers import embedded_broker
 from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
@@ -170,7 +170,7 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
     finally:
         reader.cancel()
         pool.stop()
-    with EmbeddedBroker() as other:
+    with embedded_broker(broker.kind) as other:
         moved = replace(settings, broker=other.bootstrap)
         await ensure_topics(other.bootstrap, topic_specs(moved))
         pool = Workers(moved, other.bootstrap, 1, first=0)

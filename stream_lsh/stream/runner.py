@@ -27,7 +27,7 @@ import orjson
 from ..settings import Settings
 from ..core.dedup import Deduplicator
 from .app import state_guard
-from .broker import EmbeddedBroker
+from .brokers import embedded_broker
 from .client import Fed, feed_lines, read_topic
 from .topics import TopicNames
 from .worker import prepare
@@ -141,10 +141,13 @@ class Workers:
 async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] | None, until_idle: bool,
                      rate: float | None = None, on_decision: Callable[[dict], None] | None = None,
                      on_status: Callable[[Progress], None] | None = None, status_every: float = 2.0,
-                     timeout: float | None = None) -> Progress:
-    """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out."""
+                     timeout: float | None = None, embedded: str = "tansu") -> Progress:
+    """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out.
+
+    Without ``settings.broker``, an embedded broker of kind ``embedded`` is started for the run.
+    """
     names = TopicNames.from_settings(settings)
-    broker = None if settings.broker else EmbeddedBroker()
+    broker = None if settings.broker else embedded_broker(embedded)
     if broker is not None:
         discard_worker_state(Path(settings.data_dir))
         broker.start()
@@ -186,6 +189,7 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
             pool.stop()
         if broker is not None:
             broker.stop()
+            broker.cleanup()
 
 
 def discard_worker_state(data_dir: Path) -> list[Path]:
