@@ -140,3 +140,14 @@ def test_a_files_clock_never_goes_back_and_ticks_every_line_once_started(lines):
     started = [c for c in got if c is not None]
     assert started == got[len(got) - len(started):]  # once it has started it stays started
     assert all(b > a for a, b in zip(started, started[1:]))
+
+
+def test_an_input_record_is_clocked_by_its_header_else_by_its_timestamp():
+    from stream_lsh.stream.topics import CLOCK_HEADER, clock_of_message
+
+    assert clock_of_message(5, [(CLOCK_HEADER, b"1551434400000")]) == 1551434400000
+    assert clock_of_message(5, ((b"other", b"1"), (CLOCK_HEADER, b"7"))) == 7
+    assert clock_of_message(5, {CLOCK_HEADER: b"9"}) == 9
+    assert clock_of_message(5, []) == 5 and clock_of_message(5, None) == 5
+    assert clock_of_message(5, [(CLOCK_HEADER, b"soon")]) == 5  # unreadable: as without it
+    assert clock_of_message(5, [(CLOCK_HEADER, b"")]) == 5

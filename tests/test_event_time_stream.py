@@ -77,3 +77,43 @@ async def test_a_messy_feed_through_the_broker_gets_one_decision_per_page_and_th
         truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch.values()}
         got = {d["id"]: d["cluster_id"] or d["id"] for d in progress.decisions.values()}
         assert pair_scores(truth, got).f1 >= 0.99
+
+
+async def test_a_file_dated_years_back_or_hours_ahead_is_kept_by_the_broker(broker, tmp_path, make_prose):
+    """The file's clock travels in a header, so the broker's own rules on record timestamps do not
+    touch it: Apache Kafka's retention deletes records stamped older than retention.ms (seen: a
+    replayed archive gone before the workers read it), and Kafka 4 refuses records stamped more
+    than an hour ahead. Both files are stored whole and read back with their clocks."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    from stream_lsh.stream.client import feed_lines
+    from stream_lsh.stream.topics import CLOCK_HEADER, clock_of_message
+
+    settings = stream_settings(broker, tmp_path, input_partitions=1)
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    ahead = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 3600))
+
+    def file(name: str, date: str) -> list[bytes]:
+        return [orjson.dumps({"id": f"{name}{i}", "text": make_prose(i, 60), "published_at": date,
+                              "url": f"https://site{i % 2}.example/{name}{i}"}) for i in range(6)]
+
+    for lines in (file("old", "2019-03-01T10:00:00Z"), file("ahead", ahead)):
+        assert len(await feed_lines(settings.broker, names.input, lines, clock=FileClock(max_future=86400))) == 6
+    await asyncio.sleep(7)  # past a retention check of the test Kafka broker (every 5 s, from the start)
+    tp = TopicPartition(names.input, 0)
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.broker, group_id=None, auto_offset_reset="earliest")
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        assert (await consumer.beginning_offsets([tp]))[tp] == 0
+        records = []
+        while len(records) < 12:
+            records += (await consumer.getmany(tp, timeout_ms=2000)).get(tp, [])
+    finally:
+        await consumer.stop()
+    assert all(dict(r.headers).get(CLOCK_HEADER) for r in records)
+    clocks = [clock_of_message(r.timestamp, r.headers) for r in records]
+    assert 1551434400000 <= max(clocks[:6]) < 1551434400000 + 10  # 2019-03-01T10:00:00Z (+1 ms a line)
+    assert max(clocks[6:]) > time.time() * 1000 + 2 * 3600_000  # hours ahead of the broker
+    assert all(abs(r.timestamp - time.time() * 1000) < 120_000 for r in records)  # stamped when sent

@@ -3,6 +3,8 @@ built under other parameters (the guard topic) while nothing has been consumed y
 
 from __future__ import annotations
 
+import asyncio
+
 from typing import Any
 
 import orjson
@@ -93,6 +95,7 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
             response = await admin.create_topics(
                 [NewTopic(s.name, s.partitions, s.replication, topic_configs=s.config) for s in missing])
             _raise_for(response)
+            await _wait_for_leaders(admin, [spec.name for spec in missing])
         return [spec.name for spec in missing]
     finally:
         await admin.close()
@@ -105,6 +108,22 @@ def _raise_for(response: Any) -> None:
                 if e["error_code"] not in (0, TopicAlreadyExistsError.errno)]  # already exists: created meanwhile
     if failures:
         raise TopicShapeError("the broker refused to create topics: " + "; ".join(failures))
+
+
+async def _wait_for_leaders(admin: AIOKafkaAdminClient, names: list[str], timeout: float = 30.0) -> None:
+    """Until every partition of the new topics has a leader. Apache Kafka creates a topic's
+    partitions a moment after it answers CreateTopics; workers started before that find partitions
+    without a leader (NotLeaderForPartition on the first fetches, produces and offset lookups)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        described = await admin.describe_topics(names)
+        waiting = sorted(t["topic"] for t in described if t.get("error_code", 0) != 0 or not t.get("partitions")
+                         or any(p.get("leader", -1) < 0 for p in t["partitions"]))
+        if not waiting:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise TopicShapeError(f"topics created but without a leader after {timeout:g} s: {', '.join(waiting)}")
+        await asyncio.sleep(0.1)
 
 
 async def _partition_counts(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, int]:

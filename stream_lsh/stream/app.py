@@ -42,7 +42,7 @@ from ..settings import Settings, SettingsError
 from .idle import QuietInputs
 from .recovery import SafeTableManager
 from .state import StageStore
-from .topics import TopicNames, layout_of
+from .topics import TopicNames, clock_of_message, layout_of
 
 __all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "transport_settings", "EXIT_FAILED_BATCH",
            "EXIT_STATE_MISMATCH"]
@@ -335,5 +335,6 @@ def _key(key: str | None) -> bytes | None:
 def _message(event: Any) -> Message:
     message = event.message
     timestamp = 0 if message.timestamp is None else round(message.timestamp * 1000)  # Faust gives seconds
-    return Message(message.topic, message.partition, message.offset, message.key, message.value, timestamp)
+    clock = clock_of_message(timestamp, message.headers)
+    return Message(message.topic, message.partition, message.offset, message.key, message.value, clock)
 

@@ -24,6 +24,7 @@ from ..core.clock import FileClock
 from ..core.dedup import DedupConfig
 from ..core.page import Page
 from ..core.record import DEFAULT_MAX_PAGE_BYTES, Delete, InputLine, parse_record, read_lines
+from .topics import CLOCK_HEADER
 
 __all__ = ["Fed", "FileFeeder", "feed_lines", "read_topic"]
 
@@ -59,8 +60,9 @@ def _partition_of(site: str | None, partitions: int) -> int | None:
 
 class FileFeeder:
     """Sends the lines of one file to the input topic, each as ``stream-lsh produce`` does: keyed
-    by its page id when it has one, on the partition of its site (:func:`_partition_of`), stamped
-    with the file's clock (before the file's clock starts: its line number, a "no clock" timestamp).
+    by its page id when it has one, on the partition of its site (:func:`_partition_of`), with the
+    file's clock in its :data:`CLOCK_HEADER` (before the file's clock starts: its line number, a
+    "no clock" reading); the record timestamp is the time of sending, as Kafka expects.
 
     ``max_page_bytes`` must be the workers' (and batch's) limit: a line over it has no date for
     the clock, here as there.
@@ -83,7 +85,8 @@ class FileFeeder:
         page_id, delete, site = _identity(line)
         stamp = self.clock.stamp(line.date, line.number, line.site)
         sent = await self.producer.send(self.topic, line.raw, key=page_id.encode("utf-8") if page_id else None,
-                                        partition=_partition_of(site, self.partitions), timestamp_ms=stamp)
+                                        partition=_partition_of(site, self.partitions),
+                                        headers=[(CLOCK_HEADER, str(stamp).encode("ascii"))])
 
         async def stored() -> Fed:
             meta = await sent

@@ -8,7 +8,29 @@ from ..pipeline.outbox import Stage
 from ..pipeline.routing import Layout
 from ..settings import Settings
 
-__all__ = ["TopicNames", "TopicSpec", "layout_of", "state_table", "topic_specs"]
+__all__ = ["CLOCK_HEADER", "TopicNames", "TopicSpec", "clock_of_message", "layout_of", "state_table", "topic_specs"]
+
+CLOCK_HEADER = "stream-lsh-clock"
+"""Record header with a page's clock (ms, decimal ASCII), as ``produce`` and ``run --feed`` write it.
+
+The clock travels in a header, not in the record timestamp, because Apache Kafka acts on record
+timestamps: time-based retention deletes records stamped older than ``retention.ms`` within one
+retention check (an archive replayed with its own dates vanished before the workers read it), and
+Kafka 4 refuses records stamped more than ``message.timestamp.after.max.ms`` (1 h) ahead. Records
+of other producers, without the header, are clocked by their timestamp."""
+
+
+def clock_of_message(timestamp_ms: int, headers: object) -> int:
+    """The clock of an input record: its :data:`CLOCK_HEADER` if it has a readable one, else its
+    timestamp. ``headers`` as Kafka clients give them: (key, value) pairs, or a mapping."""
+    pairs = headers.items() if isinstance(headers, dict) else (headers or ())
+    for key, value in pairs:  # type: ignore[union-attr]
+        if key == CLOCK_HEADER and value:
+            try:
+                return int(value)
+            except ValueError:
+                break  # unreadable: the timestamp, as for a record without the header
+    return timestamp_ms
 
 
 @dataclass(frozen=True)
