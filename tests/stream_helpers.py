@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 
@@ -12,8 +13,8 @@ from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
-from stream_lsh.stream.client import FileFeeder
-from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.client import FileFeeder, read_topic
+from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 
 
@@ -88,3 +89,13 @@ async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) 
     finally:
         await producer.stop()
         pool.stop()
+
+
+def follow_decisions(bootstrap: str, topic: str, progress: Progress) -> asyncio.Task:
+    """Feed every decision of ``topic`` into ``progress`` as it arrives (cancel the task to stop)."""
+
+    async def read() -> None:
+        async for _, value, _, _ in read_topic(bootstrap, topic, follow=True, idle_ms=200):
+            progress.on_decision(orjson.loads(value))
+
+    return asyncio.create_task(read())

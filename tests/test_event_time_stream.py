@@ -13,14 +13,14 @@ import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from stream_helpers import stream_settings
+from stream_helpers import follow_decisions, stream_settings
 from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.clock import FileClock
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import FileFeeder
-from stream_lsh.stream.runner import Workers, run_stream
+from stream_lsh.stream.runner import Progress, Workers, run_stream
 from stream_lsh.synthetic import generate_corpus
 from stream_lsh.stream.topics import TopicNames, topic_specs
 
@@ -117,3 +117,35 @@ async def test_a_file_dated_years_back_or_hours_ahead_is_kept_by_the_broker(brok
     assert 1551434400000 <= max(clocks[:6]) < 1551434400000 + 10  # 2019-03-01T10:00:00Z (+1 ms a line)
     assert max(clocks[6:]) > time.time() * 1000 + 2 * 3600_000  # hours ahead of the broker
     assert all(abs(r.timestamp - time.time() * 1000) < 120_000 for r in records)  # stamped when sent
+
+
+async def test_pages_from_a_transactional_producer_are_all_decided(kafka_broker, tmp_path, make_prose):
+    """A transaction's commit marker counts in a partition's high watermark but is never delivered,
+    so 'every record taken' can never hold on such a partition, and in clock order it would hold
+    every other partition's pages back. A partition whose records have all been fetched and that
+    stays quiet for ten idle times counts as idle (Apache Kafka only: Tansu has no transactions)."""
+    from stream_lsh.stream.topics import CLOCK_HEADER
+
+    settings = stream_settings(kafka_broker, tmp_path)
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    progress = Progress()
+    reader = follow_decisions(settings.broker, names.decisions, progress)
+    pool = Workers(settings, settings.broker, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.broker, transactional_id=f"{settings.app_id}-feed")
+    await producer.start()
+    try:
+        async with producer.transaction():
+            for i in range(12):
+                page = {"id": f"tx{i}", "text": make_prose(i % 5, 120), "published_at": "2026-11-24T10:00:00Z"}
+                await producer.send(names.input, orjson.dumps(page), key=page["id"].encode(), partition=i % 4,
+                                    headers=[(CLOCK_HEADER, str(NOW_MS + i).encode())])
+        deadline = time.monotonic() + 60
+        while len(progress.decisions) < 12 and time.monotonic() < deadline:
+            pool.check()
+            await asyncio.sleep(0.2)
+        assert sorted(progress.decisions) == sorted(f"tx{i}" for i in range(12)), progress.summary()
+    finally:
+        await producer.stop()
+        reader.cancel()
+        pool.stop()

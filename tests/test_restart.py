@@ -28,21 +28,11 @@ from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
 
-from stream_helpers import DecisionReader, batch_reference, stream_settings
+from stream_helpers import DecisionReader, batch_reference, follow_decisions, stream_settings
 from stream_lsh.evaluation import pair_scores
 
 
 KEEP, WIPE = "keep the data dir", "wipe the data dir"
-
-
-def follow_decisions(bootstrap: str, topic: str, progress: Progress) -> asyncio.Task:
-    """Feed every decision of ``topic`` into ``progress`` as it arrives (cancel the task to stop)."""
-
-    async def read() -> None:
-        async for _, value, _, _ in read_topic(bootstrap, topic, follow=True, idle_ms=200):
-            progress.on_decision(orjson.loads(value))
-
-    return asyncio.create_task(read())
 
 
 async def started(broker, tmp_path, **overrides) -> tuple:
