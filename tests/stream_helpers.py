@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import uuid
 
@@ -23,7 +24,8 @@ def stream_settings(broker, tmp_path, **overrides) -> Settings:
     values = dict(broker=broker.bootstrap, app_id=app, input_topic=f"{app}-pages", queries_topic=f"{app}-queries",
                   decisions_topic=f"{app}-decisions", clusters_topic=f"{app}-clusters", unique_topic=f"{app}-unique",
                   answers_topic=f"{app}-answers", dead_letters_topic=f"{app}-dead", data_dir=str(tmp_path / "data"),
-                  input_partitions=4, site_partitions=3, band_partitions=4, home_partitions=3)
+                  input_partitions=4, site_partitions=3, band_partitions=4, home_partitions=3,
+                  log_level=os.environ.get("STREAM_LSH_TEST_LOG_LEVEL", "warning"))  # info: to see why a test failed
     values.update(overrides)
     return Settings.load(environ={}, **values)
 
@@ -82,9 +84,14 @@ async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) 
         feeder = await FileFeeder.start(producer, names.input)
         async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
             for page in pages:
-                await feeder.send_record(page)
-                decided.append(await reader.until(page["id"], timeout=60.0 if not decided else 20.0,
-                                                  check=pool.check))
+                fed = await feeder.send_record(page)
+                try:
+                    decided.append(await reader.until(page["id"], timeout=60.0 if not decided else 20.0,
+                                                      check=pool.check))
+                except TimeoutError as error:
+                    where = await group_positions(settings)
+                    raise TimeoutError(f"{error}; it is at input partition {fed.partition} offset {fed.offset}; "
+                                       f"{where}") from error
         return decided
     finally:
         await producer.stop()
@@ -99,3 +106,29 @@ def follow_decisions(bootstrap: str, topic: str, progress: Progress) -> asyncio.
             progress.on_decision(orjson.loads(value))
 
     return asyncio.create_task(read())
+
+
+async def group_positions(settings: Settings) -> str:
+    """The app's committed offsets and the end offsets of its input and internal topics, to say
+    where a page that got no decision stopped."""
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    from stream_lsh.pipeline.outbox import Stage
+
+    names = TopicNames.from_settings(settings)
+    topics = [names.input, *(names.internal(stage) for stage in Stage.ALL)]
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.broker, group_id=None)
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.broker)
+    await consumer.start()
+    await admin.start()
+    try:
+        await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know them
+        tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
+        ends = await consumer.end_offsets(tps)
+        committed = await admin.list_consumer_group_offsets(settings.app_id)
+    finally:
+        await consumer.stop()
+        await admin.close()
+    parts = [f"{tp.topic.removeprefix(settings.app_id + '-')}[{tp.partition}] "
+             f"{committed[tp].offset if tp in committed else '-'}/{ends[tp]}" for tp in tps]
+    return "committed/end: " + ", ".join(parts)

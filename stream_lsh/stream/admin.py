@@ -8,7 +8,7 @@ import asyncio
 from typing import Any
 
 import orjson
-from aiokafka import AIOKafkaProducer
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError, for_code
 
@@ -95,7 +95,7 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
             response = await admin.create_topics(
                 [NewTopic(s.name, s.partitions, s.replication, topic_configs=s.config) for s in missing])
             _raise_for(response)
-            await _wait_for_leaders(admin, [spec.name for spec in missing])
+            await _wait_for_leaders(bootstrap, admin, [spec.name for spec in missing])
         return [spec.name for spec in missing]
     finally:
         await admin.close()
@@ -110,20 +110,39 @@ def _raise_for(response: Any) -> None:
         raise TopicShapeError("the broker refused to create topics: " + "; ".join(failures))
 
 
-async def _wait_for_leaders(admin: AIOKafkaAdminClient, names: list[str], timeout: float = 30.0) -> None:
-    """Until every partition of the new topics has a leader. Apache Kafka creates a topic's
-    partitions a moment after it answers CreateTopics; workers started before that find partitions
-    without a leader (NotLeaderForPartition on the first fetches, produces and offset lookups)."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
+async def _wait_for_leaders(bootstrap: str, admin: AIOKafkaAdminClient, names: list[str],
+                            timeout: float = 30.0) -> None:
+    """Until every partition of the new topics has a leader that serves it. Apache Kafka answers
+    CreateTopics before the partitions exist on their leaders; workers started at once got
+    NotLeaderForPartition on their first fetches, produces and offset lookups. Ready means: the
+    metadata names a leader for every partition, and that leader answers ListOffsets for it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    waiting: list[str] = list(names)
+    while loop.time() < deadline:
         described = await admin.describe_topics(names)
         waiting = sorted(t["topic"] for t in described if t.get("error_code", 0) != 0 or not t.get("partitions")
                          or any(p.get("leader", -1) < 0 for p in t["partitions"]))
-        if not waiting:
+        if not waiting and await _serving(bootstrap, {t["topic"]: len(t["partitions"]) for t in described}):
             return
-        if asyncio.get_running_loop().time() > deadline:
-            raise TopicShapeError(f"topics created but without a leader after {timeout:g} s: {', '.join(waiting)}")
         await asyncio.sleep(0.1)
+    raise TopicShapeError(f"topics created but not served by a leader after {timeout:g} s: "
+                          f"{', '.join(waiting or names)}")
+
+
+async def _serving(bootstrap: str, partitions: dict[str, int]) -> bool:
+    """True if every partition's leader answers ListOffsets for it."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                                request_timeout_ms=5000)
+    await consumer.start()
+    try:
+        tps = [TopicPartition(topic, p) for topic, count in partitions.items() for p in range(count)]
+        await asyncio.wait_for(consumer.end_offsets(tps), 5.0)
+        return True
+    except (KafkaError, asyncio.TimeoutError):
+        return False
+    finally:
+        await consumer.stop()
 
 
 async def _partition_counts(admin: AIOKafkaAdminClient, names: list[str]) -> dict[str, int]:
