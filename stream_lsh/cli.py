@@ -349,8 +349,8 @@ def fetch_kafka() -> None:
               help="With --until-idle: the final decision per page, one JSON line each, in feed order.")
 @click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
 @click.option("--embedded", type=click.Choice(["tansu", "kafka"]), default=None,
-              help="Without --broker, the broker to start: Tansu (no Java) or Apache Kafka (needs Java and "
-                   "`stream-lsh fetch-kafka`) [tansu].")
+              help="Without --broker, the broker to start: Tansu (no Java) or Apache Kafka (needs Java 17+; "
+                   "its jars are fetched with Maven on first use, as `stream-lsh fetch-kafka` does) [tansu].")
 @_now_option
 @_engine_options
 def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, output: str | None, quiet: bool,
