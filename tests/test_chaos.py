@@ -1,0 +1,90 @@
+"""Workers killed at random moments while pages stream in: one decision per page, the same one
+when repeated, batch's clusters. Real broker, real worker processes, real SIGKILL and SIGTERM.
+
+The moments are drawn from a seeded generator over the whole life of a worker: during its
+start-up (before it joins the group, ~0-3 s), its group join and recovery (~3-5 s), and steady
+work (later). The longer version, many kills and thousands of pages, is
+``benchmarks/chaos_rounds.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import signal
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stream_helpers import batch_reference, stream_settings
+from stream_lsh.evaluation import pair_scores
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.client import feed_lines, read_topic
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, topic_specs
+from stream_lsh.synthetic import generate_corpus
+
+COMPARED = ("status", "cluster_id", "duplicate_of")
+
+
+async def all_decisions(bootstrap: str, topic: str) -> list[dict]:
+    return [orjson.loads(v) async for _, v, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=500)
+            if v is not None]
+
+
+async def until_decided(bootstrap: str, topic: str, ids: set[str], pools: list[Workers], timeout: float) -> list[dict]:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        for pool in pools:
+            pool.check()
+        records = await all_decisions(bootstrap, topic)
+        if ids <= {r["id"] for r in records} or loop.time() > deadline:
+            return records
+        await asyncio.sleep(1)
+
+
+# each scenario on one broker, to keep the suite short; the soak runs every variant on either
+@pytest.mark.parametrize("seed, disk, workers, kind", [(1, "keep", 1, "tansu"), (2, "drop", 1, "kafka"),
+                                                       (3, "keep", 2, "kafka")])
+async def test_kills_at_random_moments_change_no_decision(request, tmp_path, seed, disk, workers, kind):
+    """Three SIGKILLs of worker 0 at seeded moments from 0.3 to 9 s of its life, while pages are fed at
+    ~60/s; its data dir kept or deleted after each kill; with two workers, worker 1 runs throughout
+    and takes over worker 0's partitions each time (a rebalance with a crash)."""
+    broker = request.getfixturevalue(f"{kind}_broker")
+    rng = random.Random(seed)
+    pages = generate_corpus(360, seed=40 + seed).pages
+    settings = stream_settings(broker, tmp_path, snapshot_mb=0.05)
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.broker, topic_specs(settings))
+    started: list[Workers] = [Workers(settings, settings.broker, 1, first=1)] if workers == 2 else []
+    feed = asyncio.create_task(feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages], rate=60))
+    try:
+        for _ in range(3):
+            victim = Workers(settings, settings.broker, 1)
+            started.append(victim)
+            await asyncio.sleep(rng.uniform(0.3, 9.0))
+            victim.stop(how=signal.SIGKILL)
+            if disk == "drop":
+                shutil.rmtree(Path(settings.data_dir) / "worker-0", ignore_errors=True)
+        await feed
+        started.append(Workers(settings, settings.broker, 1))
+        alive = [pool for pool in started if pool.processes[0].poll() is None]
+        records = await until_decided(settings.broker, names.decisions, {p["id"] for p in pages}, alive, 120)
+    finally:
+        feed.cancel()
+        for pool in started:
+            pool.stop()
+    by_page: dict[str, list[dict]] = {}
+    for record in records:
+        by_page.setdefault(record["id"], []).append(record)
+    assert set(by_page) == {p["id"] for p in pages}, f"{len(pages) - len(by_page)} pages undecided"
+    differing = {page_id: [tuple(d.get(k) for k in COMPARED) for d in decided]
+                 for page_id, decided in by_page.items()
+                 if len({tuple(d.get(k) for k in COMPARED) for d in decided}) > 1}
+    assert not differing, f"decided differently when repeated: {dict(list(differing.items())[:5])}"
+    truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}
+    final = {page_id: decided[-1]["cluster_id"] or page_id for page_id, decided in by_page.items()}
+    assert pair_scores(truth, final).f1 >= 0.99
