@@ -110,8 +110,7 @@ class KafkaBroker(EmbeddedBroker):
 
     def client_ssl_context(self) -> ssl.SSLContext:
         """An SSL context that trusts this broker's certificate, for aiokafka's ``ssl_context``."""
-        context = ssl.create_default_context(cafile=str(self.ca_file))
-        return context
+        return ssl.create_default_context(cafile=str(self.ca_file))
 
     def _distribution(self) -> KafkaDistribution:
         found = find_kafka()
@@ -123,17 +122,16 @@ class KafkaBroker(EmbeddedBroker):
 
     def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
         distribution, java = self._distribution(), java_binary()
-        self.controller_port = self.controller_port or free_port(self.host)
-        if self.secure is not None:
-            self.secure_port = self.secure_port or free_port(self.host)
-            if self.secure.tls and not self.ca_file.exists():
-                self._make_certificate(java)
+        if self._last_port is None:  # until it has run once, a retry after a port was taken takes new ones
+            self.controller_port = free_port(self.host)
+            self.secure_port = free_port(self.host) if self.secure is not None else None
+        if self.secure is not None and self.secure.tls and not self.ca_file.exists():
+            self._make_certificate(java)
         config = self._write_config(port)
         if not (self.home / "data" / "meta.properties").exists():
-            self._format(java, distribution, config)
-        command = [java, *_JVM, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", distribution.classpath,
-                   "kafka.Kafka", str(config)]
-        return subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            self._run(self._format_command(java, distribution, config), "kafka-storage format")
+        return subprocess.Popen(_java_command(java, distribution, "kafka.Kafka", str(config)),
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                                 start_new_session=True, cwd=self.home)
 
     def _write_config(self, port: int) -> Path:
@@ -194,16 +192,15 @@ class KafkaBroker(EmbeddedBroker):
         self._run([keytool, "-exportcert", "-rfc", "-alias", "broker", "-file", str(self.ca_file), *store],
                   "keytool -exportcert")
 
-    def _format(self, java: str, distribution: KafkaDistribution, config: Path) -> None:
-        """Format the KRaft storage once (a cluster id, and the SCRAM users if any)."""
+    def _format_command(self, java: str, distribution: KafkaDistribution, config: Path) -> list[str]:
+        """Formats the KRaft storage, once: a cluster id, and the SCRAM users if any."""
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        command = [java, *_JVM, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", distribution.classpath,
-                   "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}",  # an id may start with '-'
-                   "--config", str(config)]
-        for name, password in (self.secure.scram_users if self.secure else {}).items():
-            for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512"):
-                command += ["--add-scram", f"{mechanism}=[name={name},password={password}]"]
-        self._run(command, "kafka-storage format")
+        scram = [f"--add-scram={mechanism}=[name={name},password={password}]"
+                 for name, password in (self.secure.scram_users if self.secure else {}).items()
+                 for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")]
+        return _java_command(java, distribution, "kafka.tools.StorageTool", "format",
+                             f"--cluster-id={cluster_id}",  # an id may start with '-'
+                             "--config", str(config), *scram)
 
     def _run(self, command: list[str], what: str) -> None:
         done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)
@@ -214,3 +211,8 @@ class KafkaBroker(EmbeddedBroker):
         super().cleanup()
         if self._own_dir:
             shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _java_command(java: str, distribution: KafkaDistribution, main_class: str, *args: str) -> list[str]:
+    """A Kafka main class run on the fetched jars, with the test JVM settings and our log settings."""
+    return [java, *_JVM, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", distribution.classpath, main_class, *args]

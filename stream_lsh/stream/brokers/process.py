@@ -127,9 +127,6 @@ class EmbeddedBroker(ABC):
     def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
         """Start the broker process for client port ``port``, its output to ``log``."""
 
-    def _ready(self, port: int) -> bool:
-        return answers_metadata(self.host, port, timeout=0.5)
-
     def _launch(self, port: int) -> bool:
         with self._log.open("ab") as log:
             self._process = self._spawn(port, log.fileno())
@@ -138,7 +135,7 @@ class EmbeddedBroker(ABC):
             if self._process.poll() is not None:  # exited: e.g. the port was taken meanwhile
                 self._process = None
                 return False
-            if self._ready(port):
+            if answers_metadata(self.host, port, timeout=0.5):
                 return True
             time.sleep(0.02)
         self._terminate(timeout=2.0)
