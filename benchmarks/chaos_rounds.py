@@ -40,16 +40,13 @@ import orjson
 
 from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.dedup import Deduplicator
-from stream_lsh.evaluation import pair_scores
+from stream_lsh.evaluation import decisions_by_page, pair_scores, repeats_that_differ
 from stream_lsh.settings import Settings
 from stream_lsh.stream.brokers import embedded_broker
 from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames
 from stream_lsh.synthetic import generate_corpus
-
-COMPARED = ("status", "cluster_id", "duplicate_of")
-
 
 @dataclass
 class Round:
@@ -88,12 +85,8 @@ async def wait_decided(bootstrap: str, topic: str, ids: set[str], workers: list[
 
 
 def score(variant: str, index: int, records: list[dict], batch: dict[str, dict], seconds: float) -> Round:
-    by_page: dict[str, list[dict]] = {}
-    for record in records:
-        by_page.setdefault(record["id"], []).append(record)
-    differing = sum(1 for decided in by_page.values()
-                    if any(tuple(d.get(k) for k in COMPARED) != tuple(decided[0].get(k) for k in COMPARED)
-                           for d in decided[1:]))
+    by_page = decisions_by_page(records)
+    differing = len(repeats_that_differ(by_page))
     final = {page_id: decided[-1] for page_id, decided in by_page.items()}
     truth = {k: v["cluster_id"] or k for k, v in batch.items()}
     got = {k: (final[k]["cluster_id"] or k) if k in final else k for k in batch}

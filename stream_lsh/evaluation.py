@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["PairScores", "pair_scores", "predicted_clusters"]
+__all__ = ["DECIDED_AS", "PairScores", "decisions_by_page", "pair_scores", "predicted_clusters", "repeats_that_differ"]
 
 #: How many offending ids a mismatch error names: enough to debug, short enough to log.
 _IDS_IN_ERROR = 5
@@ -144,3 +144,24 @@ def predicted_clusters(records: Iterable[Mapping[str, Any]], truth: Mapping[str,
     for page_id in truth:
         predicted.setdefault(page_id, _ALONE + page_id)
     return predicted
+
+
+#: What a repeated decision must repeat: the fields that say what a page is.
+DECIDED_AS = ("status", "cluster_id", "duplicate_of")
+
+
+def decisions_by_page(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
+    """Every decision record of each page, in the order they came: a stream sends a decision again
+    after a crash, and read from the start, its decisions topic has every one of them."""
+    by_page: dict[str, list[Mapping[str, Any]]] = {}
+    for record in records:
+        by_page.setdefault(str(record["id"]), []).append(record)
+    return by_page
+
+
+def repeats_that_differ(by_page: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, list[tuple[Any, ...]]]:
+    """Pages whose repeated decisions do not all say the same (:data:`DECIDED_AS`), with what each
+    of them said: the stream promises none."""
+    said = {page_id: [tuple(record.get(key) for key in DECIDED_AS) for record in records]
+            for page_id, records in by_page.items()}
+    return {page_id: outcomes for page_id, outcomes in said.items() if len(set(outcomes)) > 1}

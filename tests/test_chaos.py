@@ -19,15 +19,12 @@ import orjson
 import pytest
 
 from stream_helpers import batch_reference, stream_settings
-from stream_lsh.evaluation import pair_scores
+from stream_lsh.evaluation import decisions_by_page, pair_scores, repeats_that_differ
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import feed_lines, read_topic
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
-
-COMPARED = ("status", "cluster_id", "duplicate_of")
-
 
 async def all_decisions(bootstrap: str, topic: str) -> list[dict]:
     return [orjson.loads(v) async for _, v, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=500)
@@ -77,13 +74,9 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
         feed.cancel()
         for pool in started:
             pool.stop()
-    by_page: dict[str, list[dict]] = {}
-    for record in records:
-        by_page.setdefault(record["id"], []).append(record)
+    by_page = decisions_by_page(records)
     assert set(by_page) == {p["id"] for p in pages}, f"{len(pages) - len(by_page)} pages undecided"
-    differing = {page_id: [tuple(d.get(k) for k in COMPARED) for d in decided]
-                 for page_id, decided in by_page.items()
-                 if len({tuple(d.get(k) for k in COMPARED) for d in decided}) > 1}
+    differing = repeats_that_differ(by_page)
     assert not differing, f"decided differently when repeated: {dict(list(differing.items())[:5])}"
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}
     final = {page_id: decided[-1]["cluster_id"] or page_id for page_id, decided in by_page.items()}

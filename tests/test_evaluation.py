@@ -162,3 +162,17 @@ def test_contingency_table_matches_pair_enumeration(pair: tuple[dict[str, str], 
         true_pairs, predicted_pairs, correct,
     )
     assert scores.ari == pytest.approx(ari)
+
+
+def test_repeated_decisions_are_grouped_per_page_and_the_differing_ones_named():
+    from stream_lsh.evaluation import decisions_by_page, repeats_that_differ
+
+    records = [{"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None, "similarity": None},
+               {"id": "b", "status": "duplicate", "cluster_id": "a", "duplicate_of": "a", "similarity": 0.9},
+               {"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None, "similarity": None},
+               {"id": "b", "status": "duplicate", "cluster_id": "a", "duplicate_of": "a", "similarity": 0.8},
+               {"id": "c", "status": "unique", "cluster_id": "c", "duplicate_of": None},
+               {"id": "c", "status": "duplicate", "cluster_id": "a", "duplicate_of": "b"}]
+    by_page = decisions_by_page(records)
+    assert [len(by_page[k]) for k in "abc"] == [2, 2, 2] and by_page["b"][1]["similarity"] == 0.8
+    assert repeats_that_differ(by_page) == {"c": [("unique", "c", None), ("duplicate", "a", "b")]}
