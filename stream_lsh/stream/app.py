@@ -39,6 +39,7 @@ from ..pipeline.journal import StateMismatchError
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
 from ..settings import Settings, SettingsError
+from .consumer import RewindingTransport
 from .idle import QuietInputs
 from .recovery import SafeTableManager
 from .state import StageStore
@@ -215,7 +216,7 @@ class StreamApp:
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> faust.App:
         s = self.settings
-        return faust.App(
+        app = faust.App(
             s.app_id,
             datadir=s.data_dir,
             store="rocksdb://",
@@ -226,6 +227,9 @@ class StreamApp:
             TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
             **transport_settings(s, bootstrap),
         )
+        # before anything reads the app's topics: partitions never committed are read again after a rebalance
+        app.transport = RewindingTransport(app.conf.broker_consumer, app)
+        return app
 
     def _declare_agents(self) -> None:
         s, app = self.settings, self.app
