@@ -89,6 +89,7 @@ import orjson  # noqa: E402
 import pytest  # noqa: E402
 
 from stream_lsh.core.dedup import Deduplicator  # noqa: E402
+from stream_lsh.core.page import page_from_dict  # noqa: E402
 from stream_lsh.pipeline.local import LocalPipeline  # noqa: E402
 from stream_lsh.pipeline.routing import Layout  # noqa: E402
 
@@ -96,6 +97,8 @@ STORY = ("The city council voted on Tuesday to expand the bus network to the nor
          "been debated for more than a decade. Supporters said the new routes would cut travel times.")
 OTHER = ("A severe storm swept across the coast overnight, bringing down trees and power lines in several towns. "
          "Emergency services said that no one was hurt, but thousands of homes were left without power.")
+THIRD = ("The national team named three new players for the autumn matches, with the coach saying that he wanted "
+         "to give younger players a chance before the tournament begins next summer in the south.")
 T = 1_795_514_400_000  # 2026-11-24T10:00:00Z, as a record timestamp
 
 
@@ -130,6 +133,41 @@ def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partiti
         pipe.run()
     assert "c" in {value["id"] for _, value in pipe.outputs.decisions}
     assert sum(len(shard.held) for shard in pipe.stages["bands"]) == 0
+
+
+@pytest.mark.parametrize("withdrawn", [False, True])
+def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
+    """Partition 0 is caught up (idle after its mark), then its owner stops; a copy of a story
+    piles up in it unread while the other worker reads a later copy from partition 1. With the
+    claim standing, the later copy is released and founds the cluster, and the earlier one comes
+    late and joins it (a founder swap, as batch never decides); withdrawn when partition 0 changes
+    hands, the later copy waits for partition 0's new owner."""
+    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2), inputs=2)
+    pages = {"x": (OTHER, 0, T), "b": (STORY, 0, T + 2), "c": (STORY + " Again.", 1, T + 3), "y": (THIRD, 1, T + 4)}
+
+    def feed(page_id: str, caught_up: bool) -> None:
+        text, partition, stamp = pages[page_id]
+        pipe.feed([orjson.dumps({"id": page_id, "text": text})], partition=partition,
+                  caught_up={partition} if caught_up else set(), timestamps=[stamp])
+        pipe.run()
+
+    feed("x", caught_up=True)  # partition 0: idle after x
+    if withdrawn:
+        pipe.changed_hands({0, 1})  # the rebalance: what each worker sends for the partitions it gave up
+    feed("c", caught_up=False)  # partition 1, read by the worker that kept it (y moves its mark past c)
+    feed("y", caught_up=False)
+    feed("b", caught_up=True)  # partition 0, read by its new owner
+    pipe.finish()
+    pipe.run()
+    got = {value["id"]: (value["status"], value["duplicate_of"]) for _, value in pipe.outputs.decisions}
+    engine = Deduplicator()
+    batch = {page_id: (d.status, d.duplicate_of) for page_id, d in
+             ((i, engine.process(page_from_dict({"id": i, "text": pages[i][0]}))) for i in ("x", "b", "c", "y"))}
+    assert batch["b"] == ("unique", None) and batch["c"] == ("duplicate", "b")
+    if withdrawn:
+        assert got == batch
+    else:  # the control: the stale claim lets c overtake b
+        assert got["c"] == ("unique", None) and got["b"] == ("duplicate", "c")
 
 
 # -- the guard: a wait nothing ends is reported with its page and its cause ----------------------

@@ -106,6 +106,16 @@ class Ingest:
         self._broadcast(partition, None, out)
         return out
 
+    def changed_hands(self, partitions: Collection[int]) -> Outbox:
+        """What a worker sends for the input partitions it gives up or takes over, before it reads
+        any of them: their idle claims are withdrawn (:meth:`.order.InputMarks.withdraw`)."""
+        out = Outbox()
+        if self.watermarks:
+            for partition in sorted(partitions):
+                for site in range(self.layout.sites):
+                    out.send(Stage.SITES, site, {"k": "owner", "src": partition})
+        return out
+
     def _broadcast(self, partition: int, mark: Mark | None, out: Outbox, idle_after: bool = False) -> None:
         record = {"k": "wm", "src": partition, "w": encode_mark(mark)}
         if idle_after:

@@ -99,6 +99,10 @@ class LocalPipeline:
         if self.inputs is not None:
             self._deliver(self.ingest.idle(partition))
 
+    def changed_hands(self, partitions: Iterable[int]) -> None:
+        """Input partitions were given up or taken over (what a worker sends at a rebalance)."""
+        self._deliver(self.ingest.changed_hands(set(partitions)))
+
     def finish(self) -> None:
         """The end of the input: every input partition idle."""
         for partition in range(self.inputs or 0):

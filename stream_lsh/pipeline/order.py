@@ -18,7 +18,11 @@ How a band partition knows that nothing earlier is still coming: watermarks, ove
   that became a dead letter: each one moves its partition on). ``"idle": true`` when the batch
   held the partition's last record as of the consumer's latest fetch (*caught up*), and ``"w":
   null`` when a timer finds the partition quiet: the partition holds nothing back until its next
-  mark;
+  mark. ``{"k": "owner", "src": partition}`` when a worker gives the partition up or takes it over
+  (a rebalance, a restart): an idle claim of its previous owner is withdrawn. Claimed idle and then
+  left unread (its owner stopped or crashed, its successor still starting), the partition would
+  let the others release past the records that pile up in it meanwhile, and those would come late;
+  withdrawn, it holds the release point at its last mark until its new owner reads it;
 * a site partition (:class:`InputMarks`) forwards, after its batch's probes, its *release point*
   to every band partition: the smallest mark of its input partitions that are not idle, less the
   lateness, at a whole millisecond (a partition's next record may have the same clock and a smaller
@@ -78,6 +82,12 @@ class InputMarks:
             self.idle.discard(source)
         old = self.last.get(source)
         self.last[source] = mark if old is None else max(old, mark)
+
+    def withdraw(self, source: int) -> None:
+        """The source changed hands (a rebalance, a restart): an idle claim made by its previous
+        owner no longer holds, since nobody may be reading its new records. It holds the release
+        point back at its last mark (or, without one, holds everything) until its new owner speaks."""
+        self.idle.discard(source)
 
     def release_point(self) -> Mark | None:
         """Everything at or below it has been received from every source; None while a source

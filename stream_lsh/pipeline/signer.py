@@ -70,6 +70,10 @@ class Signer:
                 if self.marks is not None:
                     self.marks.update(record["src"], record["w"], record.get("idle", False))
                 continue
+            if record["k"] == "owner":
+                if self.marks is not None:
+                    self.marks.withdraw(record["src"])
+                continue
             prepared.append((record, self._prepare(record, flagged)))
         self.engine.sign([p for _, p in prepared])
         for record, page in prepared:

@@ -125,6 +125,7 @@ class StreamApp:
         self.quiet = QuietInputs(settings.idle_ms / 1000.0)
         self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
         self.app.on_partitions_revoked.connect(self._on_revoked)
+        self.app.on_partitions_assigned.connect(self._on_assigned)
         self._declare_agents()
         if ordered:
             self.app.timer(settings.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
@@ -135,6 +136,19 @@ class StreamApp:
             store.forget()  # rebuilt from RocksDB when their partitions' records come again
         self.quiet.forget()
         self._starts.clear()
+        await self._changed_hands(revoked)
+
+    async def _on_assigned(self, app: Any, assigned: Any, **_: Any) -> None:
+        await self._changed_hands(assigned)
+
+    async def _changed_hands(self, partitions: Any) -> None:
+        """Withdraw the idle claims of input partitions given up or taken over, before any record
+        of the new assignment is read (pipeline/order.py): given up, at the revocation, which every
+        member of the group goes through before anyone gets the new assignment; taken over, at the
+        assignment, for an owner that left or crashed without a revocation."""
+        inputs = {tp.partition for tp in partitions if tp.topic == self.names.input}
+        if inputs:
+            await _or_exit(self._send(self.ingest.changed_hands(inputs)))
 
     async def _declare_idle_inputs(self) -> None:
         """Clock order: tell the site partitions which of this worker's input partitions are
