@@ -61,18 +61,23 @@ def _started(kind: str):
 
 @pytest.fixture(scope="module", params=TEST_BROKERS)
 def broker(request):
-    """A real broker process on free ports, one per test module and kind: every end-to-end test
-    that takes it runs on Tansu (embedded, no Java) and on Apache Kafka (single-node KRaft)."""
-    yield from _started(request.param)
+    """A real broker process on free ports: every end-to-end test that takes it runs on Tansu
+    (embedded, no Java; one per test module) and on Apache Kafka (single-node KRaft; one per
+    session, as it takes seconds to start). Each test has its own app id, so its own topics."""
+    if request.param == "kafka":
+        yield request.getfixturevalue("kafka_broker")
+    else:
+        yield from _started(request.param)
 
 
 @pytest.fixture(scope="module")
 def tansu_broker():
-    """Tansu only: for tests of what does not depend on the broker, or of Tansu itself."""
+    """Tansu only: for tests of what does not depend on the broker, or of Tansu itself. One per
+    module: its memory engine grows slower as topics pile up."""
     yield from _started("tansu")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def kafka_broker():
     """Apache Kafka only: for what Tansu cannot do (transactions, compaction, a restart that keeps data)."""
     if "kafka" not in TEST_BROKERS:

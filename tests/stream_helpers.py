@@ -10,7 +10,7 @@ import uuid
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
@@ -30,8 +30,8 @@ def stream_settings(broker, tmp_path, **overrides) -> Settings:
     return Settings.load(environ={}, **values)
 
 
-def batch_reference(pages: list[dict]) -> list[dict]:
-    engine = Deduplicator()
+def batch_reference(pages: list[dict], *, boilerplate: bool = True) -> list[dict]:
+    engine = Deduplicator(DedupConfig(boilerplate=boilerplate))
     return [engine.process(page_from_dict(page)).to_dict() for page in pages]
 
 

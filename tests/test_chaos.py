@@ -43,17 +43,23 @@ async def until_decided(bootstrap: str, topic: str, ids: set[str], pools: list[W
         await asyncio.sleep(1)
 
 
-# each scenario on one broker, to keep the suite short; the soak runs every variant on either
-@pytest.mark.parametrize("seed, disk, workers, kind", [(1, "keep", 1, "tansu"), (2, "drop", 1, "kafka"),
-                                                       (3, "keep", 2, "kafka")])
-async def test_kills_at_random_moments_change_no_decision(request, tmp_path, seed, disk, workers, kind):
-    """Three SIGKILLs of worker 0 at seeded moments from 0.3 to 9 s of its life, while pages are fed at
-    ~60/s; its data dir kept or deleted after each kill; with two workers, worker 1 runs throughout
-    and takes over worker 0's partitions each time (a rebalance with a crash)."""
+# each scenario on one broker, to keep the suite short; the soak runs every variant on either.
+# Boilerplate learning off where statuses are compared: its flags reach other site partitions at
+# interleaving-dependent times. Not compared with two workers and a crash: until the group notices
+# the crash, the survivor can release past pages piling up in the dead worker's partitions
+# (docs/architecture.md, "Crashes and rebalances").
+@pytest.mark.parametrize("seed, disk, workers, how, kind", [
+    (1, "keep", 1, signal.SIGKILL, "tansu"), (2, "drop", 1, signal.SIGKILL, "kafka"),
+    (3, "keep", 2, signal.SIGKILL, "kafka"), (4, "keep", 2, signal.SIGTERM, "tansu")])
+async def test_kills_at_random_moments_change_no_decision(request, tmp_path, seed, disk, workers, how, kind):
+    """Three stops (SIGKILL, or SIGTERM: a graceful rebalance) of worker 0 at seeded moments from 0.3
+    to 9 s of its life, while pages are fed at ~60/s; its data dir kept or deleted after each stop;
+    with two workers, worker 1 runs throughout and takes over worker 0's partitions each time."""
     broker = request.getfixturevalue(f"{kind}_broker")
     rng = random.Random(seed)
     pages = generate_corpus(360, seed=40 + seed).pages
-    settings = stream_settings(broker, tmp_path, snapshot_mb=0.05)
+    compare_statuses = not (workers == 2 and how == signal.SIGKILL)
+    settings = stream_settings(broker, tmp_path, snapshot_mb=0.05, boilerplate=not compare_statuses)
     names = TopicNames.from_settings(settings)
     await ensure_topics(settings.broker, topic_specs(settings))
     started: list[Workers] = [Workers(settings, settings.broker, 1, first=1)] if workers == 2 else []
@@ -63,7 +69,7 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
             victim = Workers(settings, settings.broker, 1)
             started.append(victim)
             await asyncio.sleep(rng.uniform(0.3, 9.0))
-            victim.stop(how=signal.SIGKILL)
+            victim.stop(how=how)
             if disk == "drop":
                 shutil.rmtree(Path(settings.data_dir) / "worker-0", ignore_errors=True)
         await feed
@@ -78,6 +84,11 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     assert set(by_page) == {p["id"] for p in pages}, f"{len(pages) - len(by_page)} pages undecided"
     differing = repeats_that_differ(by_page)
     assert not differing, f"decided differently when repeated: {dict(list(differing.items())[:5])}"
-    truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}
+    reference = batch_reference(pages, boilerplate=settings.boilerplate)
+    truth = {d["id"]: d["cluster_id"] or d["id"] for d in reference}
     final = {page_id: decided[-1]["cluster_id"] or page_id for page_id, decided in by_page.items()}
     assert pair_scores(truth, final).f1 >= 0.99
+    if compare_statuses:
+        changed = {d["id"]: (d["status"], by_page[d["id"]][-1]["status"]) for d in reference
+                   if d["status"] != by_page[d["id"]][-1]["status"]}
+        assert not changed, f"{len(changed)} statuses differ from batch's: {dict(list(changed.items())[:5])}"

@@ -51,14 +51,15 @@ async def wait_until(done, *pools: Workers, timeout: float = 120.0) -> None:
         for pool in pools:
             pool.check()
         await asyncio.sleep(0.02)
+# one plan per broker, so that each broker sees a kill and a wipe (tests/test_chaos.py has more)
 PLANS = {
-    "sigterm-keep,kill-wipe": {35: (signal.SIGTERM, KEEP), 70: (signal.SIGKILL, WIPE)},
-    "kill-keep,sigterm-wipe": {35: (signal.SIGKILL, KEEP), 70: (signal.SIGTERM, WIPE)},
+    "kafka": ("sigterm-keep,kill-wipe", {35: (signal.SIGTERM, KEEP), 70: (signal.SIGKILL, WIPE)}),
+    "tansu": ("kill-keep,sigterm-wipe", {35: (signal.SIGKILL, KEEP), 70: (signal.SIGTERM, WIPE)}),
 }
 
 
-@pytest.mark.parametrize("plan", list(PLANS))
-async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path, plan):
+async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
+    plan, stops = PLANS[broker.kind]
     pages = generate_corpus(100, seed=13).pages
     settings = stream_settings(broker, tmp_path, snapshot_mb=0.02, log_level="info")
     names = TopicNames.from_settings(settings)
@@ -74,14 +75,14 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path, p
         async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
             for index, page in enumerate(pages):
                 await feeder.send_record(page)
-                if index in PLANS[plan]:
-                    how, disk = PLANS[plan][index]
+                if index in stops:
+                    how, disk = stops[index]
                     await asyncio.sleep(rng.uniform(0.0, 0.05))  # the page is somewhere in the pipeline
                     pool.stop(how=how)
                     if disk == WIPE:
                         shutil.rmtree(data_dir)
                     pool = Workers(settings, settings.broker, 1)
-                decided.append(await reader.until(page["id"], timeout=60.0 if index in (0, *PLANS[plan]) else 20.0,
+                decided.append(await reader.until(page["id"], timeout=60.0 if index in (0, *stops) else 20.0,
                                                   check=pool.check))
             assert decided == batch_reference(pages)
             await reader.drain(1.0)  # decisions given again after the restarts

@@ -24,7 +24,7 @@ from stream_helpers import batch_reference, run_page_by_page, stream_settings
 
 @pytest.mark.parametrize("workers", [1, 2])
 async def test_pages_fed_one_at_a_time_get_exactly_the_batch_decisions(broker, tmp_path, workers):
-    pages = generate_corpus(120, seed=7).pages
+    pages = generate_corpus(80, seed=7).pages
     settings = stream_settings(broker, tmp_path)
     assert await run_page_by_page(settings, pages, workers) == batch_reference(pages)
 
