@@ -132,3 +132,14 @@ async def group_positions(settings: Settings) -> str:
     parts = [f"{tp.topic.removeprefix(settings.app_id + '-')}[{tp.partition}] "
              f"{committed[tp].offset if tp in committed else '-'}/{ends[tp]}" for tp in tps]
     return "committed/end: " + ", ".join(parts)
+
+
+async def commit_offset(bootstrap: str, group: str, tp: TopicPartition, offset: int) -> None:
+    """Commit ``offset`` for ``group``, as a previous member of the group would have."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        consumer.assign([tp])
+        await consumer.commit({tp: offset})
+    finally:
+        await consumer.stop()

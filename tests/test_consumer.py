@@ -8,6 +8,7 @@ import uuid
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from stream_helpers import commit_offset
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.app import StreamApp
@@ -27,16 +28,6 @@ async def _fill(bootstrap: str, topic: str, partitions: int) -> None:
         await producer.stop()
 
 
-async def _commit(bootstrap: str, group: str, tp: TopicPartition, offset: int) -> None:
-    committer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    await committer.start()
-    try:
-        committer.assign([tp])
-        await committer.commit({tp: offset})
-    finally:
-        await committer.stop()
-
-
 async def _read_to_end(consumer: AIOKafkaConsumer, tps: list[TopicPartition]) -> dict[int, list[int]]:
     """Offsets read per partition until every partition's position is at its end."""
     read: dict[int, list[int]] = {tp.partition: [] for tp in tps}
@@ -53,7 +44,7 @@ async def test_a_partition_never_committed_is_read_again_from_its_start(broker):
     await ensure_topics(broker.bootstrap, [TopicSpec(topic, 2, {})])
     await _fill(broker.bootstrap, topic, 2)
     never, committed_at_3 = TopicPartition(topic, 0), TopicPartition(topic, 1)
-    await _commit(broker.bootstrap, group, committed_at_3, 3)  # before the consumer looks its position up
+    await commit_offset(broker.bootstrap, group, committed_at_3, 3)  # before the consumer looks its position up
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False,
                                 auto_offset_reset="earliest", fetch_max_wait_ms=50)
     await consumer.start()

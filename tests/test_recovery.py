@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from stream_helpers import commit_offset
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.topics import TopicSpec
 
@@ -306,17 +307,6 @@ def seen_offsets(worker: subprocess.Popen[bytes], log: Path, *, idle: float, tim
     return seen
 
 
-async def commit(bootstrap: str, group: str, tp: TopicPartition, offset: int) -> None:
-    """Commit ``offset`` for ``group``, as its previous worker would have."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
-    await consumer.start()
-    try:
-        consumer.assign([tp])
-        await consumer.commit({tp: offset})
-    finally:
-        await consumer.stop()
-
-
 @pytest.fixture(scope="module")
 def backlog(broker, tmp_path_factory):
     """A worker with and one without SafeTableManager start on the same backlog (their own groups)."""
@@ -341,7 +331,7 @@ def backlog(broker, tmp_path_factory):
 
     asyncio.run(fill())
     for name in logs:  # as after a crash: the group committed the first record
-        asyncio.run(commit(broker.bootstrap, f"{run}-{name}", TopicPartition(source, 0), 1))
+        asyncio.run(commit_offset(broker.bootstrap, f"{run}-{name}", TopicPartition(source, 0), 1))
     # the seek waits 1 s while the agent handles about 50 records: the rest wait in its queue
     workers = {name: start_worker(logs[name], role="backlog", app_id=f"{run}-{name}",
                                   datadir=str(base / name), broker=broker.url, source=source,
