@@ -16,11 +16,10 @@ import orjson
 from .batch import DecisionRecords, RejectSink, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
 from .core.dedup import Deduplicator
+from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
-from .settings import Settings, SettingsError
+from .settings import Settings
 from .state import load_state, save_state
-
-EXIT_REJECTED = 1  # the run finished, but some input lines were rejected
 
 
 def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -147,7 +146,7 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
         if Path(state).exists():
             try:
                 load_state(engine, state)
-            except (ValueError, OSError) as error:  # includes SchemeMismatchError
+            except (StreamLshError, ValueError, OSError) as error:
                 raise click.UsageError(f"cannot use state file {state}: {error}") from None
     sink = RejectSink(lambda: open(rejects, "wb"))
     with _input(pages) as (source, size), _output(output) as out, _output(unique_out) as uniques:
@@ -162,7 +161,7 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
     click.echo(summary.format(), err=True)
     if summary.rejected:
         click.echo(f"{summary.rejected:,} line(s) rejected: see {rejects}", err=True)
-        sys.exit(EXIT_REJECTED)
+        sys.exit(ExitCode.REJECTED)
 
 
 @cli.command()
@@ -257,15 +256,11 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_fil
 def _stream_errors() -> Iterator[None]:
     """Errors a user can fix (broker address, topic shapes, parameters of stored state): one line
     and exit code 2, not a traceback."""
-    from .pipeline.journal import StateMismatchError
-    from .stream.admin import BrokerUnreachableError, TopicShapeError
-    from .stream.brokers import BrokerError
-
     try:
         yield
-    except (BrokerUnreachableError, TopicShapeError, StateMismatchError, BrokerError) as error:
+    except StreamLshError as error:
         click.echo(f"stream-lsh: {error}", err=True)
-        sys.exit(2)
+        sys.exit(ExitCode.USAGE)
 
 
 def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:

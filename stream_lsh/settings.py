@@ -14,14 +14,11 @@ from .core.dedup import DedupConfig
 from .core.record import DEFAULT_MAX_PAGE_BYTES
 from .core.shingles import ShingleSpec
 from .core.stopwords import DEFAULT_LANGUAGES
+from .errors import SettingsError
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
 
 ENV_PREFIX = "STREAM_LSH_"
-
-
-class SettingsError(ValueError):
-    """A setting that cannot be used; the message says which and why."""
 
 
 def _bool(text: str) -> bool:

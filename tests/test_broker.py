@@ -11,7 +11,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError
 
 from conftest import TEST_BROKERS
-from stream_lsh.stream.brokers import (KAFKA_VERSION, BrokerError, KafkaBroker, SecureListener, TansuBroker,
+from stream_lsh.stream.brokers import (KAFKA_VERSION, BrokerProcessError, KafkaBroker, SecureListener, TansuBroker,
                                        embedded_broker, fetch_kafka, find_kafka, free_port)
 
 
@@ -77,17 +77,17 @@ def test_a_taken_port_or_a_bad_binary_fails_with_the_reason(tmp_path):
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         taken = squatter.getsockname()[1]
-        with pytest.raises(BrokerError, match="did not start"):
+        with pytest.raises(BrokerProcessError, match="did not start"):
             TansuBroker(port=taken, startup_timeout=3).start()
     fake = tmp_path / "tansu"
     fake.write_text("#!/bin/sh\necho 'no broker here' >&2\nexit 3\n")
     fake.chmod(0o755)
-    with pytest.raises(BrokerError, match="no broker here"):
+    with pytest.raises(BrokerProcessError, match="no broker here"):
         TansuBroker(binary=str(fake), port=free_port(), startup_timeout=3).start()
 
 
 def test_bootstrap_of_a_stopped_broker_is_an_error():
-    with pytest.raises(BrokerError, match="not running"):
+    with pytest.raises(BrokerProcessError, match="not running"):
         _ = TansuBroker().bootstrap
 
 
@@ -112,7 +112,7 @@ def test_the_fetched_kafka_is_the_pinned_version_in_the_cache_outside_the_repo()
 def test_fetching_without_maven_says_what_is_missing(tmp_path, monkeypatch):
     monkeypatch.setenv("STREAM_LSH_KAFKA_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path))  # no mvn, no java
-    with pytest.raises(BrokerError, match="Maven"):
+    with pytest.raises(BrokerProcessError, match="Maven"):
         fetch_kafka()
     assert find_kafka() is None and not (tmp_path / "cache" / f"kafka-{KAFKA_VERSION}" / "libs").exists()
 

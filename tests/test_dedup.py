@@ -6,7 +6,7 @@ import pytest
 from conftest import prose
 from stream_lsh.core.dedup import DedupConfig, Deduplicator, export_state, import_state
 from stream_lsh.core.page import Page
-from stream_lsh.core.scheme import SchemeMismatchError
+from stream_lsh.errors import StateMismatchError
 from stream_lsh.core.shingles import ShingleSpec
 
 DAY = 86400.0
@@ -198,9 +198,9 @@ def test_state_round_trip_and_scheme_guard():
     assert restored.clock_ms == read_at(11.0)  # the saved file clock went on
     for other in (DedupConfig(seed=2), DedupConfig(num_perm=64), DedupConfig(shingles=ShingleSpec("char")),
                   DedupConfig(languages=("en", "fr"))):
-        with pytest.raises(SchemeMismatchError, match="differing parameters"):
+        with pytest.raises(StateMismatchError, match="differing parameters"):
             import_state(Deduplicator(other), header, arrays)
-    with pytest.raises(SchemeMismatchError, match="banded"):
+    with pytest.raises(StateMismatchError, match="banded"):
         import_state(Deduplicator(DedupConfig(threshold=0.8)), header, arrays)
 
 

@@ -112,13 +112,13 @@ def test_expire_removes_exactly_the_pages_outside_the_window(times, watermark, t
 
 
 def test_signatures_of_another_scheme_are_refused():
-    from stream_lsh.core.scheme import SchemeMismatchError
+    from stream_lsh.errors import StateMismatchError
 
     index = LSHIndex(SCHEME, BANDING)
     other = Scheme(shingles="word", shingle_size=3, num_perm=8, seed=2).fingerprint
-    with pytest.raises(SchemeMismatchError, match="signed under scheme"):
+    with pytest.raises(StateMismatchError, match="signed under scheme"):
         index.query(BANDING.band_keys(np.ones(8, np.uint32)), other)
     foreign = entry("a", [1] * 8)
     foreign.scheme = other
-    with pytest.raises(SchemeMismatchError):
+    with pytest.raises(StateMismatchError):
         index.insert(foreign)

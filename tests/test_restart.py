@@ -21,7 +21,7 @@ import pytest
 from aiokafka import AIOKafkaProducer
 
 from stream_lsh.stream.admin import ensure_topics
-from stream_lsh.stream.app import EXIT_STATE_MISMATCH
+from stream_lsh.errors import ExitCode
 from stream_lsh.stream.brokers import embedded_broker
 from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
@@ -169,7 +169,7 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
             deadline = time.monotonic() + 90
             while pool.processes[0].poll() is None and time.monotonic() < deadline:
                 await asyncio.sleep(0.1)
-            assert pool.processes[0].returncode == EXIT_STATE_MISMATCH
+            assert pool.processes[0].returncode == ExitCode.STATE_MISMATCH
             log = pool.logs[0].read_text(errors="replace")
             assert "refusing to run: the state in" in log and "ahead of its changelog topics" in log
             assert "Traceback" not in log.split("refusing to run")[-1]

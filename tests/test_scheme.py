@@ -2,7 +2,8 @@ import dataclasses
 
 import pytest
 
-from stream_lsh.core.scheme import Scheme, SchemeMismatchError, check_compatible
+from stream_lsh.core.scheme import Scheme, check_compatible
+from stream_lsh.errors import StateMismatchError
 
 BASE = Scheme(shingles="stopword", shingle_size=3, num_perm=128, seed=1, stop_words_source="stopwords==1.0.2",
               stop_words_digest="abc", stop_words_languages=("en", "fr"))
@@ -19,7 +20,7 @@ def test_fingerprint_is_stable_and_round_trips():
 def test_every_signature_parameter_changes_the_fingerprint_and_is_refused(change):
     other = dataclasses.replace(BASE, **change)
     assert other.fingerprint != BASE.fingerprint
-    with pytest.raises(SchemeMismatchError) as caught:
+    with pytest.raises(StateMismatchError) as caught:
         check_compatible(BASE, other)
     assert next(iter(change)) in str(caught.value) and BASE.fingerprint in str(caught.value)
 

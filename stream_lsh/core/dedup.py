@@ -43,7 +43,8 @@ from .hashing import TokenHasher, xxh64_text
 from .index import IndexEntry, LSHIndex
 from .minhash import MinHasher, agreement
 from .page import Page
-from .scheme import Scheme, SchemeMismatchError, check_compatible
+from ..errors import StateMismatchError
+from .scheme import Scheme, check_compatible
 from .shingles import ShingleKind, ShingleSpec, Shingler
 from .stopwords import DEFAULT_LANGUAGES, LANGUAGE_NAMES, StopWordLists
 from .text import html_blocks, normalize, text_blocks
@@ -420,7 +421,7 @@ def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str
         raise ValueError(f"unsupported state format {header.get('format')!r} (this version reads {STATE_FORMAT})")
     check_compatible(dedup.scheme, Scheme.from_dict(header["scheme"]), what="saved state")
     if list(header["banding"]) != [dedup.banding.bands, dedup.banding.rows]:
-        raise SchemeMismatchError(
+        raise StateMismatchError(
             f"saved state was banded with b, r = {tuple(header['banding'])}, this engine uses "
             f"{(dedup.banding.bands, dedup.banding.rows)}: band keys would not match. Use the same "
             "--threshold/--bands/--rows as when the state was saved."

@@ -22,7 +22,8 @@ from typing import Any, Iterator
 import numpy as np
 
 from .banding import Banding
-from .scheme import Scheme, SchemeMismatchError
+from ..errors import StateMismatchError
+from .scheme import Scheme
 
 __all__ = ["IndexEntry", "LSHIndex"]
 
@@ -91,7 +92,7 @@ class LSHIndex:
 
     def _check(self, scheme: str, what: str) -> None:
         if scheme != self.scheme.fingerprint:
-            raise SchemeMismatchError(
+            raise StateMismatchError(
                 f"{what} was signed under scheme {scheme}, but this index holds scheme {self.scheme.fingerprint}: "
                 "its band keys would be compared with keys of different hash functions"
             )

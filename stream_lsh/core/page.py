@@ -16,6 +16,7 @@ from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from .dates import DateReading, read_date
+from ..errors import PageError
 
 __all__ = ["Page", "PageError", "page_from_dict"]
 
@@ -24,14 +25,6 @@ _HEAD_BYTES = 65_536  # where <link rel=canonical> and og: tags live; bounded so
 _SITE_TAG = re.compile(r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
                        re.IGNORECASE)
 _SITE_VALUE = re.compile(r"\b(?:href|content)\s*=\s*[\"']([^\"']+)", re.IGNORECASE)
-
-
-class PageError(ValueError):
-    """A page that cannot be processed, with a short machine-friendly ``code``."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass(frozen=True)

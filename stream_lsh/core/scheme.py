@@ -14,16 +14,14 @@ import json
 from dataclasses import asdict, dataclass
 from functools import cached_property
 
-__all__ = ["Scheme", "SchemeMismatchError", "check_compatible"]
+from ..errors import StateMismatchError
+
+__all__ = ["Scheme", "StateMismatchError", "check_compatible"]
 
 #: Bump when normalisation or tokenisation changes the tokens a text yields.
 TEXT_PIPELINE_VERSION = "nfkc-casefold-ws1/words-v1"
 HASH_NAME = "xxh3_64+mix64"
 SIGNATURE_NAME = "affine-mod2^32-of-top32"
-
-
-class SchemeMismatchError(ValueError):
-    """State or a page made under one scheme was offered to an index of another."""
 
 
 @dataclass(frozen=True)
@@ -63,12 +61,12 @@ class Scheme:
 
 
 def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> None:
-    """Raise :class:`SchemeMismatchError` unless ``offered`` equals ``expected``."""
+    """Raise :class:`StateMismatchError` unless ``offered`` equals ``expected``."""
     if expected == offered:
         return
     mine, theirs = expected.to_dict(), offered.to_dict()
     diffs = [f"{key}: {theirs[key]!r} (expected {mine[key]!r})" for key in mine if mine[key] != theirs[key]]
-    raise SchemeMismatchError(
+    raise StateMismatchError(
         f"{what} was built with signature scheme {offered.fingerprint}, but this index uses "
         f"{expected.fingerprint}; differing parameters: {'; '.join(diffs)}. Signatures from different "
         "schemes cannot be compared: rebuild the state with the same parameters, or start from empty state."

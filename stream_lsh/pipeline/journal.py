@@ -31,16 +31,14 @@ from typing import Any, Iterable, Protocol, Sequence
 
 import orjson
 
+from ..errors import StateMismatchError
+
 __all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
 FORMAT = 2  # 2: pages ordered and windowed by their clock (stream_lsh.core.clock)
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
-
-
-class StateMismatchError(RuntimeError):
-    """Stored state was built under other parameters than the running app's."""
 
 
 def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:

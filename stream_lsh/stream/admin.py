@@ -12,22 +12,14 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError, for_code
 
-from ..pipeline.journal import StateMismatchError, mismatch
+from ..errors import BrokerUnreachableError, StateMismatchError, TopicShapeError
+from ..pipeline.journal import mismatch
 from .client import read_topic
 from .topics import TopicSpec
 
 __all__ = ["BrokerUnreachableError", "TopicShapeError", "claim_state", "ensure_topics"]
 
 GUARD_KEY = b"guard"
-
-
-class TopicShapeError(RuntimeError):
-    """An existing topic has another partition count than the state layout needs, or the broker
-    refused to create one."""
-
-
-class BrokerUnreachableError(RuntimeError):
-    """No Kafka broker answers at the configured address."""
 
 
 async def _start(client: Any, bootstrap: str) -> None:

@@ -34,8 +34,8 @@ import orjson
 from faust.types import TP
 
 from ..core.dedup import Deduplicator
+from ..errors import ExitCode, StateMismatchError
 from ..pipeline.ingest import Ingest, Message
-from ..pipeline.journal import StateMismatchError
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
 from ..settings import Settings, SettingsError
@@ -45,13 +45,10 @@ from .recovery import SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, clock_of_message, layout_of
 
-__all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "transport_settings", "EXIT_FAILED_BATCH",
-           "EXIT_STATE_MISMATCH"]
+__all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "transport_settings"]
 
 log = logging.getLogger(__name__)
 
-EXIT_FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
-EXIT_STATE_MISMATCH = 78  # EX_CONFIG: stored state was built with other parameters
 MAX_WAIT_REPORTS = 10  # log lines per check of the pending guard; the rest are counted
 MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: what is left are commit markers
 
@@ -331,11 +328,11 @@ async def _or_exit(work: Awaitable[None]) -> None:
     except StateMismatchError as error:
         log.critical("refusing to run: %s", error)
         logging.shutdown()
-        os._exit(EXIT_STATE_MISMATCH)
+        os._exit(ExitCode.STATE_MISMATCH)
     except BaseException:  # noqa: B036 - whatever it was, the batch is not done and must not be committed
         log.critical("a batch failed; stopping the worker so that its input is redelivered", exc_info=True)
         logging.shutdown()
-        os._exit(EXIT_FAILED_BATCH)
+        os._exit(ExitCode.FAILED_BATCH)
 
 
 def _last_offsets(messages: list[Message]) -> dict[int, int]:

@@ -43,6 +43,8 @@ from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth, serve
 from faust.types import TP, AppT
 from faust.types.transports import ConsumerT
 
+from ..errors import ExitCode
+
 __all__ = ["SafeRecovery", "SafeTableManager", "true_end_offsets"]
 
 log = logging.getLogger(__name__)
@@ -145,15 +147,13 @@ class SafeRecovery(Recovery):
         Faust's traceback: its state was built against other topics (deleted and created again,
         another cluster, an embedded broker since restarted) and cannot be trusted here."""
         if isinstance(reason, ConsistencyError):
-            from .app import EXIT_STATE_MISMATCH  # the app imports this module
-
             log.critical("refusing to run: the state in %s is ahead of its changelog topics on this broker, so it was "
                          "built against other topics (deleted and created again, another cluster, or an embedded "
                          "broker that was restarted). Remove that directory to rebuild the state from the "
                          "changelogs, or point the worker at the cluster it belongs to. (%s)",
                          self.app.conf.datadir, reason)
             logging.shutdown()
-            os._exit(EXIT_STATE_MISMATCH)
+            os._exit(ExitCode.STATE_MISMATCH)
         await super().crash(reason)
 
     async def on_recovery_completed(self, generation_id: int = 0) -> None:

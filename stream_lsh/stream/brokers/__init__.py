@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from .kafka import KafkaBroker, SecureListener
 from .kafka_dist import KAFKA_VERSION, fetch_kafka, find_kafka
-from .process import BrokerError, EmbeddedBroker, free_port
+from .process import BrokerProcessError, EmbeddedBroker, free_port
 from .tansu import TansuBroker
 
-__all__ = ["BROKER_KINDS", "BrokerError", "EmbeddedBroker", "KAFKA_VERSION", "KafkaBroker", "SecureListener",
+__all__ = ["BROKER_KINDS", "BrokerProcessError", "EmbeddedBroker", "KAFKA_VERSION", "KafkaBroker", "SecureListener",
            "TansuBroker", "embedded_broker", "fetch_kafka", "find_kafka", "free_port"]
 
 BROKER_KINDS = ("tansu", "kafka")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .kafka_dist import LOG_CONFIG, KafkaDistribution, fetch_kafka, find_kafka, java_binary
-from .process import BrokerError, EmbeddedBroker, free_port
+from .process import BrokerProcessError, EmbeddedBroker, free_port
 
 __all__ = ["KafkaBroker", "SecureListener"]
 
@@ -100,7 +100,7 @@ class KafkaBroker(EmbeddedBroker):
     def secure_bootstrap(self) -> str:
         """``host:port`` of the secure listener."""
         if self.secure is None or self.secure_port is None or self.port is None:
-            raise BrokerError("the broker has no secure listener running")
+            raise BrokerProcessError("the broker has no secure listener running")
         return f"{self.host}:{self.secure_port}"
 
     @property
@@ -117,7 +117,7 @@ class KafkaBroker(EmbeddedBroker):
         if found is not None:
             return found
         if not self._fetch:
-            raise BrokerError("Apache Kafka's jars are not in the cache: run `stream-lsh fetch-kafka` first")
+            raise BrokerProcessError("Apache Kafka's jars are not in the cache: run `stream-lsh fetch-kafka` first")
         return fetch_kafka()
 
     def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
@@ -205,7 +205,7 @@ class KafkaBroker(EmbeddedBroker):
     def _run(self, command: list[str], what: str) -> None:
         done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)
         if done.returncode != 0:
-            raise BrokerError(f"{what} failed (exit {done.returncode}):\n{(done.stdout + done.stderr).strip()[-2000:]}")
+            raise BrokerProcessError(f"{what} failed (exit {done.returncode}):\n{(done.stdout + done.stderr).strip()[-2000:]}")
 
     def cleanup(self) -> None:
         super().cleanup()

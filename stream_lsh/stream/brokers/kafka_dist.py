@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
 
-from .process import BrokerError
+from .process import BrokerProcessError
 
 __all__ = ["KAFKA_VERSION", "KafkaDistribution", "fetch_kafka", "find_kafka", "java_binary"]
 
@@ -69,7 +69,7 @@ def java_binary() -> str:
         return str(candidate)
     found = shutil.which("java")
     if found is None:
-        raise BrokerError("the embedded Apache Kafka needs a Java runtime (17 or newer): none on PATH "
+        raise BrokerProcessError("the embedded Apache Kafka needs a Java runtime (17 or newer): none on PATH "
                           "and JAVA_HOME is not set")
     return found
 
@@ -93,7 +93,7 @@ def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
         return found
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise BrokerError("fetching Apache Kafka needs Maven (mvn) on PATH; on Debian: apt-get install maven")
+        raise BrokerProcessError("fetching Apache Kafka needs Maven (mvn) on PATH; on Debian: apt-get install maven")
     libs = _libs_dir()
     libs.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fetch-kafka-", dir=libs.parent) as work:
@@ -106,7 +106,7 @@ def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
         done = subprocess.run(command, capture_output=quiet, text=True)
         if done.returncode != 0:
             output = ((done.stdout or "") + (done.stderr or "")).strip().splitlines()[-20:]
-            raise BrokerError(f"mvn could not fetch Apache Kafka {KAFKA_VERSION} (exit {done.returncode}):\n"
+            raise BrokerProcessError(f"mvn could not fetch Apache Kafka {KAFKA_VERSION} (exit {done.returncode}):\n"
                               + "\n".join(output))
         if libs.exists():  # another fetch won the race
             return KafkaDistribution(KAFKA_VERSION, libs)

@@ -17,13 +17,11 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from types import TracebackType
 
-__all__ = ["BrokerError", "EmbeddedBroker", "free_port", "answers_metadata"]
+from ...errors import BrokerProcessError
+
+__all__ = ["BrokerProcessError", "EmbeddedBroker", "free_port", "answers_metadata"]
 
 _CLIENT_ID = b"stream-lsh"
-
-
-class BrokerError(RuntimeError):
-    """An embedded broker could not be started (the message carries the end of its log)."""
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -96,7 +94,7 @@ class EmbeddedBroker(ABC):
     def bootstrap(self) -> str:
         """``host:port``, as Kafka clients take it."""
         if self.port is None:
-            raise BrokerError("the broker is not running")
+            raise BrokerProcessError("the broker is not running")
         return f"{self.host}:{self.port}"
 
     @property
@@ -121,7 +119,7 @@ class EmbeddedBroker(ABC):
                 self.port = self._last_port = port
                 self.startup_s = time.monotonic() - began
                 return self
-        raise BrokerError(f"the embedded {self.kind} broker did not start; its log ends with:\n{self.log_tail()}")
+        raise BrokerProcessError(f"the embedded {self.kind} broker did not start; its log ends with:\n{self.log_tail()}")
 
     @abstractmethod
     def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:

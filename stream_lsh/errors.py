@@ -1,0 +1,73 @@
+"""Every error stream-lsh raises on purpose, in one tree, and the exit codes of its processes.
+
+Why one tree: a caller (the CLI, a worker, code using the Python API) can tell stream-lsh's own
+refusals from bugs with one ``except StreamLshError``, and each refusal says what to fix. The
+exit codes live here too, so that the CLI, the worker and the tests that check a process's exit
+status read them from one place.
+
+    StreamLshError
+    ├── SettingsError           a setting that cannot work (value, type, unknown name)
+    ├── PageError               an input record that is not a page (it becomes a reject or dead letter)
+    ├── StateMismatchError      stored state built with other parameters than the running ones
+    └── BrokerError             Kafka cannot be used as needed
+        ├── BrokerUnreachableError   no broker answers at the bootstrap address
+        ├── TopicShapeError          a topic exists with other partitions or settings than needed
+        └── BrokerProcessError       a broker process started here (tests, quick start) failed
+
+Pure: no I/O, imported by the core as well as by the stream.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+__all__ = ["BrokerError", "BrokerProcessError", "BrokerUnreachableError", "ExitCode", "PageError", "SettingsError",
+           "StateMismatchError", "StreamLshError", "TopicShapeError"]
+
+
+class ExitCode(IntEnum):
+    """Exit statuses of ``stream-lsh`` commands and workers (sysexits.h where one fits)."""
+
+    OK = 0
+    REJECTED = 1  # the run finished, but some input lines were rejected
+    USAGE = 2  # a flag, a setting, the broker or stored state needs fixing; nothing was done
+    FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
+    STATE_MISMATCH = 78  # EX_CONFIG: a worker found stored state built with other parameters
+
+
+class StreamLshError(Exception):
+    """Base of every error stream-lsh raises on purpose."""
+
+
+class SettingsError(StreamLshError, ValueError):
+    """A setting (flag or ``STREAM_LSH_*`` variable) that cannot work; the message names it."""
+
+
+class PageError(StreamLshError, ValueError):
+    """An input record that is not a valid page, with the short machine-friendly ``code`` that its
+    reject or dead letter carries."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class StateMismatchError(StreamLshError, ValueError):
+    """Stored state (an index, a state file, a worker's tables, a topic's guard record) was built
+    with other parameters than the running ones: probing it would give wrong answers silently."""
+
+
+class BrokerError(StreamLshError):
+    """Kafka cannot be used as stream-lsh needs it."""
+
+
+class BrokerUnreachableError(BrokerError):
+    """No broker answered at the bootstrap address."""
+
+
+class TopicShapeError(BrokerError):
+    """A topic exists with other partitions or settings than stream-lsh needs."""
+
+
+class BrokerProcessError(BrokerError):
+    """A broker process started by stream-lsh (embedded Tansu, or Apache Kafka for the tests) failed."""
