@@ -4,6 +4,7 @@ then command-line flags; validated once, at start-up, with messages that name th
 
 from __future__ import annotations
 
+import difflib
 import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, Mapping
@@ -19,6 +20,28 @@ from .errors import SettingsError
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError"]
 
 ENV_PREFIX = "STREAM_LSH_"
+#: Variables of the prefix that are not settings: the Apache Kafka jar cache (stream/brokers), and
+#: the test suite's own (``STREAM_LSH_TEST_*``), which its worker processes inherit.
+OTHER_VARIABLES = frozenset({"STREAM_LSH_KAFKA_CACHE"})
+TEST_VARIABLES_PREFIX = "STREAM_LSH_TEST_"
+
+
+def _refuse_unknown_variables(environ: Mapping[str, str], settings: set[str]) -> None:
+    """A misspelled variable would otherwise be ignored in silence, and the default used instead
+    of what the operator meant: refuse it, naming the closest valid one."""
+    known = settings | OTHER_VARIABLES
+    unknown = sorted(name for name in environ
+                     if name.startswith(ENV_PREFIX) and name not in known and not name.startswith(TEST_VARIABLES_PREFIX))
+    if unknown:
+        hints = []
+        for name in unknown:
+            suffixes = sorted(valid[len(ENV_PREFIX):] for valid in known)  # the shared prefix would match anything
+            suffix = name[len(ENV_PREFIX):]
+            close = ([valid for valid in suffixes if valid.startswith(suffix + "_")]  # TTL: TTL_HOURS
+                     or difflib.get_close_matches(suffix, suffixes, n=1, cutoff=0.6))
+            hints.append(f"{name} (did you mean {ENV_PREFIX}{close[0]}?)" if close else name)
+        raise SettingsError(f"unknown environment variable{'s' if len(unknown) > 1 else ''}: {', '.join(hints)}. "
+                            "Unset it, or see `stream-lsh --help` and the README's settings tables for valid names")
 
 
 def _bool(text: str) -> bool:
@@ -143,6 +166,7 @@ class Settings:
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> "Settings":
         """Defaults < ``STREAM_LSH_*`` environment < ``overrides`` (flags; None means not given)."""
         environ = os.environ if environ is None else environ
+        _refuse_unknown_variables(environ, {ENV_PREFIX + spec.name.upper() for spec in fields(cls)})
         values: dict[str, Any] = {}
         for spec in fields(cls):
             raw = environ.get(ENV_PREFIX + spec.name.upper())

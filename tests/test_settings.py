@@ -42,3 +42,17 @@ def test_unknown_override_is_refused():
 def test_every_setting_is_documented():
     rows = Settings.describe()
     assert all(name.startswith("STREAM_LSH_") and help_text for name, _, help_text in rows)
+
+
+def test_a_misspelled_variable_is_refused_naming_the_closest_valid_one():
+    with pytest.raises(SettingsError, match=r"STREAM_LSH_TRESHOLD \(did you mean STREAM_LSH_THRESHOLD\?\)"):
+        Settings.load(environ={"STREAM_LSH_TRESHOLD": "0.5"})
+    with pytest.raises(SettingsError, match=r"unknown environment variable: STREAM_LSH_COLOUR\. Unset it"):
+        Settings.load(environ={"STREAM_LSH_COLOUR": "blue"})
+    with pytest.raises(SettingsError, match=r"did you mean STREAM_LSH_TTL_HOURS\?"):
+        Settings.load(environ={"STREAM_LSH_TTL": "24"})
+
+
+def test_variables_of_the_prefix_that_are_not_settings_are_allowed():
+    env = {"STREAM_LSH_KAFKA_CACHE": "/tmp/k", "STREAM_LSH_TEST_BROKERS": "tansu", "OTHER_TOOL_X": "1"}
+    assert Settings.load(environ=env) == Settings.load(environ={})
