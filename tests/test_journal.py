@@ -17,7 +17,8 @@ import pytest
 
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.pipeline.journal import Journal, StateMismatchError
-from stream_lsh.pipeline.local import CrashingPipeline, LocalPipeline
+from stream_lsh.pipeline.local import LocalPipeline
+from crashing_pipeline import CrashingPipeline
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.routing import Layout
 from stream_lsh.synthetic import generate_corpus
