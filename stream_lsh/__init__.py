@@ -18,8 +18,8 @@ raised on purpose derives from :class:`StreamLshError` (:mod:`stream_lsh.errors`
 from .core.dedup import Decision, DedupConfig, Deduplicator
 from .core.page import Page, page_from_dict
 from .core.shingles import ShingleKind, ShingleSpec
-from .errors import (BrokerError, BrokerProcessError, BrokerUnreachableError, ExitCode, PageError, SettingsError,
-                     StateMismatchError, StreamLshError, TopicShapeError)
+from .errors import (BrokerError, BrokerProcessError, BrokerUnreachableError, ExitCode, PageError,
+                     SettingsError, StateMismatchError, StreamLshError, TopicShapeError)
 from .state import load_state, save_state
 
 __all__ = [

@@ -30,18 +30,19 @@ def _refuse_unknown_variables(environ: Mapping[str, str], settings: set[str]) ->
     """A misspelled variable would otherwise be ignored in silence, and the default used instead
     of what the operator meant: refuse it, naming the closest valid one."""
     known = settings | OTHER_VARIABLES
-    unknown = sorted(name for name in environ
-                     if name.startswith(ENV_PREFIX) and name not in known and not name.startswith(TEST_VARIABLES_PREFIX))
+    unknown = sorted(name for name in environ if name.startswith(ENV_PREFIX) and name not in known
+                     and not name.startswith(TEST_VARIABLES_PREFIX))
     if unknown:
+        suffixes = sorted(valid[len(ENV_PREFIX):] for valid in known)  # the prefix would match anything
         hints = []
         for name in unknown:
-            suffixes = sorted(valid[len(ENV_PREFIX):] for valid in known)  # the shared prefix would match anything
             suffix = name[len(ENV_PREFIX):]
             close = ([valid for valid in suffixes if valid.startswith(suffix + "_")]  # TTL: TTL_HOURS
                      or difflib.get_close_matches(suffix, suffixes, n=1, cutoff=0.6))
             hints.append(f"{name} (did you mean {ENV_PREFIX}{close[0]}?)" if close else name)
-        raise SettingsError(f"unknown environment variable{'s' if len(unknown) > 1 else ''}: {', '.join(hints)}. "
-                            "Unset it, or see `stream-lsh --help` and the README's settings tables for valid names")
+        raise SettingsError(f"unknown environment variable{'s' if len(unknown) > 1 else ''}: "
+                            f"{', '.join(hints)}. Unset it, or see `stream-lsh --help` and the README's "
+                            "settings tables for valid names")
 
 
 def _bool(text: str) -> bool:

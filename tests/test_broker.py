@@ -11,8 +11,8 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError
 
 from conftest import TEST_BROKERS
-from stream_lsh.stream.brokers import (KAFKA_VERSION, BrokerProcessError, KafkaBroker, SecureListener, TansuBroker,
-                                       embedded_broker, fetch_kafka, find_kafka, free_port)
+from stream_lsh.stream.brokers import (KAFKA_VERSION, BrokerProcessError, KafkaBroker, SecureListener,
+                                       TansuBroker, embedded_broker, fetch_kafka, find_kafka, free_port)
 
 
 def listening(host: str, port: int) -> bool:

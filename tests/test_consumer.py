@@ -44,7 +44,8 @@ async def test_a_partition_never_committed_is_read_again_from_its_start(broker):
     await ensure_topics(broker.bootstrap, [TopicSpec(topic, 2, {})])
     await _fill(broker.bootstrap, topic, 2)
     never, committed_at_3 = TopicPartition(topic, 0), TopicPartition(topic, 1)
-    await commit_offset(broker.bootstrap, group, committed_at_3, 3)  # before the consumer looks its position up
+    # committed before the consumer looks its position up
+    await commit_offset(broker.bootstrap, group, committed_at_3, 3)
     consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False,
                                 auto_offset_reset="earliest", fetch_max_wait_ms=50)
     await consumer.start()

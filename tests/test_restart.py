@@ -17,13 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import orjson
-import pytest
 from aiokafka import AIOKafkaProducer
 
-from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.errors import ExitCode
+from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import embedded_broker
-from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
+from stream_lsh.stream.client import FileFeeder, feed_lines
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus

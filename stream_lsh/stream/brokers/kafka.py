@@ -117,7 +117,8 @@ class KafkaBroker(EmbeddedBroker):
         if found is not None:
             return found
         if not self._fetch:
-            raise BrokerProcessError("Apache Kafka's jars are not in the cache: run `stream-lsh fetch-kafka` first")
+            raise BrokerProcessError("Apache Kafka's jars are not in the cache: "
+                                     "run `stream-lsh fetch-kafka` first")
         return fetch_kafka()
 
     def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
@@ -205,7 +206,8 @@ class KafkaBroker(EmbeddedBroker):
     def _run(self, command: list[str], what: str) -> None:
         done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)
         if done.returncode != 0:
-            raise BrokerProcessError(f"{what} failed (exit {done.returncode}):\n{(done.stdout + done.stderr).strip()[-2000:]}")
+            output = (done.stdout + done.stderr).strip()[-2000:]
+            raise BrokerProcessError(f"{what} failed (exit {done.returncode}):\n{output}")
 
     def cleanup(self) -> None:
         super().cleanup()

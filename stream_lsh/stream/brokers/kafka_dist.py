@@ -70,7 +70,7 @@ def java_binary() -> str:
     found = shutil.which("java")
     if found is None:
         raise BrokerProcessError("the embedded Apache Kafka needs a Java runtime (17 or newer): none on PATH "
-                          "and JAVA_HOME is not set")
+                                 "and JAVA_HOME is not set")
     return found
 
 
@@ -93,7 +93,8 @@ def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
         return found
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise BrokerProcessError("fetching Apache Kafka needs Maven (mvn) on PATH; on Debian: apt-get install maven")
+        raise BrokerProcessError("fetching Apache Kafka needs Maven (mvn) on PATH; "
+                                 "on Debian: apt-get install maven")
     libs = _libs_dir()
     libs.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fetch-kafka-", dir=libs.parent) as work:
@@ -106,8 +107,8 @@ def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
         done = subprocess.run(command, capture_output=quiet, text=True)
         if done.returncode != 0:
             output = ((done.stdout or "") + (done.stderr or "")).strip().splitlines()[-20:]
-            raise BrokerProcessError(f"mvn could not fetch Apache Kafka {KAFKA_VERSION} (exit {done.returncode}):\n"
-                              + "\n".join(output))
+            raise BrokerProcessError(f"mvn could not fetch Apache Kafka {KAFKA_VERSION} "
+                                     f"(exit {done.returncode}):\n" + "\n".join(output))
         if libs.exists():  # another fetch won the race
             return KafkaDistribution(KAFKA_VERSION, libs)
         staged.rename(libs)

@@ -119,7 +119,8 @@ class EmbeddedBroker(ABC):
                 self.port = self._last_port = port
                 self.startup_s = time.monotonic() - began
                 return self
-        raise BrokerProcessError(f"the embedded {self.kind} broker did not start; its log ends with:\n{self.log_tail()}")
+        raise BrokerProcessError(f"the embedded {self.kind} broker did not start; "
+                                 f"its log ends with:\n{self.log_tail()}")
 
     @abstractmethod
     def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:

