@@ -1,6 +1,6 @@
 """Batch-path benchmark: stream-lsh stage by stage, and a datasketch pipeline on the same pages.
 
-    python benchmarks/bench_batch.py [--pages 3000] [--seed 7] [--threshold 0.5]
+    python benchmarks/bench_batch.py [--pages 3000] [--seed 7] [--threshold 0.3]
 
 Pages: ~600-word plain-text news pages cut from the synthetic corpus (so copies stay copies). Each
 stage is timed over all pages in a separate pass (parse = JSON + validation + text extraction +
@@ -26,6 +26,7 @@ import orjson
 from stream_lsh.batch import DEFAULT_BATCH_SIZE, RejectSink, run_batch
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
+from stream_lsh.core.prepare import SignedPage
 from stream_lsh.core.shingles import tokenize
 from stream_lsh.core.stopwords import StopWordLists
 from stream_lsh.core.text import html_to_text
@@ -69,22 +70,23 @@ def timed(label: str, function, items, results: dict) -> list:
 def stages(lines: list[bytes], config: DedupConfig, batch_size: int = DEFAULT_BATCH_SIZE) -> dict[str, float]:
     """Seconds per stage for stream-lsh over all pages, in micro-batches as the batch runner does."""
     engine = Deduplicator(config)
+    preparer = engine.preparer
     seconds = dict.fromkeys(["parse", "shingle", "signature", "index"], 0.0)
     for low in range(0, len(lines), batch_size):
         clock = time.perf_counter()
-        prepared = [engine.prepare(page_from_dict(orjson.loads(raw)), learn=True) for raw in lines[low:low + batch_size]]
+        pages = [page_from_dict(orjson.loads(raw)) for raw in lines[low:low + batch_size]]
+        prepared = [engine.prepare(page, engine.file_clock.tick(page.date, page.site), learn=True) for page in pages]
         t0 = time.perf_counter()
-        batch = engine.shingler.shingle_batch([p.text for p in prepared], [p.page.lang for p in prepared])
+        batch = preparer.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
         t1 = time.perf_counter()
-        signatures = engine.minhasher.signatures(batch.values, batch.offsets)
-        keys = engine.banding.band_keys(signatures)
+        signatures = preparer.minhasher.signatures(batch.values, batch.offsets)
+        keys = preparer.banding.band_keys(signatures)
         counts = batch.counts()
-        for i, p in enumerate(prepared):
-            if counts[i] >= config.min_shingles:
-                p.signature, p.band_keys = signatures[i], keys[i]
+        signed = [SignedPage(p, signatures[i], keys[i], None) if counts[i] >= config.min_shingles
+                  else SignedPage(p, None, None, None) for i, p in enumerate(prepared)]
         t2 = time.perf_counter()
-        for p in prepared:
-            engine._process_prepared(p)  # noqa: SLF001 - the benchmark times the engine's own steps
+        for page in signed:
+            engine.process_signed(page)
         t3 = time.perf_counter()
         seconds["parse"] += t0 - clock
         seconds["shingle"] += t1 - t0
@@ -111,7 +113,7 @@ def memory_per_page(lines: list[bytes], config: DedupConfig) -> float:
     tracemalloc.start()
     before = tracemalloc.take_snapshot()
     run_batch(lines, engine, out=io.BytesIO(), rejects=RejectSink(io.BytesIO))
-    hasher = engine.shingler.hasher
+    hasher = engine.preparer.shingler.hasher
     hasher._by_text.clear()  # noqa: SLF001 - a cache, not per-page state
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
@@ -131,7 +133,7 @@ def datasketch_pipeline(lines: list[bytes], threshold: float, num_perm: int) -> 
     started = time.perf_counter()
     for raw in lines:
         page = page_from_dict(orjson.loads(raw))
-        text = engine.prepare(page).text
+        text = engine.prepare(page, None).text
         tokens = tokenize(text)
         shingles = {" ".join(tokens[i:i + 3]).encode() for i in range(len(tokens) - 2) if tokens[i] in english}
         if len(shingles) < 5:
@@ -148,7 +150,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--threshold", type=float, default=0.5)
+    parser.add_argument("--threshold", type=float, default=DedupConfig().threshold)
     args = parser.parse_args()
     config = DedupConfig(threshold=args.threshold)
     lines = text_pages(args.pages, args.seed)

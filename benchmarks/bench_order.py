@@ -24,7 +24,7 @@ from collections import Counter
 import orjson
 import xxhash
 
-from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.local import LocalPipeline
@@ -66,7 +66,7 @@ def run_stream(pages: list[dict], order: list[dict], rng: random.Random, steps: 
     kept), a random number of scheduler steps in between; an input partition is declared idle
     once its last page is in. ``stats``: delay of each decision in pages fed meanwhile, most probes
     held, messages."""
-    pipe = LocalPipeline(Deduplicator(), layout, rng=rng, **pipe_kwargs)
+    pipe = LocalPipeline(DedupConfig(), layout, rng=rng, **pipe_kwargs)
     stamps = dict(zip((p["id"] for p in pages), pipe.stamp(orjson.dumps(p) for p in pages)))
     lines = [orjson.dumps(p) for p in order]
     parts = [partition_of(p) for p in order]

@@ -64,8 +64,8 @@ class GcWatch:
 
 def pipeline_run(lines: list[bytes], batch: int) -> dict:
     """One timed pass of the pages through the stages, after a warm-up that loads the tables."""
-    engine = Deduplicator(Settings().dedup_config())
-    warm = LocalPipeline(engine, Layout())
+    config = Settings().dedup_config()
+    warm = LocalPipeline(config, Layout())
     warm.feed(lines[:5])
     warm.run()
     stage_seconds: Counter[str] = Counter()
@@ -77,7 +77,7 @@ def pipeline_run(lines: list[bytes], batch: int) -> dict:
         stage_seconds[key[0]] += time.perf_counter() - started
 
     LocalPipeline._handle = timed  # type: ignore[method-assign]
-    pipeline = LocalPipeline(engine, Layout())
+    pipeline = LocalPipeline(config, Layout())
     watch = GcWatch()
     started = time.perf_counter()
     for start in range(0, len(lines), batch):

@@ -13,7 +13,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.config import DedupConfig
 from stream_lsh.pipeline.journal import Row
 from stream_lsh.pipeline.local import LocalPipeline, _messages, _Records
 from stream_lsh.pipeline.outbox import Outbox, Stage
@@ -43,10 +43,10 @@ class CrashingPipeline(LocalPipeline):
     Every random choice comes from ``rng``: a seed replays a run.
     """
 
-    def __init__(self, engine: Deduplicator, layout: Layout, *, rng: random.Random,
+    def __init__(self, config: DedupConfig, layout: Layout, *, rng: random.Random,
                  compact_bytes: int = 16 << 20, max_batch: int = 4, flush_rate: float = 0.3,
                  commit_rate: float = 0.1) -> None:
-        super().__init__(engine, layout, rng=rng, durable=True, compact_bytes=compact_bytes)
+        super().__init__(config, layout, rng=rng, durable=True, compact_bytes=compact_bytes)
         self.random = rng
         self.max_batch, self.flush_rate, self.commit_rate = max_batch, flush_rate, commit_rate
         self.logs: dict[tuple[str, int], list[_Records]] = {key: [] for key in self.queues}

@@ -312,3 +312,32 @@ def test_the_site_of_an_html_page_without_source_or_url_comes_from_its_head():
     og = '<meta property="og:site_name" content="Daily Bugle">'
     assert Page(id="p", html=og + "<p>x</p>").site == "daily bugle"
     assert Page(id="p", text="no site").site == ""
+
+
+def test_a_state_file_of_the_previous_format_is_migrated_and_decides_the_same():
+    """tests/data/state-format-3.npz was saved by the version before band tables were merged
+    (60 generated pages, bucket cap 2); the decisions file holds what that version decided for
+    the next 30 pages after saving. Loaded now, the engine decides them the same."""
+    import orjson
+    from pathlib import Path
+
+    from stream_lsh.core.page import page_from_dict
+    from stream_lsh.state import load_state
+    from stream_lsh.synthetic import generate_corpus
+
+    data = Path(__file__).parent / "data"
+    engine = Deduplicator(DedupConfig(bucket_cap=2, boilerplate=False))
+    load_state(engine, data / "state-format-3.npz")
+    assert len(engine.index) == 60
+    pages = generate_corpus(90, seed=3).pages[60:]
+    expected = orjson.loads((data / "state-format-3.decisions.json").read_bytes())
+    assert [engine.process(page_from_dict(p)).to_dict() for p in pages] == expected
+    header, _ = export_state(engine)
+    assert header["format"] == 4
+
+
+def test_a_state_file_of_an_unknown_format_is_refused_with_the_formats_read():
+    engine = Deduplicator()
+    header, arrays = export_state(engine)
+    with pytest.raises(ValueError, match="unsupported state format 99 .*reads 3 and 4"):
+        import_state(Deduplicator(), {**header, "format": 99}, arrays)

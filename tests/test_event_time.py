@@ -128,7 +128,7 @@ def stream_decisions(feed: Feed, config: DedupConfig, *, by_site: bool) -> dict[
     sizes, the stage partitions run in random order; a partition is caught up (idle after its
     mark) only once it has nothing left."""
     rng = random.Random(feed.seed)
-    pipe = LocalPipeline(Deduplicator(config), feed.layout, inputs=feed.inputs, rng=rng)
+    pipe = LocalPipeline(config, feed.layout, inputs=feed.inputs, rng=rng)
     stamps = pipe.stamp(feed.lines)
     spread = Layout(sites=feed.inputs)
     queues: dict[int, list[tuple[bytes, int]]] = defaultdict(list)

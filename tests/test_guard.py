@@ -12,7 +12,7 @@ import orjson
 import pytest
 
 from stream_helpers import stream_settings
-from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.prepare import Preparer
 from stream_lsh.pipeline.journal import StateMismatchError
 from stream_lsh.stream.app import state_guard
 from stream_lsh.stream.brokers import free_port
@@ -40,13 +40,13 @@ async def test_state_built_with_another_scheme_is_refused_before_the_worker_star
 
     other = settings.__class__.load(environ={}, **{**settings.__dict__, "seed": 7})
     with pytest.raises(StateMismatchError, match=r"scheme_params\.seed: stored 1, running 7"):
-        await prepare(other, broker.bootstrap, state_guard(Deduplicator(other.dedup_config()), other))
+        await prepare(other, broker.bootstrap, state_guard(Preparer(other.dedup_config()), other))
     result = worker(settings, "--num-perm", "64")
     assert result.returncode == 2, result.stderr[-2000:]
     assert "num_perm: stored 128, running 64" in result.stderr and "Traceback" not in result.stderr
     relaid = settings.__class__.load(environ={}, **{**settings.__dict__, "home_partitions": 5})
     with pytest.raises(Exception, match="partitions"):  # the topics' shape says so first
-        await prepare(relaid, broker.bootstrap, state_guard(Deduplicator(relaid.dedup_config()), relaid))
+        await prepare(relaid, broker.bootstrap, state_guard(Preparer(relaid.dedup_config()), relaid))
 
 
 def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(broker, tmp_path):

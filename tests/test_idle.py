@@ -88,7 +88,7 @@ def test_a_partition_whose_mark_said_it_is_caught_up_is_not_declared_again():
 import orjson  # noqa: E402
 import pytest  # noqa: E402
 
-from stream_lsh.core.dedup import Deduplicator  # noqa: E402
+from stream_lsh.core.dedup import DedupConfig, Deduplicator  # noqa: E402
 from stream_lsh.core.page import page_from_dict  # noqa: E402
 from stream_lsh.pipeline.local import LocalPipeline  # noqa: E402
 from stream_lsh.pipeline.routing import Layout  # noqa: E402
@@ -113,7 +113,7 @@ def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partiti
     timer -> Ingest.idle). Before the fix, a caught-up batch of partition 0 that held no dated page
     sent no mark, yet the timer took partition 0 for declared idle: partition 1's page waited
     forever (what `run --until-idle` never finishing was)."""
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2), inputs=2)
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2), inputs=2)
     clock = Clock()
     quiet = QuietInputs(0.2, clock)
 
@@ -142,7 +142,7 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
     claim standing, the later copy is released and founds the cluster, and the earlier one comes
     late and joins it (a founder swap, as batch never decides); withdrawn when partition 0 changes
     hands, the later copy waits for partition 0's new owner."""
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2), inputs=2)
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2), inputs=2)
     pages = {"x": (OTHER, 0, T), "b": (STORY, 0, T + 2), "c": (STORY + " Again.", 1, T + 3), "y": (THIRD, 1, T + 4)}
 
     def feed(page_id: str, caught_up: bool) -> None:
@@ -175,7 +175,7 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
 def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits_for():
     """Input partition 0 never speaks (and no timer declares it): partition 1's page is held."""
     clock = Clock()
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2), inputs=2, clock=clock)
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2), inputs=2, clock=clock)
     pipe.feed([orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"})], partition=1,
               caught_up={1}, timestamps=[T])
     pipe.run()
@@ -199,7 +199,7 @@ def test_the_guard_names_a_candidate_whose_answer_never_comes():
     the decision of the first page forever."""
     clock = Clock()
     layout = Layout(2, 3, 2)
-    pipe = LocalPipeline(Deduplicator(), layout, inputs=1, clock=clock)
+    pipe = LocalPipeline(DedupConfig(), layout, inputs=1, clock=clock)
     first_home = layout.home("a")
     assert first_home != layout.home("b2")
     pipe.feed([orjson.dumps({"id": "a", "text": STORY})], caught_up={0}, timestamps=[T])

@@ -42,7 +42,7 @@ def every_partition(pipe: LocalPipeline) -> list[tuple[str, int]]:
 
 def test_restarting_partitions_one_page_at_a_time_changes_no_decision(corpus):
     rng = random.Random(3)
-    pipe = LocalPipeline(Deduplicator(), LAYOUT, durable=True, compact_bytes=20_000)
+    pipe = LocalPipeline(DedupConfig(), LAYOUT, durable=True, compact_bytes=20_000)
     for record in corpus:
         pipe.feed([orjson.dumps(record)])
         pipe.run()
@@ -60,7 +60,7 @@ def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed, inputs):
     runs = []
     for crash in (False, True):
         schedule, crashes = random.Random(seed), random.Random(100 + seed)
-        pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000, inputs=inputs)
+        pipe = LocalPipeline(DedupConfig(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000, inputs=inputs)
         for start in range(0, len(lines), 30):
             pipe.feed(lines[start:start + 30])
             for _ in range(schedule.randint(0, 60)):
@@ -82,7 +82,7 @@ def run_with_kills(pages: list[dict], seed: int, *, lose_after_kill: bool = Fals
     faust's hand-over after recovery did, stream/recovery.py) - the control.
     """
     rng = random.Random(seed)
-    pipe = CrashingPipeline(Deduplicator(), LAYOUT, rng=rng, compact_bytes=3_000)
+    pipe = CrashingPipeline(DedupConfig(), LAYOUT, rng=rng, compact_bytes=3_000)
 
     def kill() -> None:
         pipe.crash()
@@ -132,7 +132,7 @@ def test_a_message_lost_after_a_kill_leaves_pages_without_a_decision(corpus):
 
 @pytest.mark.parametrize("inputs", [None, 1])
 def test_snapshot_restore_is_exact_for_every_stage(corpus, inputs):
-    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(1), inputs=inputs)
+    pipe = LocalPipeline(DedupConfig(), LAYOUT, rng=random.Random(1), inputs=inputs)
     for record in corpus[:200]:  # stop mid-flight: pending pages, waiters, queued questions
         pipe.feed([orjson.dumps(record)])
         pipe.step()
@@ -149,7 +149,7 @@ def test_snapshot_restore_is_exact_for_every_stage(corpus, inputs):
 @pytest.mark.parametrize("inputs", [None, 1])
 def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus, inputs):
     """Replay hands a segment's batches to the stage one by one, live may have handled them as one."""
-    pipe = LocalPipeline(Deduplicator(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40,
+    pipe = LocalPipeline(DedupConfig(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40,
                          inputs=inputs)
     pipe.feed([orjson.dumps(record) for record in corpus])
     pipe.run()
@@ -164,8 +164,7 @@ def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus,
 
 def test_compaction_keeps_the_rows_proportional_to_the_live_state():
     config = DedupConfig(ttl=3600.0)
-    engine = Deduplicator(config)
-    pipe = LocalPipeline(engine, Layout(1, 2, 1), durable=True, compact_bytes=50_000)
+    pipe = LocalPipeline(config, Layout(1, 2, 1), durable=True, compact_bytes=50_000)
     pages = generate_corpus(600, seed=4).pages
     for i, record in enumerate(pages):  # one page a minute: the 1-hour window holds ~60 pages
         when = datetime(2026, 3, 1, tzinfo=timezone.utc) + timedelta(minutes=i)
@@ -188,14 +187,14 @@ def rows_of(journal: Journal, stage) -> list[tuple[bytes, bytes]]:
 def test_state_built_with_other_parameters_is_refused_with_what_differs():
     layout = Layout(1, 1, 1)
     built = Journal(0, {"scheme": "aaaa", "layout": [1, 1, 1]})
-    rows = rows_of(built, LocalPipeline(Deduplicator(), layout).stages[Stage.BANDS][0])
+    rows = rows_of(built, LocalPipeline(DedupConfig(), layout).stages[Stage.BANDS][0])
     running = Journal(0, {"scheme": "bbbb", "layout": [1, 1, 1]})
     with pytest.raises(StateMismatchError, match=r"scheme: stored 'aaaa', running 'bbbb'"):
-        running.load(rows, LocalPipeline(Deduplicator(), layout).stages[Stage.BANDS][0])
+        running.load(rows, LocalPipeline(DedupConfig(), layout).stages[Stage.BANDS][0])
 
 
 def test_rows_without_a_head_or_with_a_missing_chunk_are_refused():
-    stage = LocalPipeline(Deduplicator(), Layout(1, 1, 1)).stages[Stage.HOMES][0]
+    stage = LocalPipeline(DedupConfig(), Layout(1, 1, 1)).stages[Stage.HOMES][0]
     journal = Journal(0, {"g": 1}, chunk_bytes=10)
     rows = rows_of(journal, stage)
     headless = [(k, v) for k, v in rows if k[4:5] != b"h"]

@@ -15,6 +15,7 @@ import pytest
 
 from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
+from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.gather import Gather
@@ -64,7 +65,7 @@ def decisions(pipe: LocalPipeline) -> list[dict]:
 
 @pytest.mark.parametrize("layout", [Layout(1, 1, 1), Layout(3, 4, 3), Layout(2, 7, 5)])
 def test_one_page_at_a_time_gives_exactly_the_batch_decisions(corpus, batch_decisions, layout):
-    pipe = LocalPipeline(Deduplicator(), layout)
+    pipe = LocalPipeline(DedupConfig(), layout)
     for record in corpus:
         pipe.feed([orjson.dumps(record)])
         pipe.run()
@@ -74,7 +75,7 @@ def test_one_page_at_a_time_gives_exactly_the_batch_decisions(corpus, batch_deci
 @pytest.mark.parametrize("seed", range(4))
 def test_any_interleaving_gives_one_decision_per_page_and_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
-    pipe = LocalPipeline(Deduplicator(), Layout(3, 4, 3), rng=rng)
+    pipe = LocalPipeline(DedupConfig(), Layout(3, 4, 3), rng=rng)
     lines = [orjson.dumps(record) for record in corpus]
     for start in range(0, len(lines), 40):  # pages keep coming while earlier ones are in flight
         pipe.feed(lines[start:start + 40])
@@ -98,7 +99,7 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
     one = next(s for s in sources if layout.site(s) == 0)
     two = next(s for s in sources if layout.site(s) == 1)
     for order in ([0, 1], [1, 0]):
-        pipe = LocalPipeline(Deduplicator(), layout)
+        pipe = LocalPipeline(DedupConfig(), layout)
         copies = [page("late-a", STORY, "2026-03-01T12:05:00Z", source=one),
                   page("early-b", STORY + " Extra line.", "2026-03-01T12:00:00Z", source=two)]
         received = [at("2026-03-01T12:05:00Z"), at("2026-03-01T12:00:00Z")]
@@ -114,7 +115,7 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
 
 
 def test_a_copy_decided_before_the_next_arrives_stays_first_as_in_batch():
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4))
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4))
     for record in (page("late-a", STORY, "2026-03-01T12:05:00Z"), page("early-b", STORY, "2026-03-01T12:00:00Z")):
         pipe.feed([record])
         pipe.run()
@@ -122,7 +123,7 @@ def test_a_copy_decided_before_the_next_arrives_stays_first_as_in_batch():
 
 
 def test_a_redelivered_page_gets_the_same_decision_and_no_second_cluster():
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2))
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2))
     for record in (page("a", STORY), page("b", STORY + " More."), page("a", STORY)):
         pipe.feed([record])
         pipe.run()
@@ -133,7 +134,7 @@ def test_a_redelivered_page_gets_the_same_decision_and_no_second_cluster():
 
 
 def test_a_retracted_page_no_longer_matches():
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2))
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2))
     pipe.feed([page("a", STORY)])
     pipe.run()
     pipe.feed([orjson.dumps({"id": "a", "op": "delete"})])
@@ -146,7 +147,7 @@ def test_a_retracted_page_no_longer_matches():
 
 
 def test_a_query_is_answered_and_never_indexed():
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 2))
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2))
     pipe.feed([page("a", STORY)])
     pipe.run()
     pipe.feed([orjson.dumps({"correlation_id": "q-1", "text": STORY + " Seen again."})], topic="queries")
@@ -163,7 +164,7 @@ def test_a_query_is_answered_and_never_indexed():
 
 def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
     config = DedupConfig(ttl=3600.0)
-    pipe = LocalPipeline(Deduplicator(config), Layout(2, 3, 2))
+    pipe = LocalPipeline(config, Layout(2, 3, 2))
     noon, two = at("2026-03-01T12:00:00Z"), at("2026-03-01T14:00:00Z")
     pipe.feed([page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)],
               timestamps=[noon + i for i in range(3)])
@@ -181,7 +182,7 @@ def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
 
 
 def test_bad_input_goes_to_dead_letters_with_its_reason_and_without_its_body():
-    pipe = LocalPipeline(Deduplicator(), Layout(1, 2, 1), max_page_bytes=1000)
+    pipe = LocalPipeline(DedupConfig(), Layout(1, 2, 1), max_page_bytes=1000)
     bad = [b"{not json", b"\xff\xfe{}", orjson.dumps({"text": "no id here"}), orjson.dumps({"id": "x"}),
            None, b"   ", orjson.dumps({"id": "big", "text": "secret " * 500})]
     pipe.feed(bad)
@@ -244,7 +245,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
     engine = Deduplicator(config)
     reference = {p["id"]: engine.process(page_from_dict(p)).to_dict() for p in corpus}
     rng = random.Random(seed)
-    pipe = LocalPipeline(Deduplicator(config), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
+    pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS)
     feed_interleaved(pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
     got = decisions(pipe)
     assert len(got) == len(corpus) and {d["id"]: d for d in got} == reference
@@ -253,7 +254,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
 @pytest.mark.parametrize("seed", range(4))
 def test_with_watermarks_any_partition_interleaving_gives_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
-    pipe = LocalPipeline(Deduplicator(), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
+    pipe = LocalPipeline(DedupConfig(), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
     feed_interleaved(pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
     got = decisions(pipe)
     assert Counter(d["id"] for d in got) == Counter(d["id"] for d in batch_decisions)
@@ -269,7 +270,7 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
     before the earlier copy is registered and founds the cluster (see the test above); with them
     its probes wait at the band partitions until the other input partition's mark passes them."""
     layout = Layout(2, 3, 4)
-    pipe = LocalPipeline(Deduplicator(), layout, inputs=2)
+    pipe = LocalPipeline(DedupConfig(), layout, inputs=2)
     pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, timestamps=[at("2026-03-01T12:05:00Z")])
     pipe.run()
     assert decisions(pipe) == []  # held: input partition 0 has said nothing yet
@@ -285,7 +286,7 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
 
 
 def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule():
-    pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4), inputs=1)
+    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4), inputs=1)
     pipe.feed([page("new", STORY, "2026-03-01T12:05:00Z")], timestamps=[at("2026-03-01T12:05:00Z")], caught_up={0})
     pipe.run()
     # a record timestamp that goes back, below the mark already passed
@@ -299,7 +300,7 @@ def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next
     """A live feed: the mark of a partition's last record says it is idle after it, so the other
     partition's later page is decided without waiting for its next page or for the idle timer."""
     for caught_up in (False, True):
-        pipe = LocalPipeline(Deduplicator(), Layout(2, 3, 4), inputs=2)
+        pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4), inputs=2)
         pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, caught_up={0} if caught_up else (),
                   timestamps=[at("2026-03-01T12:00:00Z")])
         pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, caught_up={1},
@@ -327,12 +328,12 @@ def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next
 def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():
     """With a lateness, a partition's later pages may be older than its mark: being caught up does
     not make it idle (only the idle timer does)."""
-    engine = Deduplicator()
-    ingest = Ingest(engine, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True, lateness=60.0)
+    preparer = Preparer(DedupConfig())
+    ingest = Ingest(preparer, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True, lateness=60.0)
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
     marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
     assert marks and not any(r.get("idle") for r in marks)
-    ingest = Ingest(engine, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True)
+    ingest = Ingest(preparer, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True)
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
     marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
     assert len(marks) == 2 and all(r["idle"] for r in marks)
@@ -344,7 +345,7 @@ def test_two_versions_with_one_record_timestamp_each_get_their_decision():
     """A producer's batch on a broker that stamps log-append time gives several records one
     timestamp: two versions of a page with one clock are still two deliveries."""
     for inputs in (None, 1):
-        pipe = LocalPipeline(Deduplicator(DedupConfig(boilerplate=False)), Layout(1, 2, 1), inputs=inputs)
+        pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(1, 2, 1), inputs=inputs)
         t = at("2026-03-01T12:00:00Z")
         pipe.feed([page("a", STORY), page("a", OTHER)], timestamps=[t, t])
         pipe.finish()
@@ -357,7 +358,7 @@ def test_a_query_with_no_content_is_answered_no_content_as_in_batch():
     engine = Deduplicator(DedupConfig(boilerplate=False))
     query = orjson.dumps({"id": "q1", "text": "Too short."})
     expected = engine.probe(page_from_dict(orjson.loads(query))).to_dict()
-    pipe = LocalPipeline(Deduplicator(DedupConfig(boilerplate=False)), Layout(1, 2, 1), inputs=1)
+    pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(1, 2, 1), inputs=1)
     pipe.feed([page("a", STORY)], caught_up={0})
     pipe.run()
     pipe.feed([query], topic="queries")
@@ -368,7 +369,7 @@ def test_a_query_with_no_content_is_answered_no_content_as_in_batch():
 
 def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
     """y's new version rejoins cluster x with a later time: y's first expiry must not take it out."""
-    pipe = LocalPipeline(Deduplicator(DedupConfig(boilerplate=False, ttl=6 * 3600)), Layout(1, 1, 1), inputs=1)
+    pipe = LocalPipeline(DedupConfig(boilerplate=False, ttl=6 * 3600), Layout(1, 1, 1), inputs=1)
     when = "2026-03-01T%02d:00:00Z"
     for page_id, text, hour in (("x", STORY, 0), ("y", STORY + " Update one.", 1), ("y", STORY + " Update two.", 4),
                                 ("z", OTHER, 8)):

@@ -12,7 +12,7 @@ import orjson
 from aiokafka import AIOKafkaProducer
 
 from stream_helpers import DecisionReader, stream_settings
-from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.prepare import Preparer
 from stream_lsh.pipeline.journal import Journal
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.stages import stage_factories
@@ -38,7 +38,7 @@ async def latest(bootstrap: str, topic: str) -> dict[bytes, bytes | None]:
 async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     settings = stream_settings(broker, tmp_path, ttl_hours=1.0, snapshot_mb=0.001)
     names = TopicNames.from_settings(settings)
-    guard = state_guard(Deduplicator(settings.dedup_config()), settings)
+    guard = state_guard(Preparer(settings.dedup_config()), settings)
     await prepare(settings, broker.bootstrap, guard)
     story, other, third = make_prose(1, 160), make_prose(2, 160), make_prose(3, 160)
     pool = Workers(settings, broker.bootstrap, 1)
@@ -103,7 +103,7 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     # only the pages inside the window are left.
     rows = await latest(broker.bootstrap, names.changelog("bands"))
     indexed = set()
-    make_shard = stage_factories(Deduplicator(settings.dedup_config()), layout_of(settings),
+    make_shard = stage_factories(Preparer(settings.dedup_config()), layout_of(settings),
                                  stage_inputs(settings))[Stage.BANDS]  # as the app builds it
     for partition in range(settings.band_partitions):
         shard = make_shard(partition)

@@ -28,150 +28,26 @@ A page whose id is already indexed with the same raw body gets the stored decisi
 
 from __future__ import annotations
 
-from collections import Counter
-from dataclasses import dataclass, field
 import dataclasses
-from typing import Any, Sequence
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
-import xxhash
 
-from .banding import Banding, optimal_banding
-from .boilerplate import BoilerplateLearner
-from .clock import EventTime, FileClock, event_time
-from .hashing import TokenHasher, xxh64_text
-from .index import IndexEntry, LSHIndex
-from .minhash import MinHasher, agreement
-from .page import Page
 from ..errors import StateMismatchError
+from .boilerplate import BoilerplateLearner
+from .clock import FileClock
+from .config import DedupConfig
+from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide
+from .index import IndexEntry, LSHIndex
+from .minhash import agreement
+from .page import Page
+from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
-from .shingles import ShingleKind, ShingleSpec, Shingler
-from .stopwords import DEFAULT_LANGUAGES, LANGUAGE_NAMES, StopWordLists
-from .text import html_blocks, normalize, text_blocks
 
-__all__ = ["Decision", "DedupConfig", "Deduplicator", "PreparedPage", "Status", "export_state", "import_state"]
-
-_BLOCK_SEED = 0x5EED_B10C  # block fingerprints are internal to the learner: not part of the scheme
-
-
-def _block_fingerprint(block: str) -> int:
-    return xxhash.xxh3_64_intdigest(block.encode("utf-8", "surrogatepass"), _BLOCK_SEED)
-UNIQUE, DUPLICATE, NO_CONTENT = "unique", "duplicate", "no_content"
-Status = str
-
-
-@dataclass(frozen=True)
-class Decision:
-    """The verdict on one page; ``to_dict`` is the output record."""
-
-    id: str
-    status: Status
-    cluster_id: str | None
-    duplicate_of: str | None = None
-    similarity: float | None = None
-    candidates: int = 0
-    date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
-    replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
-
-    def to_dict(self) -> dict[str, Any]:
-        record = {
-            "id": self.id,
-            "status": self.status,
-            "cluster_id": self.cluster_id,
-            "duplicate_of": self.duplicate_of,
-            "similarity": None if self.similarity is None else round(self.similarity, 4),
-            "candidates": self.candidates,
-        }
-        if self.date_ignored is not None:
-            record["date_ignored"] = self.date_ignored
-        return record
-
-
-@dataclass(frozen=True)
-class DedupConfig:
-    """Every knob of the engine. Signature-defining ones also form the :class:`Scheme`.
-
-    Args:
-        threshold: Jaccard similarity from which a page is a duplicate, in (0, 1).
-        num_perm: signature length n.
-        seed: seeds token hashing and the minhash functions.
-        shingles: shingle kind and size.
-        languages: stop-word languages (detection picks among them; the first wins ties).
-        bands, rows: explicit banding; both None to choose it from the threshold.
-        fp_weight, fn_weight: weights of the two error areas when choosing the banding.
-        verify: "signature" (agreement of signatures) or "jaccard" (exact, on stored shingle sets).
-        min_shingles: pages with fewer shingles are ``no_content``.
-        bucket_cap: most pages kept per LSH bucket.
-        ttl: seconds of event time a page stays indexed; None keeps pages forever.
-        boilerplate: learn and drop site-wide boilerplate blocks.
-        boilerplate_min_pages: distinct contexts (pages with different other content) that make a
-            block of a site boilerplate.
-        drop_chrome: drop nav/aside/footer/form elements of HTML pages before anything else.
-        max_future: a ``published_at`` more than this many seconds after the clock is ignored.
-    """
-
-    threshold: float = 0.3
-    num_perm: int = 128
-    seed: int = 1
-    shingles: ShingleSpec = field(default_factory=ShingleSpec)
-    languages: tuple[str, ...] = DEFAULT_LANGUAGES
-    bands: int | None = None
-    rows: int | None = None
-    fp_weight: float = 0.5
-    fn_weight: float = 0.5
-    verify: str = "signature"
-    min_shingles: int = 5
-    bucket_cap: int = 64
-    ttl: float | None = 3 * 86400.0
-    boilerplate: bool = True
-    boilerplate_min_pages: int = 2
-    drop_chrome: bool = True
-    max_future: float = 86400.0
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.seed, int) or not 0 <= self.seed < 1 << 64:
-            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
-        if self.max_future < 0:
-            raise ValueError(f"max_future must be >= 0 seconds, got {self.max_future}")
-        if not 0.0 < self.threshold < 1.0:
-            raise ValueError(f"threshold must be in (0, 1), got {self.threshold!r}")
-        if (self.bands is None) != (self.rows is None):
-            raise ValueError("give both bands and rows, or neither (to choose them from the threshold)")
-        if self.verify not in ("signature", "jaccard"):
-            raise ValueError(f"verify must be 'signature' or 'jaccard', got {self.verify!r}")
-        if self.min_shingles < 1:
-            raise ValueError(f"min_shingles must be >= 1, got {self.min_shingles}")
-        if self.bucket_cap < 1:
-            raise ValueError(f"bucket_cap must be >= 1, got {self.bucket_cap}")
-        if self.ttl is not None and self.ttl <= 0:
-            raise ValueError(f"ttl must be positive seconds or None, got {self.ttl}")
-        if self.boilerplate_min_pages < 2:
-            raise ValueError(f"boilerplate_min_pages must be >= 2, got {self.boilerplate_min_pages}")
-        unknown = [lang for lang in self.languages if lang not in LANGUAGE_NAMES]
-        if unknown or not self.languages:
-            raise ValueError(f"unknown stop-word languages {unknown}; available: {', '.join(LANGUAGE_NAMES)}")
-        self.banding()  # validates bands/rows against num_perm
-
-    def banding(self) -> Banding:
-        if self.bands is not None and self.rows is not None:
-            return Banding(bands=self.bands, rows=self.rows, num_perm=self.num_perm)
-        return optimal_banding(self.threshold, self.num_perm, self.fp_weight, self.fn_weight)
-
-
-@dataclass
-class PreparedPage:
-    """A page after the per-page text steps; signed later, a batch at a time."""
-
-    page: Page
-    clock_ms: int | None  # when the page was read (see .clock); None before a file's clock starts
-    time: EventTime
-    text: str
-    content_hash: int  # of the text left after boilerplate removal: the exact-duplicate key
-    body_hash: int  # of the raw body: recognises a redelivered page
-    shingles: np.ndarray | None = None
-    signature: np.ndarray | None = None
-    band_keys: np.ndarray | None = None
-
+__all__ = ["DUPLICATE", "NO_CONTENT", "UNIQUE", "Decision", "DedupConfig", "Deduplicator", "PreparedPage",
+           "SignedPage", "Status", "export_state", "import_state"]
 
 OWN_CLOCK = object()  # "read by the engine's own file clock", where None means "no clock yet"
 
@@ -179,103 +55,43 @@ OWN_CLOCK = object()  # "read by the engine's own file clock", where None means 
 class Deduplicator:
     """Sequential near-duplicate detection over a stream of pages (see the module doc).
 
-    :meth:`process_batch` gives exactly the decisions that :meth:`process` gives page by page; it
-    only does the numeric work (shingles, signatures, band keys) for the whole batch at once.
+    The kernel in one process: the :class:`.prepare.Preparer`, one boilerplate learner, one
+    :class:`.index.LSHIndex` and :func:`.decision.decide`. :meth:`process_batch` gives exactly the
+    decisions that :meth:`process` gives page by page; it only does the numeric work (shingles,
+    signatures, band keys) for the whole batch at once.
     """
 
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config = config or DedupConfig()
-        hasher = TokenHasher(seed=config.seed)
-        stop_words = StopWordLists.load(config.languages) if config.shingles.kind is ShingleKind.STOPWORD else None
-        self.shingler = Shingler(config.shingles, hasher, stop_words)
-        self.minhasher = MinHasher(num_perm=config.num_perm, seed=config.seed)
-        self.banding = config.banding()
-        self.scheme = Scheme(
-            shingles=config.shingles.kind.value,
-            shingle_size=config.shingles.size,
-            num_perm=config.num_perm,
-            seed=config.seed,
-            stop_words_source=stop_words.source if stop_words else "",
-            stop_words_digest=stop_words.digest if stop_words else "",
-            stop_words_languages=stop_words.languages if stop_words else (),
-        )
+        self.preparer = Preparer(config)
+        self.scheme = self.preparer.scheme
+        self.banding = self.preparer.banding
         self.index = LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
         self.file_clock = FileClock(max_future=config.max_future)  # the clock of pages given without one
-        self.clock_ms: int | None = None  # the newest clock seen: it moves the window
         self.dates_ignored: Counter[str] = Counter()  # indexed pages whose published_at was not used, by reason
 
-    # -- per-page text steps ------------------------------------------------------------------
+    @property
+    def clock_ms(self) -> int | None:
+        """The newest clock seen: it moves the window."""
+        return self.index.clock_ms
+
+    # -- the kernel's steps ---------------------------------------------------------------------
     def prepare(self, page: Page, clock_ms: int | None, *, learn: bool = False) -> PreparedPage:
-        """Extract the page's text, drop boilerplate blocks, hash what is left.
+        """Extract the page's text, drop boilerplate blocks (with ``learn``, the page's blocks first
+        teach the learner), hash what is left."""
+        return self.preparer.prepare_page(page, clock_ms, self.learner, learn=learn)
 
-        With ``learn``, the page's blocks first teach the boilerplate learner, so the page is
-        already filtered with what it showed (the learner never looks at decisions).
-        """
-        return self.prepare_blocks(page, self.extract_blocks(page), clock_ms, learn=learn)
-
-    def extract_blocks(self, page: Page) -> list[str]:
-        """The page's normalised text blocks: the stateless part of :meth:`prepare`, which the
-        stream does where a page comes in, before routing it to its site's learner."""
-        if page.html is not None:
-            raw_blocks = html_blocks(page.html, drop_chrome=self.config.drop_chrome)
-        else:
-            raw_blocks = text_blocks(page.text or "")
-        return [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
-
-    def prepare_blocks(self, page: Page, blocks: list[str], clock_ms: int | None, *,
-                       learn: bool = False) -> PreparedPage:
-        """The stateful part of :meth:`prepare`: the learner's step, then the hashes."""
-        blocks = self.filter_blocks(blocks, page.site if learn else None)
-        text = " ".join(blocks)
-        seed = self.config.seed
-        return PreparedPage(page, clock_ms, self.event_time(page, clock_ms), text, xxh64_text(text, seed),
-                            self.body_hash(page))
-
-    def body_hash(self, page: Page) -> int:
-        """Hash of the raw body: the same id with the same body is a redelivery."""
-        return xxh64_text(page.html if page.html is not None else (page.text or ""), self.config.seed)
-
-    def event_time(self, page: Page, clock_ms: int | None) -> EventTime:
-        """The page's event time when read at ``clock_ms`` (:func:`.clock.event_time`)."""
-        return event_time(page.date, clock_ms, window=self.config.ttl, max_future=self.config.max_future)
-
-    def filter_blocks(self, blocks: list[str], learn_for_site: str | None,
-                      learner: BoilerplateLearner | None = None, flagged: list[int] | None = None) -> list[str]:
-        """Drop known boilerplate blocks; with ``learn_for_site``, the blocks first teach the
-        learner (``learner``, or the engine's own). Returns the blocks that are left; blocks this
-        page made boilerplate are appended to ``flagged``."""
-        learner = learner if learner is not None else self.learner
-        if learner is None:
-            return blocks
-        fingerprints = learner.fingerprints(blocks, _block_fingerprint)
-        known = learner.is_boilerplate
-        if learn_for_site is not None:
-            newly = learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not known(f)])
-            if flagged is not None:
-                flagged.extend(newly)
-        return [block for block, f in zip(blocks, fingerprints) if f is None or not known(f)]
-
-    def sign(self, prepared: Sequence[PreparedPage]) -> None:
-        """Shingle, minhash and band a batch of prepared pages; those with too few shingles stay unsigned."""
-        if not prepared:
-            return
-        batch = self.shingler.shingle_batch([p.text for p in prepared], [p.page.lang for p in prepared])
-        counts = batch.counts()
-        signatures = self.minhasher.signatures(batch.values, batch.offsets)
-        keys = self.banding.band_keys(signatures)
-        keep_sets = self.config.verify == "jaccard"
-        for i, p in enumerate(prepared):
-            if keep_sets:
-                p.shingles = batch.page_set(i)
-            if counts[i] >= self.config.min_shingles:
-                p.signature, p.band_keys = signatures[i], keys[i]
+    def sign(self, prepared: Sequence[PreparedPage]) -> list[SignedPage]:
+        """Shingle, minhash and band a batch of prepared pages."""
+        return self.preparer.sign(prepared)
 
     # -- decisions --------------------------------------------------------------------------
     def process(self, page: Page, clock_ms: int | None | object = OWN_CLOCK) -> Decision:
         """Decide on one page and add it to the index (see the module doc). ``clock_ms``: when it was
         read (None: before a file's clock started); by default the engine's own file clock reads it."""
-        return self.process_batch([page], None if clock_ms is OWN_CLOCK else [clock_ms])[0]  # type: ignore[list-item]
+        clocks = None if clock_ms is OWN_CLOCK else [clock_ms if isinstance(clock_ms, int) else None]
+        return self.process_batch([page], clocks)[0]
 
     def process_batch(self, pages: Sequence[Page], clocks: Sequence[int | None] | None = None) -> list[Decision]:
         """Decide on pages in order, as :meth:`process` would one by one.
@@ -286,83 +102,60 @@ class Deduplicator:
         if clocks is None:
             clocks = [self.file_clock.tick(page.date, page.site) for page in pages]
         prepared = [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
-        self.sign(prepared)
-        return [self._process_prepared(p) for p in prepared]
+        return [self.process_signed(page) for page in self.sign(prepared)]
 
     def probe(self, page: Page) -> Decision:
         """Decide on a page without indexing it or learning from it (a query-only lookup)."""
-        prepared = self.prepare(page, self.clock_ms)
-        self.sign([prepared])
-        return self._decide(prepared)
+        return self._decide(self.sign([self.prepare(page, self.clock_ms)])[0])
 
     def remove(self, page_id: str) -> bool:
         """Retract a page from the index; False if it was not indexed."""
         return self.index.remove(page_id)
 
-    def _process_prepared(self, prepared: PreparedPage) -> Decision:
-        self._advance(prepared.clock_ms)  # first: a redelivery after its page left the window is a new page
-        known = self.index.get(prepared.page.id)
-        if known is not None:
+    def process_signed(self, page: SignedPage) -> Decision:
+        """Decide on a signed page and index it: the last step of :meth:`process_batch`."""
+        prepared = page.prepared
+        self.index.advance(prepared.clock_ms)  # first: a redelivery after its page left the window is a new page
+        known = self.index.get(prepared.id)
+        if known is not None and known.decision is not None:
             if known.body_hash == prepared.body_hash:  # a redelivery: the same answer, nothing changes
                 return dataclasses.replace(known.decision, replayed=True)
             self.index.remove(known.id)  # a new version replaces the old one
-        decision = self._decide(prepared)
+        decision = self._decide(page)
         if prepared.time.date_ignored is not None:
             self.dates_ignored[prepared.time.date_ignored] += 1
         if decision.status != NO_CONTENT:
-            self._insert(prepared, decision)
+            self._insert(page, decision)
         return decision
 
-    def _advance(self, clock_ms: int | None) -> None:
-        """The clock moves the window: pages whose event time is older than the window leave."""
-        if clock_ms is None or (self.clock_ms is not None and clock_ms <= self.clock_ms):
-            return
-        self.clock_ms = clock_ms
-        self.index.expire(clock_ms / 1000.0)
-
-    def _decide(self, prepared: PreparedPage) -> Decision:
-        decision = self._verdict(prepared)
+    def _decide(self, page: SignedPage) -> Decision:
+        """The index's candidates, verified, handed to the decision rule."""
+        prepared = page.prepared
+        exact = self.index.exact(prepared.content_hash)
+        candidates: list[Match] = []
+        if exact is None and page.band_keys is not None:
+            found = self.index.query(page.band_keys, self.scheme.fingerprint)
+            if found:
+                similarities = self._similarities(page, found).tolist()
+                candidates = [Match(c.id, s, c.cluster_id) for c, s in zip(found, similarities)]
+        decision = decide(prepared.id, signed=page.signed,
+                          exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
+                          candidates=candidates, threshold=self.config.threshold,
+                          founds=cluster_name(prepared.id, self.index.cluster_sizes))
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 
-    def _verdict(self, prepared: PreparedPage) -> Decision:
-        page_id = prepared.page.id
-        exact = self.index.exact(prepared.content_hash)
-        if exact is not None:
-            return Decision(page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1)
-        if prepared.signature is None or prepared.band_keys is None:
-            return Decision(page_id, NO_CONTENT, None)
-        candidates = self.index.query(prepared.band_keys, self.scheme.fingerprint)
-        if not candidates:
-            return Decision(page_id, UNIQUE, self._new_cluster_id(page_id))
-        similarities = self._similarities(prepared, candidates)
-        best = int(np.argmax(similarities))  # first maximum: the earliest-indexed candidate
-        similarity = float(similarities[best])
-        if similarity >= self.config.threshold:
-            match = candidates[best]
-            return Decision(page_id, DUPLICATE, match.cluster_id, match.id, similarity, len(candidates))
-        return Decision(page_id, UNIQUE, self._new_cluster_id(page_id), None, similarity, len(candidates))
-
-    def _new_cluster_id(self, page_id: str) -> str:
-        """The founding page's id, unless a cluster of that id still has pages (the id was re-sent
-        with another story, or retracted and reused): then ``id#2``, ``id#3``... so that one cluster
-        id never names two stories at once."""
-        sizes, candidate, n = self.index.cluster_sizes, page_id, 1
-        while candidate in sizes:
-            n += 1
-            candidate = f"{page_id}#{n}"
-        return candidate
-
-    def _similarities(self, prepared: PreparedPage, candidates: list[IndexEntry]) -> np.ndarray:
-        assert prepared.signature is not None
-        if self.config.verify == "jaccard" and prepared.shingles is not None:
-            mine = prepared.shingles
+    def _similarities(self, page: SignedPage, candidates: list[IndexEntry]) -> np.ndarray:
+        assert page.signature is not None
+        if self.config.verify == "jaccard" and page.shingles is not None:
+            mine = page.shingles
             return np.array([_jaccard(mine, c.shingles) for c in candidates])
-        return agreement(prepared.signature, np.stack([c.signature for c in candidates]))
+        return agreement(page.signature, np.stack([c.signature for c in candidates]))
 
-    def _insert(self, prepared: PreparedPage, decision: Decision) -> None:
+    def _insert(self, page: SignedPage, decision: Decision) -> None:
+        prepared = page.prepared
         exact = self.index.exact(prepared.content_hash)
-        signature, band_keys, shingles = prepared.signature, prepared.band_keys, prepared.shingles
+        signature, band_keys, shingles = page.signature, page.band_keys, page.shingles
         if exact is not None:  # share the original's arrays: same text, same signature
             signature, band_keys, shingles = exact.signature, exact.band_keys, exact.shingles
         assert signature is not None and band_keys is not None
@@ -380,7 +173,8 @@ class Deduplicator:
         ))
 
 
-STATE_FORMAT = 3
+#: 4: the buckets of all bands in one table (3 kept one table per band; read and migrated).
+STATE_FORMAT = 4
 
 
 def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
@@ -417,8 +211,11 @@ def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.nd
 
 def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Load state exported by :func:`export_state` into an empty engine; refuse another scheme."""
+    if header.get("format") == 3:
+        header = _migrate_from_3(header)
     if header.get("format") != STATE_FORMAT:
-        raise ValueError(f"unsupported state format {header.get('format')!r} (this version reads {STATE_FORMAT})")
+        raise ValueError(f"unsupported state format {header.get('format')!r} (this version reads 3 and "
+                         f"{STATE_FORMAT})")
     check_compatible(dedup.scheme, Scheme.from_dict(header["scheme"]), what="saved state")
     if list(header["banding"]) != [dedup.banding.bands, dedup.banding.rows]:
         raise StateMismatchError(
@@ -443,13 +240,19 @@ def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str
             scheme=dedup.scheme.fingerprint,  # checked against the header above
             body_hash=int(arrays["body_hashes"][i]),
             shingles=arrays["shingles"][offsets[i]:offsets[i + 1]].copy() if keep_shingles else None,
-            decision=Decision(**header["decisions"][i]),  # to_dict() leaves out "replayed"
+            decision=Decision.from_dict(header["decisions"][i]),
         ))
-    dedup.index.restore(entries, header["tables"])
-    dedup.clock_ms = header["clock"]
+    dedup.index.restore(entries, header["tables"], header["clock"])
     dedup.file_clock.load_state(header["file_clock"])
     if dedup.learner is not None and header.get("learner") is not None:
         dedup.learner.load_state(header["learner"])
+
+
+def _migrate_from_3(header: dict[str, Any]) -> dict[str, Any]:
+    """Format 3 kept one bucket table per band; band keys mix in their band, so they merge into one."""
+    per_band = header["tables"]["buckets"]
+    tables = {**header["tables"], "buckets": [bucket for table in per_band for bucket in table]}
+    return {**header, "format": STATE_FORMAT, "tables": tables}
 
 
 def _jaccard(a: np.ndarray, b: np.ndarray | None) -> float:

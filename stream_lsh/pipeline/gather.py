@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..core.clock import clock_of_record
-from ..core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision
+from ..core.decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, cluster_name, decide
 from .candidates import LINK_BAND, Candidate, needed
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -398,39 +398,28 @@ class Gather:
                 del self.done[page_id]  # expired while deliveries of it were in flight
 
     def _conclusion(self, delivery: _Delivery) -> tuple[Decision, int | None]:
-        """A ready delivery's decision and the home of its cluster: no content, or batch's rule."""
-        if delivery.no_content:
-            decision, cluster_home = Decision(delivery.id, NO_CONTENT, None), None
+        """A ready delivery's decision (batch's rule, :func:`stream_lsh.core.decision.decide`, on what
+        its band partitions and its candidates' homes said) and the home of its cluster."""
+        status = delivery.status
+        exact = None if delivery.no_content else self._exact(delivery)
+        candidates = [] if delivery.no_content else self._candidates(delivery)
+        decision = decide(delivery.id, signed=not delivery.no_content,
+                          exact=None if exact is None else self._match(exact[0], 1.0, status),
+                          candidates=[self._match(c[0], c[1], status) for c in candidates],
+                          threshold=self.threshold,
+                          founds=None if delivery.query else cluster_name(delivery.id, self.clusters))
+        if decision.status == DUPLICATE:
+            cluster_home = status[decision.duplicate_of][2]  # type: ignore[index]
         else:
-            decision, cluster_home = self._verdict(delivery)
+            cluster_home = self.partition if decision.status == UNIQUE else None
         return dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home
 
-    def _verdict(self, delivery: _Delivery) -> tuple[Decision, int | None]:
-        """Batch's rule on what this page's band partitions and candidates' homes said: the
-        decision, and the home of the cluster it joins or founds."""
-        exact = self._exact(delivery)
-        page_id = delivery.id
-        if exact is not None and delivery.status.get(exact[0], ("",))[0] == "decided":
-            _, cluster, cluster_home = delivery.status[exact[0]]
-            return Decision(page_id, DUPLICATE, cluster, exact[0], 1.0, 1), cluster_home
-        candidates = self._candidates(delivery)
-        eligible = [c for c in candidates if c[1] < self.threshold or delivery.status.get(c[0], ("",))[0] == "decided"]
-        if not eligible:
-            return Decision(page_id, UNIQUE, self._new_cluster(delivery), None, None, len(candidates)), self.partition
-        best = max(eligible, key=lambda c: c[1])  # max() keeps the first of equals: the one batch meets first
-        if best[1] >= self.threshold:
-            _, cluster, cluster_home = delivery.status[best[0]]
-            return Decision(page_id, DUPLICATE, cluster, best[0], best[1], len(candidates)), cluster_home
-        return Decision(page_id, UNIQUE, self._new_cluster(delivery), None, best[1], len(candidates)), self.partition
-
-    def _new_cluster(self, delivery: _Delivery) -> str | None:
-        if delivery.query:
-            return None
-        candidate, n = delivery.id, 1
-        while candidate in self.clusters:
-            n += 1
-            candidate = f"{delivery.id}#{n}"
-        return candidate
+    @staticmethod
+    def _match(page_id: str, similarity: float, status: dict[str, tuple[str, str | None, int | None]]) -> Match:
+        """A candidate for the rule: its cluster if its home said it is decided (an earlier page),
+        else None (later, gone, or not asked about: below the threshold)."""
+        said = status.get(page_id)
+        return Match(page_id, similarity, said[1] if said is not None and said[0] == "decided" else None)
 
     def _answer(self, query: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         self._forget_times(query)
@@ -651,12 +640,7 @@ def _done_state(d: _Done) -> list[Any]:
 
 def _done_from(state: list[Any]) -> _Done:
     clock, event_time, body_hash, decision, targets, cluster_home, until = state
-    return _Done(clock, event_time, body_hash, _decision_from(decision), targets, cluster_home, until)
-
-
-def _decision_from(record: dict[str, Any]) -> Decision:
-    return Decision(record["id"], record["status"], record["cluster_id"], record["duplicate_of"],
-                    record["similarity"], record["candidates"], record.get("date_ignored"))
+    return _Done(clock, event_time, body_hash, Decision.from_dict(decision), targets, cluster_home, until)
 
 
 def _answer(decision: Decision) -> dict[str, Any]:

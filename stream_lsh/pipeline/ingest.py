@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Sequence
 
 from ..core.clock import clock_of_record
-from ..core.dedup import Deduplicator
+from ..core.prepare import Preparer
 from ..core.page import Page
 from ..core.record import Delete, Rejected, parse_query, parse_record
 from .order import Mark, encode_mark
@@ -39,9 +39,9 @@ class Message:
 class Ingest:
     """Turns input messages into site-stage records (pages, queries) and home records (retractions)."""
 
-    def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int, watermarks: bool = False,
+    def __init__(self, preparer: Preparer, layout: Layout, *, max_page_bytes: int, watermarks: bool = False,
                  lateness: float = 0.0) -> None:
-        self.engine = engine
+        self.preparer = preparer
         self.layout = layout
         self.max_page_bytes = max_page_bytes
         self.watermarks = watermarks  # see stream_lsh.pipeline.order
@@ -147,8 +147,8 @@ class Ingest:
         return parsed
 
     def _page_record(self, page: Page, kind: str, timestamp_ms: int) -> dict[str, Any]:
-        engine = self.engine
-        time = engine.event_time(page, clock_of_record(timestamp_ms))
+        preparer = self.preparer
+        time = preparer.event_time(page, clock_of_record(timestamp_ms))
         return {
             "k": kind,
             "id": page.id,
@@ -157,8 +157,8 @@ class Ingest:
             "c": timestamp_ms,  # orders pages (see .order)
             "ts": time.seconds,  # the event time, for the window
             "di": time.date_ignored,
-            "bh": engine.body_hash(page),
-            "blocks": engine.extract_blocks(page),
+            "bh": preparer.body_hash(page),
+            "blocks": preparer.blocks(page),
         }
 
 

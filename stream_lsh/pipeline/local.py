@@ -21,7 +21,8 @@ from typing import Any, Callable, Collection, Iterable, Iterator
 import orjson
 
 from ..core.clock import FileClock
-from ..core.dedup import Deduplicator
+from ..core.config import DedupConfig
+from ..core.prepare import Preparer
 from ..core.dates import DateReading
 from ..core.record import InputLine, parse_record
 from .ingest import Ingest, Message
@@ -37,7 +38,7 @@ __all__ = ["LocalPipeline"]
 class LocalPipeline:
     """All partitions of all stages, fed through :meth:`feed`, drained by :meth:`run`."""
 
-    def __init__(self, engine: Deduplicator, layout: Layout, *, max_page_bytes: int = 10_000_000,
+    def __init__(self, config: DedupConfig, layout: Layout, *, max_page_bytes: int = 10_000_000,
                  rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20,
                  inputs: int | None = None, lateness: float = 0.0,
                  clock: Callable[[], float] = time.monotonic) -> None:
@@ -45,11 +46,12 @@ class LocalPipeline:
         watermarks (:mod:`.order`); None keeps arrival order. Fed values are stamped with the
         clock ``stream-lsh produce`` would give them, as lines of one file, in feed order."""
         self.inputs = inputs
+        preparer = Preparer(config)
         self.max_page_bytes = max_page_bytes
-        self.ingest = Ingest(engine, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
+        self.ingest = Ingest(preparer, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
                              lateness=lateness)
-        self._make = stage_factories(engine, layout, inputs, int(lateness * 1000), clock)
-        self.feeder_clock = FileClock(max_future=engine.config.max_future)
+        self._make = stage_factories(preparer, layout, inputs, int(lateness * 1000), clock)
+        self.feeder_clock = FileClock(max_future=config.max_future)
         self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
                                              for stage in Stage.ALL}
         self.compact_bytes = compact_bytes

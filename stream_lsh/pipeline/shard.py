@@ -3,8 +3,9 @@
 Probes are applied one by one in the order they arrive (Kafka keeps it per partition), or, with
 watermarks (``sources``), in (clock, id) order as the site partitions' marks release them
 (:mod:`stream_lsh.pipeline.order`): look up the page's keys, verify every candidate against its
-stored signature, answer the page's home, then insert the page. A bucket keeps its ``bucket_cap``
-newest ids, as in batch. The partition owning a page's content hash also answers the
+stored signature, answer the page's home, then insert the page. The band table is the kernel's
+:class:`~stream_lsh.core.window.BandWindow`, batch's own: buckets with their cap, the window, the
+exact-content map. The partition owning a page's content hash also answers the
 exact-duplicate question (MMDS sec. 3.9.1).
 
 Each candidate is reported with where it was first seen, ``(band, position in that bucket)``, so
@@ -32,8 +33,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..core.minhash import agreement
 from ..core.clock import clock_of_record
+from ..core.minhash import agreement
+from ..core.window import BandWindow
 from .candidates import needed
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
@@ -76,17 +78,19 @@ class Shard:
         self.held: list[tuple[int, str, int, dict[str, Any]]] = []  # a heap of probes waiting
         self._held_sequence = 0
         self.late = 0  # probes applied at once because they came after the watermark (not state: a metric)
-        self.bucket_cap = bucket_cap
-        self.ttl = ttl
-        self.entries: dict[str, _Entry] = {}
-        self.buckets: dict[int, list[str]] = {}
-        self.by_content: dict[int, str] = {}
-        self.clock_ms: int | None = None  # the newest clock applied: it moves the window
-        self._expiry: list[tuple[float, int, str]] = []
-        self._sequence = 0
+        self.window: BandWindow[_Entry] = BandWindow(bucket_cap=bucket_cap, ttl=ttl)
+
+    @property
+    def entries(self) -> dict[str, _Entry]:
+        return self.window.entries
+
+    @property
+    def clock_ms(self) -> int | None:
+        """The newest clock applied: it moves the window."""
+        return self.window.clock_ms
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.window)
 
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
@@ -113,7 +117,7 @@ class Shard:
         if record["k"] == "probe":
             self._probe(record, out)
             return
-        self._remove(record["id"])
+        self.window.remove(record["id"])
         if record["tell"] == self.partition:
             out.send(Stage.HOMES, record["home"], {"k": "delete", "id": record["id"], "c": record["c"]})
 
@@ -171,23 +175,15 @@ class Shard:
         return {
             "entries": [[page_id, base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii"), e.keys,
                          e.content_hash, e.body_hash, e.event_time, e.home] for page_id, e in self.entries.items()],
-            "buckets": [[key, ids] for key, ids in self.buckets.items()],
-            "by_content": [[content_hash, page_id] for content_hash, page_id in self.by_content.items()],
-            "clock": self.clock_ms,
-            "expiry": [list(item) for item in self._expiry],
-            "sequence": self._sequence,
+            **self.window.tables(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
         """Replace the state with one made by :meth:`snapshot`."""
-        self.entries = {
+        entries = {
             page_id: _Entry(_signature(signature), keys, content_hash, body_hash, event_time, home)
             for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]}
-        self.buckets = {key: ids for key, ids in state["buckets"]}
-        self.by_content = {content_hash: page_id for content_hash, page_id in state["by_content"]}
-        self.clock_ms = state["clock"]
-        self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
-        self._sequence = state["sequence"]
+        self.window.load(entries, state)
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.released = decode_mark(state["released"])
@@ -197,7 +193,7 @@ class Shard:
     def _probe(self, record: dict[str, Any], out: Outbox) -> None:
         page_id, query = record["id"], bool(record["q"])
         if not query:  # first, as in batch: a redelivery after its page left the window is a new page
-            self._advance(clock_of_record(record["c"]))
+            self.window.advance(clock_of_record(record["c"]))
         known = None if query else self.entries.get(page_id)
         # a probe with neither keys nor content hash here holds nothing: it only replaces an old version
         insert = not query and (bool(record["keys"]) or record["ch"] is not None)
@@ -205,7 +201,7 @@ class Shard:
             if known.body_hash == record["bh"]:
                 insert = False  # a redelivery: answer again, change nothing
             else:
-                self._remove(page_id)  # a new version replaces the old one
+                self.window.remove(page_id)  # a new version replaces the old one
         signature = None if record["sig"] is None else _signature(record["sig"])
         exact = self._exact(record["ch"], page_id)
         candidates = self._candidates(record["keys"], signature, page_id)
@@ -236,78 +232,31 @@ class Shard:
                                          "sim": similarity, "b": self.partition, "wc": self.clock_ms})
 
     def _exact(self, content_hash: int | None, page_id: str) -> list[Any] | None:
-        if content_hash is None:
-            return None
-        match = self.by_content.get(content_hash)
+        match = self.window.exact(content_hash)
         if match is None or match == page_id:
             return None
         entry = self.entries[match]
         return [match, entry.home, entry.event_time]
 
     def _candidates(self, keys: list[list[int]], signature: np.ndarray | None, page_id: str) -> list[list[Any]]:
-        seen: dict[str, tuple[int, int]] = {}
-        for band, key in keys:
-            for position, candidate in enumerate(self.buckets.get(key, ())):
-                if candidate != page_id and candidate not in seen:
-                    seen[candidate] = (band, position)
+        seen = self.window.lookup((band, key) for band, key in keys)
+        seen.pop(page_id, None)
         if not seen:
             return []
         ids = list(seen)
-        similarities = agreement(signature, np.stack([self.entries[c].signature for c in ids])).tolist()
+        entries = self.entries
+        similarities = agreement(signature, np.stack([entries[c].signature for c in ids])).tolist()
         result = []
         for candidate, similarity in zip(ids, similarities):
-            entry = self.entries[candidate]
+            entry = entries[candidate]
             band, position = seen[candidate]
             result.append([candidate, similarity, band, position, entry.home, entry.event_time])
         return result
 
     def _insert(self, page_id: str, record: dict[str, Any], signature: np.ndarray) -> None:
-        keys = [key for _, key in record["keys"]]
-        for key in keys:
-            bucket = self.buckets.setdefault(key, [])
-            bucket.append(page_id)
-            if len(bucket) > self.bucket_cap:
-                del bucket[0]
-        content_hash = record["ch"]
-        if content_hash is not None:
-            self.by_content.setdefault(content_hash, page_id)
-        entry = _Entry(signature, keys, content_hash, record["bh"], record["ts"], record["home"])
-        self.entries[page_id] = entry
-        self._schedule(page_id, entry)
-
-    def _schedule(self, page_id: str, entry: _Entry) -> None:
-        if self.ttl is not None and entry.event_time is not None:
-            self._sequence += 1
-            heapq.heappush(self._expiry, (entry.event_time, self._sequence, page_id))
-
-    def _remove(self, page_id: str) -> bool:
-        entry = self.entries.pop(page_id, None)
-        if entry is None:
-            return False
-        for key in entry.keys:
-            bucket = self.buckets.get(key)
-            if bucket is None:
-                continue
-            if page_id in bucket:
-                bucket.remove(page_id)
-            if not bucket:
-                del self.buckets[key]
-        if entry.content_hash is not None and self.by_content.get(entry.content_hash) == page_id:
-            del self.by_content[entry.content_hash]
-        return True
-
-    def _advance(self, clock_ms: int | None) -> None:
-        if clock_ms is None or (self.clock_ms is not None and clock_ms <= self.clock_ms):
-            return
-        self.clock_ms = clock_ms
-        if self.ttl is None:
-            return
-        horizon = clock_ms / 1000.0 - self.ttl
-        while self._expiry and self._expiry[0][0] < horizon:
-            stamp, _, page_id = heapq.heappop(self._expiry)
-            entry = self.entries.get(page_id)
-            if entry is not None and entry.event_time == stamp:
-                self._remove(page_id)
+        entry = _Entry(signature, [key for _, key in record["keys"]], record["ch"], record["bh"], record["ts"],
+                       record["home"])
+        self.window.insert(page_id, entry)
 
 
 def _listed(numbers: list[int]) -> str:

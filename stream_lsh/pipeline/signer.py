@@ -18,9 +18,7 @@ from typing import Any, Sequence
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
-from ..core.dedup import Deduplicator, PreparedPage
-from ..core.hashing import xxh64_text
-from ..core.page import Page
+from ..core.prepare import PreparedPage, Preparer, SignedPage
 from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -31,12 +29,12 @@ __all__ = ["Signer"]
 class Signer:
     """One site partition: its learner, and the signing of its pages."""
 
-    def __init__(self, engine: Deduplicator, layout: Layout, partition: int, *, inputs: int | None = None,
+    def __init__(self, preparer: Preparer, layout: Layout, partition: int, *, inputs: int | None = None,
                  lateness_ms: int = 0) -> None:
-        self.engine = engine
+        self.preparer = preparer
         self.layout = layout
         self.partition = partition
-        config = engine.config
+        config = preparer.config
         self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
         # with ``inputs`` (input partitions), watermarks: see stream_lsh.pipeline.order
         self.marks = InputMarks(inputs, lateness_ms) if inputs is not None else None
@@ -74,9 +72,11 @@ class Signer:
                 if self.marks is not None:
                     self.marks.withdraw(record["src"])
                 continue
-            prepared.append((record, self._prepare(record, flagged)))
-        self.engine.sign([p for _, p in prepared])
-        for record, page in prepared:
+            page, newly = self._prepare(record)
+            prepared.append((record, page))
+            flagged.extend(newly)
+        signed = self.preparer.sign([page for _, page in prepared])
+        for (record, _), page in zip(prepared, signed):
             self._route(record, page, out)
         if self.marks is not None:
             self._forward_mark(out)
@@ -100,25 +100,20 @@ class Signer:
         for partition in range(self.layout.bands):
             out.send(Stage.BANDS, partition, {"k": "wm", "src": self.partition, "w": wire, "by": by})
 
-    def _prepare(self, record: dict[str, Any], flagged: list[int]) -> PreparedPage:
-        learner = self.learner
-        learn = record["k"] == "page"
-        blocks = record["blocks"]
-        if learner is not None:
-            blocks = self.engine.filter_blocks(blocks, record["site"] if learn else None, learner, flagged)
-        text = " ".join(blocks)
-        page = Page(id=record["id"], text=text, lang=record.get("lang"))
-        seed = self.engine.config.seed
-        return PreparedPage(page, record["c"], EventTime(record["ts"], record["di"]), text, xxh64_text(text, seed),
-                            record["bh"])
+    def _prepare(self, record: dict[str, Any]) -> tuple[PreparedPage, list[int]]:
+        """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
+        learn_for_site = record["site"] if record["k"] == "page" else None
+        return self.preparer.prepare(record["id"], record.get("lang"), record["blocks"], clock_ms=record["c"],
+                                     time=EventTime(record["ts"], record["di"]), body_hash=record["bh"],
+                                     learner=self.learner, learn_for_site=learn_for_site)
 
-    def _route(self, record: dict[str, Any], page: PreparedPage, out: Outbox) -> None:
+    def _route(self, record: dict[str, Any], page: SignedPage, out: Outbox) -> None:
         layout = self.layout
         page_id = record["id"]
         query = record["k"] == "query"
         home = layout.home(page_id)
         registration: dict[str, Any] = {"k": "reg", "id": page_id, "q": query, "c": record["c"], "ts": record["ts"],
-                                        "di": record["di"], "bh": page.body_hash}
+                                        "di": record["di"], "bh": page.prepared.body_hash}
         if not query:
             registration["raw"] = record["raw"]
         # Every band partition answers every delivery: those that hold none of its band keys get a
@@ -133,7 +128,7 @@ class Signer:
             assert page.signature is not None and page.band_keys is not None
             for band, key in enumerate(page.band_keys.tolist()):
                 by_partition[layout.band(key)].append([band, key])
-            exact_partition = layout.band(page.content_hash)
+            exact_partition = layout.band(page.prepared.content_hash)
             # one base64 string, not 128 JSON numbers: the probe goes to every band partition, and
             # encoding and decoding number lists was a sixth of a worker's time under steady load
             signature = base64.b64encode(page.signature.astype("<u4").tobytes()).decode("ascii")
@@ -142,7 +137,7 @@ class Signer:
         for partition, keys in by_partition.items():
             out.send(Stage.BANDS, partition, {
                 "k": "probe", "id": page_id, "q": query, "home": home, "c": record["c"], "ts": record["ts"],
-                "bh": page.body_hash,
+                "bh": page.prepared.body_hash,
                 "sig": signature if keys or partition == exact_partition else None, "keys": keys,
-                "ch": page.content_hash if partition == exact_partition else None,
+                "ch": page.prepared.content_hash if partition == exact_partition else None,
             })

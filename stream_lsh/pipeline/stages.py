@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
-from ..core.dedup import Deduplicator
+from ..core.prepare import Preparer
 from .gather import Gather
 from .outbox import Stage
 from .routing import Layout
@@ -17,16 +17,16 @@ from .signer import Signer
 __all__ = ["stage_factories"]
 
 
-def stage_factories(engine: Deduplicator, layout: Layout, inputs: int | None, lateness_ms: int = 0,
+def stage_factories(preparer: Preparer, layout: Layout, inputs: int | None, lateness_ms: int = 0,
                     clock: Callable[[], float] = time.monotonic) -> dict[str, Callable[[int], Any]]:
     """Partition number -> empty state machine, per stage. ``inputs``: the input partition count
     under clock order (watermarks, :mod:`.order`), None for arrival order; ``lateness_ms``: how far
     one input partition's record timestamps may go backwards; ``clock``: seconds, for when waits
     began (:mod:`.waits`)."""
-    config = engine.config
+    config = preparer.config
     sources = None if inputs is None else layout.sites
     return {
-        Stage.SITES: lambda p: Signer(engine, layout, p, inputs=inputs, lateness_ms=lateness_ms),
+        Stage.SITES: lambda p: Signer(preparer, layout, p, inputs=inputs, lateness_ms=lateness_ms),
         Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl, threshold=config.threshold,
                                      sources=sources, clock=clock),
         Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl, clock=clock),

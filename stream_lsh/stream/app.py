@@ -33,7 +33,7 @@ import faust
 import orjson
 from faust.types import TP
 
-from ..core.dedup import Deduplicator
+from ..core.prepare import Preparer
 from ..errors import ExitCode, StateMismatchError
 from ..pipeline.ingest import Ingest, Message
 from ..pipeline.outbox import Outbox, Stage
@@ -61,11 +61,11 @@ def faust_broker_url(bootstrap: str) -> str:
     return "kafka://" + ";".join(hosts)
 
 
-def state_guard(engine: Deduplicator, settings: Settings) -> dict[str, Any]:
+def state_guard(preparer: Preparer, settings: Settings) -> dict[str, Any]:
     """What stored state depends on: signatures (the scheme), band keys (the banding) and where
     keys live (the partition layout). Stored with every partition's state and checked on load."""
-    banding = engine.banding
-    guard = {"scheme": engine.scheme.fingerprint, "scheme_params": engine.scheme.to_dict(),
+    banding = preparer.banding
+    guard = {"scheme": preparer.scheme.fingerprint, "scheme_params": preparer.scheme.to_dict(),
              "banding": [banding.bands, banding.rows],
              "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
     if stage_inputs(settings) is not None:  # the stages count watermarks per input partition
@@ -109,12 +109,12 @@ class StreamApp:
         self.settings = settings
         self.names = TopicNames.from_settings(settings)
         self.layout = layout_of(settings)
-        self.engine = Deduplicator(settings.dedup_config())
+        self.preparer = Preparer(settings.dedup_config())
         ordered = settings.order == "clock"  # watermarks: see stream_lsh.pipeline.order
-        self.ingest = Ingest(self.engine, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
+        self.ingest = Ingest(self.preparer, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
                              lateness=settings.lateness_s)
-        self._make = stage_factories(self.engine, self.layout, stage_inputs(settings), int(settings.lateness_s * 1000))
-        self.guard = state_guard(self.engine, settings)
+        self._make = stage_factories(self.preparer, self.layout, stage_inputs(settings), int(settings.lateness_s * 1000))
+        self.guard = state_guard(self.preparer, settings)
         self.app = self._build_app(bootstrap)
         self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,
                                          compact_bytes=max(1, int(settings.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)

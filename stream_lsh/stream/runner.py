@@ -25,7 +25,7 @@ from typing import Callable, Iterable
 import orjson
 
 from ..settings import Settings
-from ..core.dedup import Deduplicator
+from ..core.prepare import Preparer
 from .app import state_guard
 from .brokers import embedded_broker
 from .client import Fed, feed_lines, read_topic
@@ -155,7 +155,7 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
     pool = None
     progress = Progress()
     try:
-        await prepare(settings, bootstrap, state_guard(Deduplicator(settings.dedup_config()), settings))
+        await prepare(settings, bootstrap, state_guard(Preparer(settings.dedup_config()), settings))
         pool = Workers(settings, bootstrap, workers)
         readers = [asyncio.create_task(_read(bootstrap, names.decisions, from_start=broker is not None,
                                              handle=lambda r: (progress.on_decision(r), on_decision and on_decision(r)))),

@@ -1,0 +1,82 @@
+"""The engine's configuration: every knob of the kernel, validated once, shared by batch and stream."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .banding import Banding, optimal_banding
+from .shingles import ShingleSpec
+from .stopwords import DEFAULT_LANGUAGES, LANGUAGE_NAMES
+
+__all__ = ["DedupConfig"]
+
+
+@dataclass(frozen=True)
+class DedupConfig:
+    """Every knob of the engine. Signature-defining ones also form the :class:`Scheme`.
+
+    Args:
+        threshold: Jaccard similarity from which a page is a duplicate, in (0, 1).
+        num_perm: signature length n.
+        seed: seeds token hashing and the minhash functions.
+        shingles: shingle kind and size.
+        languages: stop-word languages (detection picks among them; the first wins ties).
+        bands, rows: explicit banding; both None to choose it from the threshold.
+        fp_weight, fn_weight: weights of the two error areas when choosing the banding.
+        verify: "signature" (agreement of signatures) or "jaccard" (exact, on stored shingle sets).
+        min_shingles: pages with fewer shingles are ``no_content``.
+        bucket_cap: most pages kept per LSH bucket.
+        ttl: seconds of event time a page stays indexed; None keeps pages forever.
+        boilerplate: learn and drop site-wide boilerplate blocks.
+        boilerplate_min_pages: distinct contexts (pages with different other content) that make a
+            block of a site boilerplate.
+        drop_chrome: drop nav/aside/footer/form elements of HTML pages before anything else.
+        max_future: a ``published_at`` more than this many seconds after the clock is ignored.
+    """
+
+    threshold: float = 0.3
+    num_perm: int = 128
+    seed: int = 1
+    shingles: ShingleSpec = field(default_factory=ShingleSpec)
+    languages: tuple[str, ...] = DEFAULT_LANGUAGES
+    bands: int | None = None
+    rows: int | None = None
+    fp_weight: float = 0.5
+    fn_weight: float = 0.5
+    verify: str = "signature"
+    min_shingles: int = 5
+    bucket_cap: int = 64
+    ttl: float | None = 3 * 86400.0
+    boilerplate: bool = True
+    boilerplate_min_pages: int = 2
+    drop_chrome: bool = True
+    max_future: float = 86400.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.seed, int) or not 0 <= self.seed < 1 << 64:
+            raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
+        if self.max_future < 0:
+            raise ValueError(f"max_future must be >= 0 seconds, got {self.max_future}")
+        if not 0.0 < self.threshold < 1.0:
+            raise ValueError(f"threshold must be in (0, 1), got {self.threshold!r}")
+        if (self.bands is None) != (self.rows is None):
+            raise ValueError("give both bands and rows, or neither (to choose them from the threshold)")
+        if self.verify not in ("signature", "jaccard"):
+            raise ValueError(f"verify must be 'signature' or 'jaccard', got {self.verify!r}")
+        if self.min_shingles < 1:
+            raise ValueError(f"min_shingles must be >= 1, got {self.min_shingles}")
+        if self.bucket_cap < 1:
+            raise ValueError(f"bucket_cap must be >= 1, got {self.bucket_cap}")
+        if self.ttl is not None and self.ttl <= 0:
+            raise ValueError(f"ttl must be positive seconds or None, got {self.ttl}")
+        if self.boilerplate_min_pages < 2:
+            raise ValueError(f"boilerplate_min_pages must be >= 2, got {self.boilerplate_min_pages}")
+        unknown = [lang for lang in self.languages if lang not in LANGUAGE_NAMES]
+        if unknown or not self.languages:
+            raise ValueError(f"unknown stop-word languages {unknown}; available: {', '.join(LANGUAGE_NAMES)}")
+        self.banding()  # validates bands/rows against num_perm
+
+    def banding(self) -> Banding:
+        if self.bands is not None and self.rows is not None:
+            return Banding(bands=self.bands, rows=self.rows, num_perm=self.num_perm)
+        return optimal_banding(self.threshold, self.num_perm, self.fp_weight, self.fn_weight)

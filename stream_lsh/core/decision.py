@@ -1,0 +1,107 @@
+"""The decision rule: what a page is, given the pages it was found to resemble.
+
+One pure function for batch (:class:`.dedup.Deduplicator`) and the stream's home partitions
+(:class:`stream_lsh.pipeline.gather.Gather`): they gather candidates differently (one index, or
+answers from many band partitions and homes), then both hand them here, so a page's decision
+cannot depend on which of the two made it.
+
+The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
+
+1. an earlier page with the same content is the page's original: ``duplicate``, similarity 1.0;
+2. a page that could not be signed (too few shingles) is ``no_content``;
+3. otherwise the most similar *earlier* candidate at or above the threshold is the original
+   (ties: the candidate batch meets first); with none, the page is ``unique`` and founds a
+   cluster named after itself (:func:`cluster_name`).
+
+Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, NamedTuple
+
+__all__ = ["DUPLICATE", "NO_CONTENT", "UNIQUE", "Decision", "Match", "Status", "cluster_name", "decide"]
+
+UNIQUE: Final = "unique"
+DUPLICATE: Final = "duplicate"
+NO_CONTENT: Final = "no_content"
+Status = str  # one of UNIQUE, DUPLICATE, NO_CONTENT
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The verdict on one page; ``to_dict`` is the output record."""
+
+    id: str
+    status: Status
+    cluster_id: str | None
+    duplicate_of: str | None = None
+    similarity: float | None = None
+    candidates: int = 0
+    date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
+    replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
+
+    def to_dict(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "id": self.id,
+            "status": self.status,
+            "cluster_id": self.cluster_id,
+            "duplicate_of": self.duplicate_of,
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "candidates": self.candidates,
+        }
+        if self.date_ignored is not None:
+            record["date_ignored"] = self.date_ignored
+        return record
+
+    @classmethod
+    def from_dict(cls, record: dict[str, Any]) -> Decision:
+        """The inverse of :meth:`to_dict` (``replayed`` is not part of the record)."""
+        return cls(record["id"], record["status"], record["cluster_id"], record["duplicate_of"],
+                   record["similarity"], record["candidates"], record.get("date_ignored"))
+
+
+class Match(NamedTuple):
+    """A candidate as the rule sees it: how similar it is, and the cluster it is in, or None when
+    it is not an earlier page (it came later, or is gone), which it cannot then be the original of."""
+
+    id: str
+    similarity: float
+    cluster_id: str | None
+
+
+def decide(page_id: str, *, signed: bool, exact: Match | None, candidates: Sequence[Match], threshold: float,
+           founds: str | None) -> Decision:
+    """The page's decision (see the module doc).
+
+    Args:
+        signed: the page has enough shingles to have a signature.
+        exact: an earlier page with the same content, if any.
+        candidates: pages sharing a band, verified, in the order batch meets them (ties go to the
+            first); below ``threshold`` they only count and report the best similarity.
+        founds: the name of the cluster the page founds if it is unique (:func:`cluster_name`).
+    """
+    if exact is not None and exact.cluster_id is not None:
+        return Decision(page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1)
+    if not signed:
+        return Decision(page_id, NO_CONTENT, None)
+    eligible = [c for c in candidates if c.similarity < threshold or c.cluster_id is not None]
+    if not eligible:
+        return Decision(page_id, UNIQUE, founds, None, None, len(candidates))
+    best = max(eligible, key=lambda c: c.similarity)  # max() keeps the first of equals
+    if best.similarity >= threshold:
+        return Decision(page_id, DUPLICATE, best.cluster_id, best.id, best.similarity, len(candidates))
+    return Decision(page_id, UNIQUE, founds, None, best.similarity, len(candidates))
+
+
+def cluster_name(page_id: str, taken: Container[str]) -> str:
+    """The name of the cluster a unique page founds: its id, unless a live cluster has that name
+    (the id was re-sent with another story, or retracted and reused): then ``id#2``, ``id#3``...
+    so that one cluster id never names two stories at once."""
+    name, n = page_id, 1
+    while name in taken:
+        n += 1
+        name = f"{page_id}#{n}"
+    return name

@@ -1,0 +1,161 @@
+"""The page preparer: a page in, an immutable signed page out; the same steps in batch and stream.
+
+1. the page's visible text as normalised blocks (:meth:`Preparer.blocks`; stateless, so the stream
+   does it where a page comes in);
+2. boilerplate: the blocks teach the site's learner, then blocks known as boilerplate are dropped
+   (:func:`drop_boilerplate`; the learner is passed in, because the stream keeps one per site
+   partition and batch one per engine);
+3. the text left is hashed: its content hash is the exact-duplicate key (MMDS sec. 3.9.1);
+4. shingles, minhash signature and band keys, for a batch of pages at once (:meth:`Preparer.sign`);
+   a page with fewer than ``min_shingles`` shingles stays unsigned (``no_content``).
+
+The preparer holds only what is fixed by the configuration (the scheme, the hashers, the
+banding), never state that depends on the pages: that lives in the learner and the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import xxhash
+
+from .banding import Banding
+from .boilerplate import BoilerplateLearner
+from .clock import EventTime, event_time
+from .config import DedupConfig
+from .hashing import TokenHasher, xxh64_text
+from .minhash import MinHasher
+from .page import Page
+from .scheme import Scheme
+from .shingles import ShingleKind, Shingler
+from .stopwords import StopWordLists
+from .text import html_blocks, normalize, text_blocks
+
+__all__ = ["PreparedPage", "Preparer", "SignedPage", "drop_boilerplate"]
+
+_BLOCK_SEED = 0x5EED_B10C  # block fingerprints are internal to the learner: not part of the scheme
+
+
+def _block_fingerprint(block: str) -> int:
+    return xxhash.xxh3_64_intdigest(block.encode("utf-8", "surrogatepass"), _BLOCK_SEED)
+
+
+@dataclass(frozen=True)
+class PreparedPage:
+    """A page after the text steps, before signing."""
+
+    id: str
+    lang: str | None
+    clock_ms: int | None  # when the page was read (see .clock); None before a file's clock starts
+    time: EventTime
+    text: str
+    content_hash: int  # of the text left after boilerplate removal: the exact-duplicate key
+    body_hash: int  # of the raw body: recognises a redelivered page
+
+
+@dataclass(frozen=True, eq=False)
+class SignedPage:
+    """A prepared page with its signature and band keys (None for both: too few shingles)."""
+
+    prepared: PreparedPage
+    signature: np.ndarray | None
+    band_keys: np.ndarray | None
+    shingles: np.ndarray | None  # the shingle set, kept only to verify by exact Jaccard
+
+    @property
+    def id(self) -> str:
+        return self.prepared.id
+
+    @property
+    def signed(self) -> bool:
+        return self.signature is not None
+
+
+def drop_boilerplate(blocks: list[str], learner: BoilerplateLearner | None,
+                     learn_for_site: str | None) -> tuple[list[str], list[int]]:
+    """The blocks left once known boilerplate is dropped, and the blocks this page made boilerplate.
+
+    With ``learn_for_site``, the blocks first teach the learner, so the page is already filtered
+    with what it showed (the learner never looks at decisions: a page can be prepared before the
+    pages before it are decided).
+    """
+    if learner is None:
+        return blocks, []
+    fingerprints = learner.fingerprints(blocks, _block_fingerprint)
+    known = learner.is_boilerplate
+    flagged: list[int] = []
+    if learn_for_site is not None:
+        flagged = learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not known(f)])
+    return [block for block, f in zip(blocks, fingerprints) if f is None or not known(f)], flagged
+
+
+class Preparer:
+    """The stateless steps of the kernel, built once from the configuration."""
+
+    def __init__(self, config: DedupConfig) -> None:
+        self.config = config
+        hasher = TokenHasher(seed=config.seed)
+        stop_words = StopWordLists.load(config.languages) if config.shingles.kind is ShingleKind.STOPWORD else None
+        self.shingler = Shingler(config.shingles, hasher, stop_words)
+        self.minhasher = MinHasher(num_perm=config.num_perm, seed=config.seed)
+        self.banding: Banding = config.banding()
+        self.scheme = Scheme(
+            shingles=config.shingles.kind.value,
+            shingle_size=config.shingles.size,
+            num_perm=config.num_perm,
+            seed=config.seed,
+            stop_words_source=stop_words.source if stop_words else "",
+            stop_words_digest=stop_words.digest if stop_words else "",
+            stop_words_languages=stop_words.languages if stop_words else (),
+        )
+
+    def blocks(self, page: Page) -> list[str]:
+        """The page's visible text as normalised blocks (empty ones dropped)."""
+        if page.html is not None:
+            raw_blocks = html_blocks(page.html, drop_chrome=self.config.drop_chrome)
+        else:
+            raw_blocks = text_blocks(page.text or "")
+        return [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
+
+    def body_hash(self, page: Page) -> int:
+        """Hash of the raw body: the same id with the same body is a redelivery."""
+        return xxh64_text(page.html if page.html is not None else (page.text or ""), self.config.seed)
+
+    def event_time(self, page: Page, clock_ms: int | None) -> EventTime:
+        """The page's event time when read at ``clock_ms`` (:func:`.clock.event_time`)."""
+        return event_time(page.date, clock_ms, window=self.config.ttl, max_future=self.config.max_future)
+
+    def prepare(self, page_id: str, lang: str | None, blocks: list[str], *, clock_ms: int | None, time: EventTime,
+                body_hash: int, learner: BoilerplateLearner | None,
+                learn_for_site: str | None) -> tuple[PreparedPage, list[int]]:
+        """A page's text steps from its blocks: the prepared page, and the blocks it made boilerplate."""
+        kept, flagged = drop_boilerplate(blocks, learner, learn_for_site)
+        text = " ".join(kept)
+        return PreparedPage(page_id, lang, clock_ms, time, text, xxh64_text(text, self.config.seed),
+                            body_hash), flagged
+
+    def prepare_page(self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *,
+                     learn: bool) -> PreparedPage:
+        """:meth:`prepare` for a whole page, as batch reads it."""
+        prepared, _ = self.prepare(page.id, page.lang, self.blocks(page), clock_ms=clock_ms,
+                                   time=self.event_time(page, clock_ms), body_hash=self.body_hash(page),
+                                   learner=learner, learn_for_site=page.site if learn else None)
+        return prepared
+
+    def sign(self, prepared: Sequence[PreparedPage]) -> list[SignedPage]:
+        """Shingle, minhash and band a batch of prepared pages at once (the numeric work is vectorised
+        over the batch); those with too few shingles stay unsigned."""
+        if not prepared:
+            return []
+        batch = self.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
+        counts = batch.counts()
+        signatures = self.minhasher.signatures(batch.values, batch.offsets)
+        keys = self.banding.band_keys(signatures)
+        keep_sets = self.config.verify == "jaccard"
+        minimum = self.config.min_shingles
+        return [SignedPage(p, signatures[i] if counts[i] >= minimum else None,
+                           keys[i] if counts[i] >= minimum else None,
+                           batch.page_set(i) if keep_sets else None)
+                for i, p in enumerate(prepared)]
