@@ -375,7 +375,7 @@ def main() -> None:
     parser.add_argument("--rates", type=numbers(float), default=[], help="extra fixed loads, pages/s")
     parser.add_argument("--workers", type=numbers(int), default=[1, 2], help="worker counts of the stream")
     parser.add_argument("--partitions", type=int, default=8, help="partitions of every topic")
-    parser.add_argument("--fetch-wait-ms", type=int, default=Settings().fetch_wait_ms)
+    parser.add_argument("--fetch-wait-ms", type=int, default=Settings().stream.fetch_wait_ms)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--embedded", choices=["tansu", "kafka"], default="tansu",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
+from enum import Enum
 import os
 import sys
 from pathlib import Path
@@ -15,37 +16,64 @@ import orjson
 
 from .batch import DecisionRecords, RejectSink, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
+from .core.config import Verify
 from .core.dedup import Deduplicator
+from .core.shingles import ShingleKind
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
 from .settings import Settings
 from .state import load_state, save_state
 
 
+def _setting_option(name: str, *, type: Any = None, switch: str | None = None, default: str | None = None,
+                    help: str | None = None) -> Callable[..., Any]:
+    """A flag for a setting: its help text and default come from :class:`Settings` (the one source
+    of both); ``switch`` names the off form of a boolean (``--no-boilerplate``)."""
+    shown = default if default is not None else _shown(Settings.default(name))
+    described = (help or Settings.help(name)).rstrip(".")
+    text = f"{described[0].upper()}{described[1:]} [{shown}]."
+    flag = f"--{name.replace('_', '-')}"
+    if switch is not None:
+        return click.option(f"{flag}/--{switch}", default=None, help=text)
+    return click.option(flag, type=type, help=text)
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, Enum):
+        return str(value.value)
+    return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _choice(kind: type[Enum]) -> click.Choice:
+    return click.Choice([str(member.value) for member in kind])
+
+
 def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Flags shared by every command that runs the engine; unset flags fall back to STREAM_LSH_*."""
     options = [
-        click.option("--threshold", type=float, help="Jaccard similarity from which a page is a duplicate [0.3]."),
-        click.option("--num-perm", type=int, help="Minhash signature length [128]."),
-        click.option("--shingles", type=click.Choice(["stopword", "char", "word"]), help="Shingle kind [stopword]."),
-        click.option("--shingle-size", type=int, help="Shingle length k [3; 9 for char]."),
-        click.option("--seed", type=int, help="Seed of hashing and minhash [1]."),
-        click.option("--bands", type=int, help="LSH bands b [chosen from the threshold]."),
-        click.option("--fp-weight", type=float, help="Weight of false positives when choosing (b, r) [0.5]."),
-        click.option("--fn-weight", type=float, help="Weight of false negatives when choosing (b, r) [0.5]."),
-        click.option("--rows", type=int, help="Rows per band r [chosen from the threshold]."),
-        click.option("--verify", type=click.Choice(["signature", "jaccard"]), help="Candidate check [signature]."),
-        click.option("--languages", help="Stop-word languages, comma-separated [en,es,fr,de,it,pt,nl,ru]."),
-        click.option("--ttl-hours", type=float, help="Event-time window pages stay indexed; 0 = forever [72]."),
-        click.option("--boilerplate/--no-boilerplate", default=None, help="Learn and drop site-wide boilerplate [on]."),
-        click.option("--boilerplate-min-pages", type=int,
-                     help="Pages of a site with different content that make a block boilerplate [2]."),
-        click.option("--drop-chrome/--keep-chrome", default=None, help="Drop nav/aside/footer/form of HTML [drop]."),
-        click.option("--min-shingles", type=int, help="Pages with fewer shingles are no_content [5]."),
-        click.option("--bucket-cap", type=int, help="Most pages kept per LSH bucket [64]."),
-        click.option("--max-page-bytes", type=int, help="Larger input lines are rejected [10000000]."),
-        click.option("--max-future-hours", type=float,
-                     help="A published_at more than this many hours after the page's clock is ignored [24]."),
+        _setting_option("threshold", type=float),
+        _setting_option("num_perm", type=int),
+        _setting_option("shingles", type=_choice(ShingleKind)),
+        _setting_option("shingle_size", type=int, default="3; 9 for char", help="Shingle length k"),
+        _setting_option("seed", type=int),
+        _setting_option("bands", type=int, default="chosen from the threshold", help="LSH bands b"),
+        _setting_option("fp_weight", type=float),
+        _setting_option("fn_weight", type=float),
+        _setting_option("rows", type=int, default="chosen from the threshold", help="Rows per band r"),
+        _setting_option("verify", type=_choice(Verify)),
+        _setting_option("languages"),
+        _setting_option("ttl_hours", type=float),
+        _setting_option("boilerplate", switch="no-boilerplate"),
+        _setting_option("boilerplate_min_pages", type=int),
+        _setting_option("drop_chrome", switch="keep-chrome"),
+        _setting_option("min_shingles", type=int),
+        _setting_option("bucket_cap", type=int),
+        _setting_option("max_page_bytes", type=int),
+        _setting_option("max_future_hours", type=float),
     ]
     for option in reversed(options):
         command = option(command)
@@ -153,7 +181,7 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
         assert out is not None
         with _progress(size, progress) as bar:
             summary = run_batch(source, engine, out=out, rejects=sink, unique_out=uniques,
-                                max_page_bytes=settings.max_page_bytes, on_line=bar.update)
+                                max_page_bytes=settings.input.max_page_bytes, on_line=bar.update)
         out.flush()
     sink.close()
     if state is not None:
@@ -236,7 +264,7 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_fil
         decisions = DecisionRecords()
         sink = RejectSink(lambda: open(rejects, "wb"))
         with _input(pages) as (source, _):
-            summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.max_page_bytes)
+            summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.input.max_page_bytes)
         sink.close()
         records = decisions.records
     truth = load_labels(labels)
@@ -265,10 +293,10 @@ def _stream_errors() -> Iterator[None]:
 
 def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
-        click.option("--broker", help="Kafka bootstrap servers host:port[,...] [STREAM_LSH_BROKER; run: embedded]."),
-        click.option("--app-id", help="Consumer group and prefix of internal topics [stream-lsh]."),
-        click.option("--data-dir", help="Worker state directory [stream-lsh-data]."),
-        click.option("--input-topic", help="Topic of input pages [pages]."),
+        _setting_option("broker", default="STREAM_LSH_BROKER; run: embedded"),
+        _setting_option("app_id"),
+        _setting_option("data_dir"),
+        _setting_option("input_topic"),
     ]
     for option in reversed(options):
         command = option(command)
@@ -286,10 +314,10 @@ def worker(**flags: Any) -> None:
     from .stream.worker import run_worker
 
     settings = _settings(flags)
-    if not settings.broker:
+    if not settings.stream.broker:
         raise click.UsageError("a worker needs a broker: --broker host:port or STREAM_LSH_BROKER")
     with _stream_errors():
-        run_worker(settings, settings.broker)
+        run_worker(settings, settings.stream.broker)
 
 
 @cli.command()
@@ -311,10 +339,10 @@ def topics(dry_run: bool, **flags: Any) -> None:
             click.echo(orjson.dumps({"name": spec.name, "partitions": spec.partitions,
                                      "replication_factor": spec.replication, "config": spec.config}).decode())
         return
-    if not settings.broker:
+    if not settings.stream.broker:
         raise click.UsageError("creating topics needs a broker: --broker host:port or STREAM_LSH_BROKER")
     with _stream_errors():
-        created = asyncio.run(ensure_topics(settings.broker, specs))
+        created = asyncio.run(ensure_topics(settings.stream.broker, specs))
     click.echo(f"{len(created)} of {len(specs)} topics created: {', '.join(created) or 'none'}", err=True)
 
 
@@ -361,7 +389,7 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
     from .stream.runner import run_stream
 
     settings = _settings(flags)
-    if embedded is not None and settings.broker:
+    if embedded is not None and settings.stream.broker:
         raise click.UsageError("--embedded starts a broker of its own; it cannot be used with --broker")
     if output is not None and not until_idle:
         raise click.UsageError("-o needs --until-idle (the final decisions are known only when the stream is idle)")
@@ -410,11 +438,11 @@ def produce(pages: str, rate: float | None, **flags: Any) -> None:
     from .stream.client import feed_lines
 
     settings = _settings(flags)
-    if not settings.broker:
+    if not settings.stream.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
-    fed = asyncio.run(feed_lines(settings.broker, settings.input_topic, Path(pages).read_bytes().splitlines(),
-                                 clock=settings.file_clock(), max_page_bytes=settings.max_page_bytes, rate=rate))
-    click.echo(f"sent {len(fed):,} records to {settings.input_topic}", err=True)
+    fed = asyncio.run(feed_lines(settings.stream.broker, settings.stream.input_topic, Path(pages).read_bytes().splitlines(),
+                                 clock=settings.file_clock(), max_page_bytes=settings.input.max_page_bytes, rate=rate))
+    click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
 
 
 @cli.command()
@@ -428,11 +456,11 @@ def tail(topic: str, follow: bool, **flags: Any) -> None:
     from .stream.client import read_topic
 
     settings = _settings(flags)
-    if not settings.broker:
+    if not settings.stream.broker:
         raise click.UsageError("tail needs a broker: --broker host:port or STREAM_LSH_BROKER")
 
     async def show() -> None:
-        async for key, value, partition, offset in read_topic(settings.broker, topic, follow=follow):
+        async for key, value, partition, offset in read_topic(settings.stream.broker, topic, follow=follow):
             try:
                 decoded = None if value is None else orjson.loads(value)
             except orjson.JSONDecodeError:

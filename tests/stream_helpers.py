@@ -74,15 +74,15 @@ class DecisionReader:
 
 
 async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) -> list[dict]:
-    await ensure_topics(settings.broker, topic_specs(settings))
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
     names = TopicNames.from_settings(settings)
-    pool = Workers(settings, settings.broker, workers)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.broker)
+    pool = Workers(settings, settings.stream.broker, workers)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.stream.broker)
     await producer.start()
     try:
         decided = []
         feeder = await FileFeeder.start(producer, names.input)
-        async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
+        async with DecisionReader(settings.stream.broker, names.decisions, settings.stream.input_partitions) as reader:
             for page in pages:
                 fed = await feeder.send_record(page)
                 try:
@@ -117,19 +117,19 @@ async def group_positions(settings: Settings) -> str:
 
     names = TopicNames.from_settings(settings)
     topics = [names.input, *(names.internal(stage) for stage in Stage.ALL)]
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.broker, group_id=None)
-    admin = AIOKafkaAdminClient(bootstrap_servers=settings.broker)
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.stream.broker, group_id=None)
+    admin = AIOKafkaAdminClient(bootstrap_servers=settings.stream.broker)
     await consumer.start()
     await admin.start()
     try:
         await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know them
         tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
         ends = await consumer.end_offsets(tps)
-        committed = await admin.list_consumer_group_offsets(settings.app_id)
+        committed = await admin.list_consumer_group_offsets(settings.stream.app_id)
     finally:
         await consumer.stop()
         await admin.close()
-    parts = [f"{tp.topic.removeprefix(settings.app_id + '-')}[{tp.partition}] "
+    parts = [f"{tp.topic.removeprefix(settings.stream.app_id + '-')}[{tp.partition}] "
              f"{committed[tp].offset if tp in committed else '-'}/{ends[tp]}" for tp in tps]
     return "committed/end: " + ", ".join(parts)
 

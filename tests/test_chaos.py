@@ -61,21 +61,21 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     compare_statuses = not (workers == 2 and how == signal.SIGKILL)
     settings = stream_settings(broker, tmp_path, snapshot_mb=0.05, boilerplate=not compare_statuses)
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
-    started: list[Workers] = [Workers(settings, settings.broker, 1, first=1)] if workers == 2 else []
-    feed = asyncio.create_task(feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages], rate=60))
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
+    started: list[Workers] = [Workers(settings, settings.stream.broker, 1, first=1)] if workers == 2 else []
+    feed = asyncio.create_task(feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=60))
     try:
         for _ in range(3):
-            victim = Workers(settings, settings.broker, 1)
+            victim = Workers(settings, settings.stream.broker, 1)
             started.append(victim)
             await asyncio.sleep(rng.uniform(0.3, 9.0))
             victim.stop(how=how)
             if disk == "drop":
-                shutil.rmtree(Path(settings.data_dir) / "worker-0", ignore_errors=True)
+                shutil.rmtree(Path(settings.stream.data_dir) / "worker-0", ignore_errors=True)
         await feed
-        started.append(Workers(settings, settings.broker, 1))
+        started.append(Workers(settings, settings.stream.broker, 1))
         alive = [pool for pool in started if pool.processes[0].poll() is None]
-        records = await until_decided(settings.broker, names.decisions, {p["id"] for p in pages}, alive, 120)
+        records = await until_decided(settings.stream.broker, names.decisions, {p["id"] for p in pages}, alive, 120)
     finally:
         feed.cancel()
         for pool in started:
@@ -84,7 +84,7 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     assert set(by_page) == {p["id"] for p in pages}, f"{len(pages) - len(by_page)} pages undecided"
     differing = repeats_that_differ(by_page)
     assert not differing, f"decided differently when repeated: {dict(list(differing.items())[:5])}"
-    reference = batch_reference(pages, boilerplate=settings.boilerplate)
+    reference = batch_reference(pages, boilerplate=settings.engine.boilerplate)
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in reference}
     final = {page_id: decided[-1]["cluster_id"] or page_id for page_id, decided in by_page.items()}
     assert pair_scores(truth, final).f1 >= 0.99

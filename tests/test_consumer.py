@@ -74,5 +74,5 @@ def test_never_committed_counts_offset_zero_as_none():
 
 def test_the_worker_app_consumes_with_the_rewinding_consumer(tmp_path):
     settings = Settings.load(environ={}, broker="127.0.0.1:9", data_dir=str(tmp_path))
-    app = StreamApp(settings, settings.broker).app
+    app = StreamApp(settings, settings.stream.broker).app
     assert isinstance(app.consumer, RewindingConsumer)

@@ -40,7 +40,7 @@ DOCKERIGNORE = ROOT / ".dockerignore"
 DEPLOY = ROOT / "deploy"
 K8S = DEPLOY / "kubernetes"
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-SETTING_NAMES = {ENV_PREFIX + name.upper() for name in Settings.__dataclass_fields__}
+SETTING_NAMES = {ENV_PREFIX + name.upper() for name in Settings.names()}
 
 
 # -- loading -----------------------------------------------------------------------------------------
@@ -346,8 +346,8 @@ def test_compose_worker_replicas_each_get_their_own_data_volume(compose):
     assert mounts == [None], f"the worker should mount one anonymous volume at {data_dir}, has {mounts}"
     assert "container_name" not in worker and "ports" not in worker  # both would break --scale
     settings = Settings.load(environ=_environ(worker["environment"]))
-    partitions = min(settings.input_partitions, settings.site_partitions, settings.band_partitions,
-                     settings.home_partitions)
+    partitions = min(settings.stream.input_partitions, settings.stream.site_partitions, settings.stream.band_partitions,
+                     settings.stream.home_partitions)
     assert 1 <= worker["deploy"]["replicas"] <= partitions
     assert int(str(worker["stop_grace_period"]).rstrip("s")) >= 30
 
@@ -365,7 +365,7 @@ def test_compose_broker_accepts_the_largest_records(compose):
     topic_limits = [int(spec.config["max.message.bytes"]) for spec in topic_specs(settings)
                     if "max.message.bytes" in spec.config]
     # unique-pages carries whole input pages, up to max_page_bytes each
-    assert kafka_max >= max([settings.max_page_bytes, *topic_limits])
+    assert kafka_max >= max([settings.input.max_page_bytes, *topic_limits])
 
 
 def test_compose_healthcheck_uses_the_web_port(compose):
@@ -418,10 +418,10 @@ def test_compose_and_configmap_settings_load(compose, configmap):
         named = {key for key in env if key.startswith(ENV_PREFIX)}
         assert named <= SETTING_NAMES, f"{where}: not settings: {named - SETTING_NAMES}"
         settings = Settings.load(environ=env)  # raises SettingsError on a bad value
-        assert settings.broker, where
-        assert settings.web_port > 0, where  # the healthcheck and probes need Faust's web server
+        assert settings.stream.broker, where
+        assert settings.stream.web_port > 0, where  # the healthcheck and probes need Faust's web server
         image_data_dir = _env(_stages()[-1])["STREAM_LSH_DATA_DIR"]
-        assert settings.data_dir == image_data_dir, where
+        assert settings.stream.data_dir == image_data_dir, where
 
 
 # -- Kubernetes ------------------------------------------------------------------------------------
@@ -500,12 +500,12 @@ def test_topic_replication_fits_each_cluster(compose, configmap):
     brokers = [svc for svc in compose["services"].values()
                if "broker" in str(svc.get("environment", {}).get("KAFKA_PROCESS_ROLES", ""))]
     compose_settings = Settings.load(environ=_environ(compose["services"]["worker"]["environment"]))
-    assert compose_settings.replication_factor <= len(brokers) == 1
+    assert compose_settings.stream.replication_factor <= len(brokers) == 1
     # Kubernetes: a production cluster; one broker may fail without stopping producers (acks=all)
     # or losing acknowledged records
     settings = Settings.load(environ=_environ(configmap))
-    assert settings.replication_factor >= 3 and settings.min_insync_replicas is not None
-    assert 2 <= settings.min_insync_replicas < settings.replication_factor
+    assert settings.stream.replication_factor >= 3 and settings.stream.min_insync_replicas is not None
+    assert 2 <= settings.stream.min_insync_replicas < settings.stream.replication_factor
 
 
 def test_headless_service_and_disruption_budget_select_the_workers(manifests):
@@ -569,11 +569,11 @@ def test_kubernetes_topics_are_replicated_and_include_fausts_leader_topic(config
     planned = {t["name"]: t for t in map(json.loads, result.stdout.splitlines())}
     settings = Settings.load(environ=env)
     # the broker does not auto-create topics, and the app does not let Faust declare its own
-    assert planned[_leader_topic_of_faust(settings.app_id)]["partitions"] == 1
+    assert planned[_leader_topic_of_faust(settings.stream.app_id)]["partitions"] == 1
     assert {spec.name for spec in topic_specs(settings)} == set(planned)
     for topic in planned.values():
-        assert topic["replication_factor"] == settings.replication_factor
-        assert topic["config"]["min.insync.replicas"] == str(settings.min_insync_replicas)
+        assert topic["replication_factor"] == settings.stream.replication_factor
+        assert topic["config"]["min.insync.replicas"] == str(settings.stream.min_insync_replicas)
 
 
 def _partitions(bootstrap: str, names: list[str]) -> dict[str, int]:
@@ -600,7 +600,7 @@ def test_compose_topics_service_against_a_broker(broker, compose):
     env = {**_environ(service["environment"]), "STREAM_LSH_BROKER": broker.bootstrap}
     settings = Settings.load(environ=env)
     expected = {spec.name: spec.partitions for spec in topic_specs(settings)}
-    assert _leader_topic_of_faust(settings.app_id) in expected
+    assert _leader_topic_of_faust(settings.stream.app_id) in expected
 
     first = _stream_lsh(service["command"], env)
     assert first.returncode == 0, first.stderr
@@ -610,6 +610,6 @@ def test_compose_topics_service_against_a_broker(broker, compose):
     again = _stream_lsh(service["command"], env)  # `docker compose up` runs it every time
     assert again.returncode == 0 and f"0 of {len(expected)} topics created" in again.stderr, again.stderr
 
-    other_shape = {**env, "STREAM_LSH_BAND_PARTITIONS": str(settings.band_partitions + 1)}
+    other_shape = {**env, "STREAM_LSH_BAND_PARTITIONS": str(settings.stream.band_partitions + 1)}
     reshaped = _stream_lsh(service["command"], other_shape)
     assert reshaped.returncode != 0 and "partitions" in reshaped.stderr, reshaped.stderr

@@ -32,14 +32,14 @@ async def test_a_worker_reports_a_page_whose_wait_nothing_ends(broker, tmp_path,
     declare them: the page waits for a watermark nothing moves, and the worker says so."""
     settings = stream_settings(broker, tmp_path, idle_ms=600_000, pending_alert_s=2.0)
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
-    pool = Workers(settings, settings.broker, 1)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.broker)
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
+    pool = Workers(settings, settings.stream.broker, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.stream.broker)
     await producer.start()
     try:
         feeder = await FileFeeder.start(producer, names.input, clock=FileClock(max_future=86400, now_ms=NOW_MS))
         fed = await feeder.send_record({"id": "stuck", "text": make_prose(5, 200), "published_at": "2026-11-24T10:00:00Z"})
-        silent = sorted(set(range(settings.input_partitions)) - {fed.partition})
+        silent = sorted(set(range(settings.stream.input_partitions)) - {fed.partition})
         log, deadline, lines = pool.logs[0], time.monotonic() + 60, []
         while time.monotonic() < deadline and not lines:
             pool.check()
@@ -91,7 +91,7 @@ async def test_a_file_dated_years_back_or_hours_ahead_is_kept_by_the_broker(brok
 
     settings = stream_settings(broker, tmp_path, input_partitions=1)
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
     ahead = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 3600))
 
     def file(name: str, date: str) -> list[bytes]:
@@ -99,10 +99,10 @@ async def test_a_file_dated_years_back_or_hours_ahead_is_kept_by_the_broker(brok
                               "url": f"https://site{i % 2}.example/{name}{i}"}) for i in range(6)]
 
     for lines in (file("old", "2019-03-01T10:00:00Z"), file("ahead", ahead)):
-        assert len(await feed_lines(settings.broker, names.input, lines, clock=FileClock(max_future=86400))) == 6
+        assert len(await feed_lines(settings.stream.broker, names.input, lines, clock=FileClock(max_future=86400))) == 6
     await asyncio.sleep(7)  # past a retention check of the test Kafka broker (every 5 s, from the start)
     tp = TopicPartition(names.input, 0)
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.broker, group_id=None, auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(bootstrap_servers=settings.stream.broker, group_id=None, auto_offset_reset="earliest")
     await consumer.start()
     try:
         consumer.assign([tp])
@@ -128,11 +128,11 @@ async def test_pages_from_a_transactional_producer_are_all_decided(kafka_broker,
 
     settings = stream_settings(kafka_broker, tmp_path)
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
     progress = Progress()
-    reader = follow_decisions(settings.broker, names.decisions, progress)
-    pool = Workers(settings, settings.broker, 1)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.broker, transactional_id=f"{settings.app_id}-feed")
+    reader = follow_decisions(settings.stream.broker, names.decisions, progress)
+    pool = Workers(settings, settings.stream.broker, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.stream.broker, transactional_id=f"{settings.stream.app_id}-feed")
     await producer.start()
     try:
         async with producer.transaction():

@@ -58,8 +58,8 @@ def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(b
                               text=True, timeout=60)
 
     planned = [orjson.loads(line) for line in topics("--dry-run").stdout.splitlines()]
-    assert {t["name"] for t in planned} >= {settings.input_topic, f"{settings.app_id}-bands-state-changelog",
-                                             f"{settings.app_id}-__assignor-__leader", f"{settings.app_id}-guard"}
+    assert {t["name"] for t in planned} >= {settings.stream.input_topic, f"{settings.stream.app_id}-bands-state-changelog",
+                                             f"{settings.stream.app_id}-__assignor-__leader", f"{settings.stream.app_id}-guard"}
     first = topics()
     assert first.returncode == 0 and f"{len(planned)} of {len(planned)} topics created" in first.stderr, first.stderr
     assert "0 of" in topics().stderr

@@ -37,10 +37,10 @@ KEEP, WIPE = "keep the data dir", "wipe the data dir"
 async def started(broker, tmp_path, **overrides) -> tuple:
     """Topics, one worker and a decision follower for a fresh app: (settings, pool, progress, reader)."""
     settings = stream_settings(broker, tmp_path, log_level="info", **overrides)
-    await ensure_topics(settings.broker, topic_specs(settings))
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
     progress = Progress()
-    reader = follow_decisions(settings.broker, TopicNames.from_settings(settings).decisions, progress)
-    return settings, Workers(settings, settings.broker, 1), progress, reader
+    reader = follow_decisions(settings.stream.broker, TopicNames.from_settings(settings).decisions, progress)
+    return settings, Workers(settings, settings.stream.broker, 1), progress, reader
 
 
 async def wait_until(done, *pools: Workers, timeout: float = 120.0) -> None:
@@ -62,16 +62,16 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
     pages = generate_corpus(100, seed=13).pages
     settings = stream_settings(broker, tmp_path, snapshot_mb=0.02, log_level="info")
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
-    data_dir = Path(settings.data_dir) / "worker-0"
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
+    data_dir = Path(settings.stream.data_dir) / "worker-0"
     rng = random.Random(plan)
-    pool = Workers(settings, settings.broker, 1)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.broker)
+    pool = Workers(settings, settings.stream.broker, 1)
+    producer = AIOKafkaProducer(bootstrap_servers=settings.stream.broker)
     await producer.start()
     try:
         decided = []
         feeder = await FileFeeder.start(producer, names.input)
-        async with DecisionReader(settings.broker, names.decisions, settings.input_partitions) as reader:
+        async with DecisionReader(settings.stream.broker, names.decisions, settings.stream.input_partitions) as reader:
             for index, page in enumerate(pages):
                 await feeder.send_record(page)
                 if index in stops:
@@ -80,7 +80,7 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
                     pool.stop(how=how)
                     if disk == WIPE:
                         shutil.rmtree(data_dir)
-                    pool = Workers(settings, settings.broker, 1)
+                    pool = Workers(settings, settings.stream.broker, 1)
                 decided.append(await reader.until(page["id"], timeout=60.0 if index in (0, *stops) else 20.0,
                                                   check=pool.check))
             assert decided == batch_reference(pages)
@@ -100,12 +100,12 @@ async def test_a_crash_during_a_fast_feed_loses_no_page(broker, tmp_path):
     settings, pool, progress, reader = await started(broker, tmp_path, snapshot_mb=0.02)
     names = TopicNames.from_settings(settings)
     try:
-        progress.fed = await feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages])
+        progress.fed = await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
         await wait_until(lambda: len(progress.decisions) >= 60, pool, timeout=60)
         assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
         pool.stop(how=signal.SIGKILL)
-        shutil.rmtree(Path(settings.data_dir) / "worker-0")
-        pool = Workers(settings, settings.broker, 1)
+        shutil.rmtree(Path(settings.stream.data_dir) / "worker-0")
+        pool = Workers(settings, settings.stream.broker, 1)
         await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
         assert sorted(progress.decisions) == sorted(p["id"] for p in pages)
@@ -120,16 +120,16 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
     pages = generate_corpus(400, seed=15).pages
     settings = stream_settings(broker, tmp_path, snapshot_mb=0.05, log_level="info")
     names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.broker, topic_specs(settings))
-    first = Workers(settings, settings.broker, 1)
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
+    first = Workers(settings, settings.stream.broker, 1)
     second = None
     progress = Progress()
-    reader = follow_decisions(settings.broker, names.decisions, progress)
+    reader = follow_decisions(settings.stream.broker, names.decisions, progress)
     try:
-        fed = asyncio.create_task(feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages],
+        fed = asyncio.create_task(feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages],
                                              rate=150.0))
         await wait_until(lambda: len(progress.decisions) >= 80, first)
-        second = Workers(settings, settings.broker, 1, first=1)  # joins: a rebalance moves partitions to it
+        second = Workers(settings, settings.stream.broker, 1, first=1)  # joins: a rebalance moves partitions to it
         await wait_until(lambda: len(progress.decisions) >= 250, first, second)
         assert len(progress.decisions) < len(pages), "the second worker must leave mid-stream"
         first.stop()  # leaves: its partitions move to the second worker, which loads their state
@@ -154,7 +154,7 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
     settings, pool, progress, reader = await started(broker, tmp_path)
     names = TopicNames.from_settings(settings)
     try:
-        progress.fed = await feed_lines(settings.broker, names.input, [orjson.dumps(p) for p in pages])
+        progress.fed = await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
         await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
     finally:

@@ -12,8 +12,8 @@ def test_environment_then_flags():
     env = {"STREAM_LSH_THRESHOLD": "0.7", "STREAM_LSH_NUM_PERM": "64", "STREAM_LSH_BOILERPLATE": "off",
            "STREAM_LSH_LANGUAGES": "en, fr", "STREAM_LSH_BANDS": "auto"}
     settings = Settings.load(environ=env, num_perm=256, threshold=None)
-    assert (settings.threshold, settings.num_perm, settings.boilerplate) == (0.7, 256, False)
-    assert settings.languages == ("en", "fr") and settings.bands is None
+    assert (settings.engine.threshold, settings.engine.num_perm, settings.engine.boilerplate) == (0.7, 256, False)
+    assert settings.engine.languages == ("en", "fr") and settings.engine.bands is None
 
 
 def test_ttl_zero_means_forever():
@@ -56,3 +56,23 @@ def test_a_misspelled_variable_is_refused_naming_the_closest_valid_one():
 def test_variables_of_the_prefix_that_are_not_settings_are_allowed():
     env = {"STREAM_LSH_KAFKA_CACHE": "/tmp/k", "STREAM_LSH_TEST_BROKERS": "tansu", "OTHER_TOOL_X": "1"}
     assert Settings.load(environ=env) == Settings.load(environ={})
+
+
+def test_the_readme_tables_give_every_setting_with_its_default():
+    """The README's settings tables are written by hand: each setting must be there, and a row of
+    one variable must show the default the code uses (the engine's defaults come from DedupConfig)."""
+    import re
+    from enum import Enum
+    from pathlib import Path
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    rows = {match[0]: match[1] for match in re.findall(r"^\| `(STREAM_LSH_[A-Z_]+)`[^|]*\| `([^`]*)` \|", readme, re.M)}
+    for name in Settings.names():
+        variable = f"STREAM_LSH_{name.upper()}"
+        assert variable in readme or f"…_{name.upper()}" in readme, f"{variable} is missing from the README"
+        if variable in rows:
+            default = Settings.default(name)
+            shown = (",".join(default) if isinstance(default, tuple) else str(default.value) if isinstance(default, Enum)
+                     else str(default).lower() if isinstance(default, bool) else f"{default:g}"
+                     if isinstance(default, float) else str(default))
+            assert rows[variable] == shown, f"README says {variable} defaults to {rows[variable]}, the code {shown}"

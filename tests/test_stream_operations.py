@@ -46,8 +46,8 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     await producer.start()
     try:
         feeder = await FileFeeder.start(producer, names.input, clock=settings.file_clock())
-        async with DecisionReader(broker.bootstrap, names.decisions, settings.input_partitions) as decisions, \
-                DecisionReader(broker.bootstrap, names.answers, settings.input_partitions, "correlation_id") as answers:
+        async with DecisionReader(broker.bootstrap, names.decisions, settings.stream.input_partitions) as decisions, \
+                DecisionReader(broker.bootstrap, names.answers, settings.stream.input_partitions, "correlation_id") as answers:
 
             async def page(page_id: str, text: str, when: str) -> dict:
                 await feeder.send_record({"id": page_id, "text": text, "published_at": when})
@@ -105,7 +105,7 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     indexed = set()
     make_shard = stage_factories(Preparer(settings.dedup_config()), layout_of(settings),
                                  stage_inputs(settings))[Stage.BANDS]  # as the app builds it
-    for partition in range(settings.band_partitions):
+    for partition in range(settings.stream.band_partitions):
         shard = make_shard(partition)
         journal = Journal(partition, guard)
         journal.load(sorted((k, v) for k, v in rows.items() if v is not None), shard)

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 
 from .banding import Banding, optimal_banding
 from .shingles import ShingleSpec
 from .stopwords import DEFAULT_LANGUAGES, LANGUAGE_NAMES
 
-__all__ = ["DedupConfig"]
+__all__ = ["DedupConfig", "Verify"]
+
+
+class Verify(str, enum.Enum):
+    """How a candidate is verified (a ``str``: ``Verify.JACCARD == "jaccard"``)."""
+
+    SIGNATURE = "signature"  # agreement of the two signatures: an estimate of their Jaccard similarity
+    JACCARD = "jaccard"  # exact Jaccard similarity of stored shingle sets (costs memory)
 
 
 @dataclass(frozen=True)
@@ -43,7 +51,7 @@ class DedupConfig:
     rows: int | None = None
     fp_weight: float = 0.5
     fn_weight: float = 0.5
-    verify: str = "signature"
+    verify: Verify = Verify.SIGNATURE
     min_shingles: int = 5
     bucket_cap: int = 64
     ttl: float | None = 3 * 86400.0
@@ -61,8 +69,10 @@ class DedupConfig:
             raise ValueError(f"threshold must be in (0, 1), got {self.threshold!r}")
         if (self.bands is None) != (self.rows is None):
             raise ValueError("give both bands and rows, or neither (to choose them from the threshold)")
-        if self.verify not in ("signature", "jaccard"):
-            raise ValueError(f"verify must be 'signature' or 'jaccard', got {self.verify!r}")
+        try:
+            object.__setattr__(self, "verify", Verify(self.verify))
+        except ValueError:
+            raise ValueError(f"verify must be 'signature' or 'jaccard', got {self.verify!r}") from None
         if self.min_shingles < 1:
             raise ValueError(f"min_shingles must be >= 1, got {self.min_shingles}")
         if self.bucket_cap < 1:

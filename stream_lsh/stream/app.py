@@ -67,7 +67,7 @@ def state_guard(preparer: Preparer, settings: Settings) -> dict[str, Any]:
     banding = preparer.banding
     guard = {"scheme": preparer.scheme.fingerprint, "scheme_params": preparer.scheme.to_dict(),
              "banding": [banding.bands, banding.rows],
-             "layout": [settings.site_partitions, settings.band_partitions, settings.home_partitions]}
+             "layout": [settings.stream.site_partitions, settings.stream.band_partitions, settings.stream.home_partitions]}
     if stage_inputs(settings) is not None:  # the stages count watermarks per input partition
         guard["order"] = ["clock", stage_inputs(settings)]
     return guard
@@ -75,7 +75,7 @@ def state_guard(preparer: Preparer, settings: Settings) -> dict[str, Any]:
 
 def stage_inputs(settings: Settings) -> int | None:
     """What the stages count watermarks over: the input partitions under clock order."""
-    return settings.input_partitions if settings.order == "clock" else None
+    return settings.stream.input_partitions if settings.stream.order == "clock" else None
 
 
 def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
@@ -88,9 +88,9 @@ def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
         broker_session_timeout=6.0,
         broker_heartbeat_interval=1.0,
         broker_commit_interval=1.0,
-        stream_buffer_maxsize=max(2 * settings.batch_size, 256),
-        producer_max_request_size=max(2 * settings.max_page_bytes, 1_048_576),
-        consumer_max_fetch_size=max(2 * settings.max_page_bytes, 1_048_576),
+        stream_buffer_maxsize=max(2 * settings.stream.batch_size, 256),
+        producer_max_request_size=max(2 * settings.input.max_page_bytes, 1_048_576),
+        consumer_max_fetch_size=max(2 * settings.input.max_page_bytes, 1_048_576),
         topic_allow_declare=False,
     )
 
@@ -103,30 +103,30 @@ class StreamApp:
     """A Faust app wired to the pipeline stages; ``app`` is what a worker runs."""
 
     def __init__(self, settings: Settings, bootstrap: str) -> None:
-        if settings.verify != "signature":
+        if settings.engine.verify != "signature":
             raise SettingsError("the stream verifies candidates by signature agreement (verify=signature); "
                                 "verify=jaccard needs shingle sets that the band tables do not keep")
         self.settings = settings
         self.names = TopicNames.from_settings(settings)
         self.layout = layout_of(settings)
         self.preparer = Preparer(settings.dedup_config())
-        ordered = settings.order == "clock"  # watermarks: see stream_lsh.pipeline.order
-        self.ingest = Ingest(self.preparer, self.layout, max_page_bytes=settings.max_page_bytes, watermarks=ordered,
-                             lateness=settings.lateness_s)
-        self._make = stage_factories(self.preparer, self.layout, stage_inputs(settings), int(settings.lateness_s * 1000))
+        ordered = settings.stream.order == "clock"  # watermarks: see stream_lsh.pipeline.order
+        self.ingest = Ingest(self.preparer, self.layout, max_page_bytes=settings.input.max_page_bytes, watermarks=ordered,
+                             lateness=settings.stream.lateness_s)
+        self._make = stage_factories(self.preparer, self.layout, stage_inputs(settings), int(settings.stream.lateness_s * 1000))
         self.guard = state_guard(self.preparer, settings)
         self.app = self._build_app(bootstrap)
         self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,
-                                         compact_bytes=max(1, int(settings.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
+                                         compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
                        for stage in Stage.ALL}
-        self.quiet = QuietInputs(settings.idle_ms / 1000.0)
+        self.quiet = QuietInputs(settings.stream.idle_ms / 1000.0)
         self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
         self.app.on_partitions_revoked.connect(self._on_revoked)
         self.app.on_partitions_assigned.connect(self._on_assigned)
         self._declare_agents()
         if ordered:
-            self.app.timer(settings.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
-        self.app.timer(min(1.0, settings.pending_alert_s / 2), name="pending-guard")(self._report_stuck_waits)
+            self.app.timer(settings.stream.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
+        self.app.timer(min(1.0, settings.stream.pending_alert_s / 2), name="pending-guard")(self._report_stuck_waits)
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
@@ -198,12 +198,12 @@ class StreamApp:
         longer than ``STREAM_LSH_PENDING_ALERT_S`` on something that has not moved for as long is
         logged once, with what it waits for."""
         waits = [wait for store in self.stores.values() for stage in store.loaded() if hasattr(stage, "stalled")
-                 for wait in stage.stalled(self.settings.pending_alert_s)]
+                 for wait in stage.stalled(self.settings.stream.pending_alert_s)]
         for wait in waits[:MAX_WAIT_REPORTS]:
             log.warning("%s", wait.describe())
         if len(waits) > MAX_WAIT_REPORTS:
             log.warning("... and %d more pages undecided for over %g s", len(waits) - MAX_WAIT_REPORTS,
-                        self.settings.pending_alert_s)
+                        self.settings.stream.pending_alert_s)
 
     def _caught_up(self, messages: list[Message]) -> set[int]:
         """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
@@ -226,7 +226,7 @@ class StreamApp:
 
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> faust.App:
-        s = self.settings
+        s = self.settings.stream
         app = faust.App(
             s.app_id,
             datadir=s.data_dir,
@@ -236,14 +236,14 @@ class StreamApp:
             web_bind="127.0.0.1",
             web_tables_enabled=False,
             TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
-            **transport_settings(s, bootstrap),
+            **transport_settings(self.settings, bootstrap),
         )
         # before anything reads the app's topics: partitions never committed are read again after a rebalance
         app.transport = RewindingTransport(app.conf.broker_consumer, app)
         return app
 
     def _declare_agents(self) -> None:
-        s, app = self.settings, self.app
+        s, app = self.settings.stream, self.app
         raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw",
                "allow_empty": True}
         within = s.batch_wait_ms / 1000.0
@@ -268,7 +268,7 @@ class StreamApp:
 
     def _stage_agent(self, stage: str, within: float) -> Callable[[Any], Awaitable[None]]:
         store = self.stores[stage]
-        batch = self.settings.batch_size
+        batch = self.settings.stream.batch_size
 
         async def run(stream: Any) -> None:
             async for events in stream.take_events(batch, within=within):

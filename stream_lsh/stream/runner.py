@@ -102,7 +102,7 @@ class Workers:
     def __init__(self, settings: Settings, bootstrap: str, count: int, *, first: int = 0) -> None:
         """Start ``count`` workers numbered from ``first`` (worker i: ``<data_dir>/worker-i``)."""
         self.processes: list[subprocess.Popen] = []
-        base = Path(settings.data_dir)
+        base = Path(settings.stream.data_dir)
         base.mkdir(parents=True, exist_ok=True)
         indexes = range(first, first + count)
         self.logs = {index: base / f"worker-{index}.log" for index in indexes}
@@ -111,8 +111,8 @@ class Workers:
             env.update(settings.to_environ())
             env["STREAM_LSH_DATA_DIR"] = str(base / f"worker-{index}")
             env["STREAM_LSH_BROKER"] = bootstrap
-            if settings.web_port:
-                env["STREAM_LSH_WEB_PORT"] = str(settings.web_port + index)
+            if settings.stream.web_port:
+                env["STREAM_LSH_WEB_PORT"] = str(settings.stream.web_port + index)
             with open(self.logs[index], "ab") as log:
                 self.processes.append(subprocess.Popen([sys.executable, "-m", "stream_lsh", "worker"], env=env,
                                                        stdout=log, stderr=subprocess.STDOUT))
@@ -144,14 +144,14 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
                      timeout: float | None = None, embedded: str = "tansu") -> Progress:
     """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out.
 
-    Without ``settings.broker``, an embedded broker of kind ``embedded`` is started for the run.
+    Without ``settings.stream.broker``, an embedded broker of kind ``embedded`` is started for the run.
     """
     names = TopicNames.from_settings(settings)
-    broker = None if settings.broker else embedded_broker(embedded)
+    broker = None if settings.stream.broker else embedded_broker(embedded)
     if broker is not None:
-        discard_worker_state(Path(settings.data_dir))
+        discard_worker_state(Path(settings.stream.data_dir))
         broker.start()
-    bootstrap = settings.broker or broker.bootstrap  # type: ignore[union-attr]
+    bootstrap = settings.stream.broker or broker.bootstrap  # type: ignore[union-attr]
     pool = None
     progress = Progress()
     try:
@@ -163,7 +163,7 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
                                              handle=lambda r: progress.on_dead_letter(r, names.input)))]
         if feed is not None:
             progress.fed = await feed_lines(bootstrap, names.input, feed, clock=settings.file_clock(),
-                                            max_page_bytes=settings.max_page_bytes, rate=rate)
+                                            max_page_bytes=settings.input.max_page_bytes, rate=rate)
         last_status = time.monotonic()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:

@@ -60,15 +60,15 @@ class TopicNames:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "TopicNames":
-        prefix = settings.app_id
+        prefix = settings.stream.app_id
         return cls(
-            input=settings.input_topic,
-            queries=settings.queries_topic,
-            decisions=settings.decisions_topic,
-            clusters=settings.clusters_topic,
-            unique=settings.unique_topic,
-            answers=settings.answers_topic,
-            dead_letters=settings.dead_letters_topic,
+            input=settings.stream.input_topic,
+            queries=settings.stream.queries_topic,
+            decisions=settings.stream.decisions_topic,
+            clusters=settings.stream.clusters_topic,
+            unique=settings.stream.unique_topic,
+            answers=settings.stream.answers_topic,
+            dead_letters=settings.stream.dead_letters_topic,
             sites=f"{prefix}-{Stage.SITES}",
             bands=f"{prefix}-{Stage.BANDS}",
             homes=f"{prefix}-{Stage.HOMES}",
@@ -90,7 +90,7 @@ def state_table(stage: str) -> str:
 
 
 def layout_of(settings: Settings) -> Layout:
-    return Layout(sites=settings.site_partitions, bands=settings.band_partitions, homes=settings.home_partitions)
+    return Layout(sites=settings.stream.site_partitions, bands=settings.stream.band_partitions, homes=settings.stream.home_partitions)
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
@@ -99,10 +99,10 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     decisions relies on it)."""
     names = TopicNames.from_settings(settings)
     compact = {"cleanup.policy": "compact"}
-    inputs = settings.input_partitions
+    inputs = settings.stream.input_partitions
     # internal messages carry a micro-batch for one partition, changelog rows a journal segment or
     # snapshot chunk: more than Kafka's 1 MB default allows
-    large = {"max.message.bytes": str(max(2 * settings.max_page_bytes, 1 << 20) + (1 << 20))}
+    large = {"max.message.bytes": str(max(2 * settings.input.max_page_bytes, 1 << 20) + (1 << 20))}
     layout = layout_of(settings)
     changelogs = [TopicSpec(names.changelog(stage), layout.partitions(stage), {**compact, **large})
                   for stage in Stage.ALL]
@@ -119,8 +119,8 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(names.guard, 1, compact),
         # Faust's leader election (faust/assignor/leader_assignor.py); the app does not let Faust
         # create topics, and brokers should not auto-create them with their own partition count
-        TopicSpec(f"{settings.app_id}-__assignor-__leader", 1, {}),
+        TopicSpec(f"{settings.stream.app_id}-__assignor-__leader", 1, {}),
     ]
-    extra = {} if settings.min_insync_replicas is None else {"min.insync.replicas": str(settings.min_insync_replicas)}
-    return [TopicSpec(spec.name, spec.partitions, {**spec.config, **extra}, settings.replication_factor)
+    extra = {} if settings.stream.min_insync_replicas is None else {"min.insync.replicas": str(settings.stream.min_insync_replicas)}
+    return [TopicSpec(spec.name, spec.partitions, {**spec.config, **extra}, settings.stream.replication_factor)
             for spec in specs]

@@ -26,11 +26,11 @@ async def prepare(settings: Settings, bootstrap: str, guard: dict) -> None:
 
 def run_worker(settings: Settings, bootstrap: str) -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
-    loglevel = settings.log_level.lower()
+    loglevel = settings.stream.log_level.lower()
     stream_app = StreamApp(settings, bootstrap)
     asyncio.run(prepare(settings, bootstrap, stream_app.guard))
     tune_gc()
-    set_fetch_max_wait(settings.fetch_wait_ms)
+    set_fetch_max_wait(settings.stream.fetch_wait_ms)
     worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
                           override_logging=False)
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
