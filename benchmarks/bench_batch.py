@@ -52,9 +52,17 @@ def text_pages(count: int, seed: int) -> list[bytes]:
             kept.append(line)
             words += len(line.split())
         if words >= WORDS * 0.95:
-            lines.append(orjson.dumps({"id": record["id"], "text": "\n".join(kept),
-                                       "source": record.get("source") or record.get("source_domain"),
-                                       "published_at": record.get("published_at"), "lang": "en"}))
+            lines.append(
+                orjson.dumps(
+                    {
+                        "id": record["id"],
+                        "text": "\n".join(kept),
+                        "source": record.get("source") or record.get("source_domain"),
+                        "published_at": record.get("published_at"),
+                        "lang": "en",
+                    }
+                )
+            )
         if len(lines) == count:
             return lines
     raise SystemExit(f"only {len(lines)} long English pages in the corpus; ask for fewer")
@@ -74,16 +82,22 @@ def stages(lines: list[bytes], config: DedupConfig, batch_size: int = DEFAULT_BA
     seconds = dict.fromkeys(["parse", "shingle", "signature", "index"], 0.0)
     for low in range(0, len(lines), batch_size):
         clock = time.perf_counter()
-        pages = [page_from_dict(orjson.loads(raw)) for raw in lines[low:low + batch_size]]
-        prepared = [engine.prepare(page, engine.file_clock.tick(page.date, page.site), learn=True) for page in pages]
+        pages = [page_from_dict(orjson.loads(raw)) for raw in lines[low : low + batch_size]]
+        prepared = [
+            engine.prepare(page, engine.file_clock.tick(page.date, page.site), learn=True) for page in pages
+        ]
         t0 = time.perf_counter()
         batch = preparer.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
         t1 = time.perf_counter()
         signatures = preparer.minhasher.signatures(batch.values, batch.offsets)
         keys = preparer.banding.band_keys(signatures)
         counts = batch.counts()
-        signed = [SignedPage(p, signatures[i], keys[i], None) if counts[i] >= config.min_shingles
-                  else SignedPage(p, None, None, None) for i, p in enumerate(prepared)]
+        signed = [
+            SignedPage(p, signatures[i], keys[i], None)
+            if counts[i] >= config.min_shingles
+            else SignedPage(p, None, None, None)
+            for i, p in enumerate(prepared)
+        ]
         t2 = time.perf_counter()
         for page in signed:
             engine.process_signed(page)
@@ -114,11 +128,11 @@ def memory_per_page(lines: list[bytes], config: DedupConfig) -> float:
     before = tracemalloc.take_snapshot()
     run_batch(lines, engine, out=io.BytesIO(), rejects=RejectSink(io.BytesIO))
     hasher = engine.preparer.shingler.hasher
-    hasher._by_text.clear()  # noqa: SLF001 - a cache, not per-page state
+    hasher._by_text.clear()
     after = tracemalloc.take_snapshot()
     tracemalloc.stop()
     grown = sum(stat.size_diff for stat in after.compare_to(before, "filename"))
-    fixed = hasher._powers.up.nbytes + hasher._powers.down.nbytes  # noqa: SLF001 - sized to the largest batch
+    fixed = hasher._powers.up.nbytes + hasher._powers.down.nbytes
     return (grown - fixed) / max(1, len(engine.index))
 
 
@@ -135,7 +149,9 @@ def datasketch_pipeline(lines: list[bytes], threshold: float, num_perm: int) -> 
         page = page_from_dict(orjson.loads(raw))
         text = engine.prepare(page, None).text
         tokens = tokenize(text)
-        shingles = {" ".join(tokens[i:i + 3]).encode() for i in range(len(tokens) - 2) if tokens[i] in english}
+        shingles = {
+            " ".join(tokens[i : i + 3]).encode() for i in range(len(tokens) - 2) if tokens[i] in english
+        }
         if len(shingles) < 5:
             continue
         minhash = MinHash(num_perm=num_perm)
@@ -155,8 +171,10 @@ def main() -> None:
     config = DedupConfig(threshold=args.threshold)
     lines = text_pages(args.pages, args.seed)
     words = np.mean([len(orjson.loads(line)["text"].split()) for line in lines])
-    print(f"# {len(lines)} text pages, {words:.0f} words on average; Python {platform.python_version()}, "
-          f"numpy {np.__version__}, {platform.machine()}")
+    print(
+        f"# {len(lines)} text pages, {words:.0f} words on average; Python {platform.python_version()}, "
+        f"numpy {np.__version__}, {platform.machine()}"
+    )
     end_to_end(lines[:200], config)  # warm-up: imports, caches
     seconds = stages(lines, config)
     total_stages = sum(seconds.values())
@@ -170,7 +188,10 @@ def main() -> None:
     print(f"stream-lsh end to end : {ours:8,.0f} pages/s  ({e2e:.2f} s, {dups} duplicates)")
     print(f"datasketch pipeline   : {theirs:8,.0f} pages/s  ({ds:.2f} s, {ds_dups} pages with candidates)")
     print(f"ratio                 : {ours / theirs:8.1f}x")
-    print(f"memory per indexed page: {memory_per_page(lines, config) / 1024:.2f} KiB (index + learner, tracemalloc)")
+    print(
+        f"memory per indexed page: {memory_per_page(lines, config) / 1024:.2f} KiB "
+        "(index + learner, tracemalloc)"
+    )
     sys.stdout.flush()
 
 

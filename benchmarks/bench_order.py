@@ -59,8 +59,17 @@ def batch(pages: list[dict]) -> list[dict]:
     return [engine.process(page_from_dict(p)).to_dict() for p in pages]
 
 
-def run_stream(pages: list[dict], order: list[dict], rng: random.Random, steps: int, layout: Layout,
-               pipe_kwargs: dict, stats: dict, max_batch: int = 256, idle_after: int = 0) -> list[dict]:
+def run_stream(
+    pages: list[dict],
+    order: list[dict],
+    rng: random.Random,
+    steps: int,
+    layout: Layout,
+    pipe_kwargs: dict,
+    stats: dict,
+    max_batch: int = 256,
+    idle_after: int = 0,
+) -> list[dict]:
     """Feed ``order`` (``pages`` as a consumer meets them; each record stamped with the clock a
     producer gives the file of ``pages``) in ingest batches of 1..256 (input partition of each page
     kept), a random number of scheduler steps in between; an input partition is declared idle
@@ -96,7 +105,7 @@ def run_stream(pages: list[dict], order: list[dict], rng: random.Random, steps: 
     fed = [0]
 
     def observe() -> None:
-        new = pipe.outputs.decisions[seen[0]:]
+        new = pipe.outputs.decisions[seen[0] :]
         seen[0] += len(new)
         delays.extend(fed[0] - 1 - position[pid] for pid, _ in new)
         step_delays.extend(clock[0] - fed_at[pid] for pid, _ in new)
@@ -109,11 +118,15 @@ def run_stream(pages: list[dict], order: list[dict], rng: random.Random, steps: 
     i = 0
     while i < len(lines):
         n = rng.randint(1, max_batch)
-        for p in order[i:i + n]:
+        for p in order[i : i + n]:
             fed_at[p["id"]] = clock[0]
-        pipe.feed(lines[i:i + n], partition=parts[i:i + n], timestamps=[stamps[p["id"]] for p in order[i:i + n]])
+        pipe.feed(
+            lines[i : i + n],
+            partition=parts[i : i + n],
+            timestamps=[stamps[p["id"]] for p in order[i : i + n]],
+        )
         fed[0] = min(i + n, len(lines))
-        for part in parts[i:i + n]:
+        for part in parts[i : i + n]:
             remaining[part] -= 1
             if remaining[part] == 0:
                 pipe.idle(part)
@@ -146,13 +159,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mode", default="chunks", choices=["file", "chunks", "extreme", "serial"])
     ap.add_argument("--steps", type=int, default=40, help="most scheduler steps between two ingest batches")
     ap.add_argument("--layout", default="8,8,8")
-    ap.add_argument("--idle-after", type=int, default=0,
-                    help="declare an input partition idle after this many ingest batches without a page from it "
-                         "(a live consumer with no lag); 0: only once its last page is in")
+    ap.add_argument(
+        "--idle-after",
+        type=int,
+        default=0,
+        help="declare an input partition idle after this many ingest batches without a page from it "
+        "(a live consumer with no lag); 0: only once its last page is in",
+    )
     ap.add_argument("--max-batch", type=int, default=256, help="most pages per ingest batch")
     ap.add_argument("--no-arrival-batch", action="store_true")
-    ap.add_argument("--arrival-order", action="store_true",
-                    help="no watermarks: band partitions apply probes as they arrive (the stream's --order arrival)")
+    ap.add_argument(
+        "--arrival-order",
+        action="store_true",
+        help="no watermarks: band partitions apply probes as they arrive (the stream's --order arrival)",
+    )
     args = ap.parse_args(argv)
     layout = Layout(*map(int, args.layout.split(",")))
     pipe_kwargs = {} if args.arrival_order else {"inputs": INPUT_PARTITIONS}
@@ -167,39 +187,65 @@ def main(argv: list[str] | None = None) -> int:
         rng = random.Random(seed)
         order = arrival(pages, args.mode, rng)
         stats: dict = {}
-        got = run_stream(pages, order, rng, args.steps, layout, pipe_kwargs, stats, args.max_batch, args.idle_after)
+        got = run_stream(
+            pages, order, rng, args.steps, layout, pipe_kwargs, stats, args.max_batch, args.idle_after
+        )
         counts = Counter(d["id"] for d in got)
         assert len(counts) == len(pages) and max(counts.values()) == 1, "not one decision per page"
         f1 = pair_scores(truth, labels(got)).f1
         status = sum(d["status"] != truth_status[d["id"]] for d in got)
         delays = sorted(stats.pop("delays"))
         step_delays = sorted(stats.pop("step_delays"))
-        row = {"seed": seed, "f1": f1, "status_diff": status,
-               "decision_diff": sum(d != truth_by_id[d["id"]] for d in got), "delay_median": delays[len(delays) // 2],
-               "delay_p95": delays[int(len(delays) * 0.95)], "steps_median": step_delays[len(delays) // 2],
-               "steps_p95": step_delays[int(len(delays) * 0.95)], **stats}
+        row = {
+            "seed": seed,
+            "f1": f1,
+            "status_diff": status,
+            "decision_diff": sum(d != truth_by_id[d["id"]] for d in got),
+            "delay_median": delays[len(delays) // 2],
+            "delay_p95": delays[int(len(delays) * 0.95)],
+            "steps_median": step_delays[len(delays) // 2],
+            "steps_p95": step_delays[int(len(delays) * 0.95)],
+            **stats,
+        }
         if not args.no_arrival_batch:
             arrival_batch = batch(order)
             row["arrival_batch_f1"] = pair_scores(truth, labels(arrival_batch)).f1
-            row["arrival_batch_status_diff"] = sum(d["status"] != truth_status[d["id"]] for d in arrival_batch)
+            row["arrival_batch_status_diff"] = sum(
+                d["status"] != truth_status[d["id"]] for d in arrival_batch
+            )
             row["f1_vs_arrival_batch"] = pair_scores(labels(arrival_batch), labels(got)).f1
         rows.append(row)
         print(orjson.dumps(row).decode(), flush=True)
     f1s = sorted(r["f1"] for r in rows)
     diffs = sorted(r["status_diff"] for r in rows)
     print(f"mode={args.mode} runs={len(rows)} kw={pipe_kwargs} {time.perf_counter() - started:.0f}s")
-    print(f"  stream F1 vs file batch: min {f1s[0]:.4f} median {statistics.median(f1s):.4f} max {f1s[-1]:.4f} "
-          f"mean {statistics.mean(f1s):.4f}; runs < 0.99: {sum(f < 0.99 for f in f1s)}; == 1.0: "
-          f"{sum(f == 1.0 for f in f1s)}")
+    print(
+        f"  stream F1 vs file batch: min {f1s[0]:.4f} median {statistics.median(f1s):.4f} max {f1s[-1]:.4f} "
+        f"mean {statistics.mean(f1s):.4f}; runs < 0.99: {sum(f < 0.99 for f in f1s)}; == 1.0: "
+        f"{sum(f == 1.0 for f in f1s)}"
+    )
     print(f"  status differs: min {diffs[0]} median {statistics.median(diffs)} max {diffs[-1]}")
-    for key in ("decision_diff", "delay_median", "delay_p95", "steps_median", "steps_p95", "held", "late", "messages", "wm records", "wm-only messages"):
+    for key in (
+        "decision_diff",
+        "delay_median",
+        "delay_p95",
+        "steps_median",
+        "steps_p95",
+        "held",
+        "late",
+        "messages",
+        "wm records",
+        "wm-only messages",
+    ):
         values = [r.get(key, 0) for r in rows]
         print(f"  {key}: median {statistics.median(values)} max {max(values)}")
     if not args.no_arrival_batch:
         a = sorted(r["arrival_batch_f1"] for r in rows)
-        print(f"  arrival-order batch F1 vs file batch: min {a[0]:.4f} median {statistics.median(a):.4f} "
-              f"max {a[-1]:.4f}; status differs median "
-              f"{statistics.median(r['arrival_batch_status_diff'] for r in rows)}")
+        print(
+            f"  arrival-order batch F1 vs file batch: min {a[0]:.4f} median {statistics.median(a):.4f} "
+            f"max {a[-1]:.4f}; status differs median "
+            f"{statistics.median(r['arrival_batch_status_diff'] for r in rows)}"
+        )
     return 0
 
 

@@ -82,13 +82,16 @@ def pipeline_run(lines: list[bytes], batch: int) -> dict:
     started = time.perf_counter()
     for start in range(0, len(lines), batch):
         began = time.perf_counter()
-        pipeline.feed(lines[start:start + batch])
+        pipeline.feed(lines[start : start + batch])
         stage_seconds["ingest"] += time.perf_counter() - began
         pipeline.run()
     elapsed = time.perf_counter() - started
     assert len(pipeline.outputs.decisions) == len(lines), "every page gets a decision"
-    return {"rate": len(lines) / elapsed, "stages": {k: v / len(lines) * 1e6 for k, v in stage_seconds.items()},
-            "gc": watch.summary()}
+    return {
+        "rate": len(lines) / elapsed,
+        "stages": {k: v / len(lines) * 1e6 for k, v in stage_seconds.items()},
+        "gc": watch.summary(),
+    }
 
 
 def main() -> None:
@@ -105,17 +108,39 @@ def main() -> None:
         rate = batch_rate(lines)  # first, so that no pipeline state is on the heap
         print(json.dumps(dict(pipeline_run(lines, args.batch), batch=rate)))
         return
-    print(f"# {args.pages:,} generated pages, input batches of {args.batch}, 8 partitions per stage; one core")
+    print(
+        f"# {args.pages:,} generated pages, input batches of {args.batch}, 8 partitions per stage; one core"
+    )
     for mode in ("default", "tuned"):
-        out = subprocess.run([sys.executable, __file__, "--pages", str(args.pages), "--batch", str(args.batch),
-                              "--seed", str(args.seed), "--child", mode], check=True, capture_output=True, text=True)
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--pages",
+                str(args.pages),
+                "--batch",
+                str(args.batch),
+                "--seed",
+                str(args.seed),
+                "--child",
+                mode,
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         result = json.loads(out.stdout)
         stages = ", ".join(f"{k} {v:.0f}" for k, v in result["stages"].items())
-        gcs = "; ".join(f"gen{g}: {n} x, {total:.2f} s, longest {longest * 1000:.0f} ms"
-                        for g, (n, total, longest) in result["gc"].items())
+        gcs = "; ".join(
+            f"gen{g}: {n} x, {total:.2f} s, longest {longest * 1000:.0f} ms"
+            for g, (n, total, longest) in result["gc"].items()
+        )
         label = "CPython's gc thresholds" if mode == "default" else "the worker's gc (tune_gc)"
-        print(f"{label}:\n    batch engine {result['batch']:,.0f} pages/s; stages {result['rate']:,.0f} pages/s, "
-              f"us/page: {stages}\n    collections in the stages: {gcs}")
+        print(
+            f"{label}:\n    batch engine {result['batch']:,.0f} pages/s; "
+            f"stages {result['rate']:,.0f} pages/s, "
+            f"us/page: {stages}\n    collections in the stages: {gcs}"
+        )
 
 
 if __name__ == "__main__":

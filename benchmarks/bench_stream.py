@@ -47,12 +47,12 @@ import numpy as np
 import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
+from stream_lsh.core.clock import FileClock
+from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import EmbeddedBroker, embedded_broker
-from stream_lsh.core.clock import FileClock
-from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, TopicSpec, topic_specs
@@ -93,15 +93,20 @@ class Arrivals:
     """Reads a topic from the start without a group; records when each key arrived (every time)."""
 
     def __init__(self, bootstrap: str, topic: str) -> None:
-        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                         auto_offset_reset="earliest", fetch_max_wait_ms=10)
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap,
+            group_id=None,
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            fetch_max_wait_ms=10,
+        )
         self.topic = topic
         self.times: dict[bytes, list[float]] = {}
         self.task: asyncio.Task | None = None
 
-    async def start(self) -> "Arrivals":
+    async def start(self) -> Arrivals:
         await self.consumer.start()
-        await self.consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know it
+        await self.consumer._client.force_metadata_update()
         partitions = sorted(self.consumer.partitions_for_topic(self.topic) or ())
         self.consumer.assign([TopicPartition(self.topic, p) for p in partitions])
         self.task = asyncio.create_task(self._run())
@@ -155,8 +160,10 @@ class Traffic:
         consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, group_id=None, enable_auto_commit=False)
         await consumer.start()
         try:
-            await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know them
-            partitions = [TopicPartition(t, p) for t in self.topics for p in consumer.partitions_for_topic(t) or ()]
+            await consumer._client.force_metadata_update()
+            partitions = [
+                TopicPartition(t, p) for t in self.topics for p in consumer.partitions_for_topic(t) or ()
+            ]
             ends = await consumer.end_offsets(partitions)
         finally:
             await consumer.stop()
@@ -229,9 +236,18 @@ class Cpu:
         return "/".join(f"{max(0.0, b - a) / wall:.2f}" for a, b in zip(before[:-1], now[:-1]))
 
 
-async def measure(name: str, workers: int, start, source: str, sink: str, corpus: list[tuple[bytes, bytes]],
-                  preload: int, args: argparse.Namespace, broker: EmbeddedBroker,
-                  traffic: Traffic | None = None) -> Result:
+async def measure(
+    name: str,
+    workers: int,
+    start,
+    source: str,
+    sink: str,
+    corpus: list[tuple[bytes, bytes]],
+    preload: int,
+    args: argparse.Namespace,
+    broker: EmbeddedBroker,
+    traffic: Traffic | None = None,
+) -> Result:
     """Saturation from a burst sent to running workers, then latency at each load, on one configuration."""
     bootstrap = broker.bootstrap
     reader = await Arrivals(bootstrap, sink).start()
@@ -252,15 +268,22 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
         firsts = sorted(reader.times[key][0] for key in keys if key in reader.times)
         rate = len(firsts) / (firsts[-1] - sent) if firsts else float("nan")
         gaps = np.diff([sent, *firsts])
-        result = Result(name, workers, startup, rate, float(np.max(gaps, initial=0.0)),
-                        len(keys) - len(firsts), cpu.cores())
+        result = Result(
+            name,
+            workers,
+            startup,
+            rate,
+            float(np.max(gaps, initial=0.0)),
+            len(keys) - len(firsts),
+            cpu.cores(),
+        )
         if traffic is not None:
             result.per_page = await traffic.per_page(len(keys))
         print(f"  {name}: start-up {result.startup_s:.1f} s, {rate:,.0f} msg/s saturated", file=sys.stderr)
         loads = [(f"{f:.0%} max", f * rate) for f in args.loads] + [(f"{r:g}/s", r) for r in args.rates]
         for index, (label, offered) in enumerate(loads):
             low = preload + index * args.latency_pages
-            chunk = corpus[low:low + args.latency_pages]
+            chunk = corpus[low : low + args.latency_pages]
             load = await at_load(label, offered, chunk, reader, pool, cpu, bootstrap, source, clock)
             if traffic is not None:
                 load.per_page = await traffic.per_page(len(chunk))
@@ -274,8 +297,17 @@ async def measure(name: str, workers: int, start, source: str, sink: str, corpus
         await reader.stop()
 
 
-async def at_load(label: str, offered: float, chunk: list[tuple[bytes, bytes]], reader: Arrivals, pool,
-                  cpu: Cpu, bootstrap: str, source: str, clock: FileClock) -> Load:
+async def at_load(
+    label: str,
+    offered: float,
+    chunk: list[tuple[bytes, bytes]],
+    reader: Arrivals,
+    pool,
+    cpu: Cpu,
+    bootstrap: str,
+    source: str,
+    clock: FileClock,
+) -> Load:
     sent: dict[bytes, float] = {}
 
     def stamped():
@@ -315,18 +347,31 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
         app = f"bench{uuid.uuid4().hex[:6]}w{count}"
         kinds = ("input", "queries", "decisions", "clusters", "unique", "answers", "dead_letters")
         topics = {f"{kind}_topic": f"{app}-{kind}" for kind in kinds}
-        settings = Settings.load(broker=bootstrap, app_id=app, data_dir=str(data / app),  # + STREAM_LSH_* of the environment
-                                 input_partitions=args.partitions, site_partitions=args.partitions,
-                                 band_partitions=args.partitions, home_partitions=args.partitions,
-                                 fetch_wait_ms=args.fetch_wait_ms, **topics)
+        settings = Settings.load(
+            broker=bootstrap,
+            app_id=app,
+            data_dir=str(data / app),  # + STREAM_LSH_* of the environment
+            input_partitions=args.partitions,
+            site_partitions=args.partitions,
+            band_partitions=args.partitions,
+            home_partitions=args.partitions,
+            fetch_wait_ms=args.fetch_wait_ms,
+            **topics,
+        )
         names = TopicNames.from_settings(settings)
         await ensure_topics(bootstrap, topic_specs(settings))
         name = f"stream, {count} worker{'s' if count > 1 else ''}"
         start = lambda s=settings, n=count: Workers(s, bootstrap, n)  # noqa: E731
-        traffic = Traffic(bootstrap, [names.internal(stage) for stage in Stage.ALL],
-                          [names.changelog(stage) for stage in Stage.ALL])
-        results.append(await measure(name, count, start, names.input, names.decisions, corpus, args.pages,
-                                     args, broker, traffic))
+        traffic = Traffic(
+            bootstrap,
+            [names.internal(stage) for stage in Stage.ALL],
+            [names.changelog(stage) for stage in Stage.ALL],
+        )
+        results.append(
+            await measure(
+                name, count, start, names.input, names.decisions, corpus, args.pages, args, broker, traffic
+            )
+        )
     return results
 
 
@@ -334,20 +379,29 @@ def report(results: list[Result]) -> dict:
     bare = next((r for r in results if r.config == BARE), None)
     streams = {r.workers: r for r in results if r.config != BARE}
     one, two = streams.get(1), streams.get(2)
-    print(f"\n{'config':18s} {'start-up s':>10s} {'msg/s':>7s} {'vs bare':>7s} {'vs 1 w':>6s} "
-          f"{'max gap s':>9s} {'missing':>7s} {'dups':>5s} {'msgs/page':>9s}  cores used: workers/broker/bench/others")
+    print(
+        f"\n{'config':18s} {'start-up s':>10s} {'msg/s':>7s} {'vs bare':>7s} {'vs 1 w':>6s} "
+        f"{'max gap s':>9s} {'missing':>7s} {'dups':>5s} {'msgs/page':>9s}  "
+        "cores used: workers/broker/bench/others"
+    )
     for r in results:
         vs_bare = f"{r.rate / bare.rate:.2f}x" if bare else "-"
         vs_one = f"{r.rate / one.rate:.2f}x" if one and r.config != BARE else "-"
-        print(f"{r.config:18s} {r.startup_s:10.1f} {r.rate:7,.0f} {vs_bare:>7s} {vs_one:>6s} "
-              f"{r.max_gap_s:9.2f} {r.missing:7d} {r.duplicates:5d} {r.per_page:>9s}  {r.cpu}")
-    print(f"\n{'config':18s} {'load':>8s} {'offered/s':>9s} {'achieved/s':>10s} {'p50 ms':>7s} "
-          f"{'p99 ms':>7s} {'max ms':>7s} {'missing':>7s} {'msgs/page':>9s}  cores used while feeding")
+        print(
+            f"{r.config:18s} {r.startup_s:10.1f} {r.rate:7,.0f} {vs_bare:>7s} {vs_one:>6s} "
+            f"{r.max_gap_s:9.2f} {r.missing:7d} {r.duplicates:5d} {r.per_page:>9s}  {r.cpu}"
+        )
+    print(
+        f"\n{'config':18s} {'load':>8s} {'offered/s':>9s} {'achieved/s':>10s} {'p50 ms':>7s} "
+        f"{'p99 ms':>7s} {'max ms':>7s} {'missing':>7s} {'msgs/page':>9s}  cores used while feeding"
+    )
     for r in results:
         for x in r.loads:
             behind = "  (feeder fell behind)" if x.achieved < 0.95 * x.offered else ""
-            print(f"{r.config:18s} {x.label:>8s} {x.offered:9,.0f} {x.achieved:10,.0f} {x.p50_ms:7.1f} "
-                  f"{x.p99_ms:7.1f} {x.max_ms:7.1f} {x.missing:7d} {x.per_page:>9s}  {x.cpu}{behind}")
+            print(
+                f"{r.config:18s} {x.label:>8s} {x.offered:9,.0f} {x.achieved:10,.0f} {x.p50_ms:7.1f} "
+                f"{x.p99_ms:7.1f} {x.max_ms:7.1f} {x.missing:7d} {x.per_page:>9s}  {x.cpu}{behind}"
+            )
     checks = {}
     if bare and one:
         checks["1 worker >= 50% of bare"] = (f"{one.rate / bare.rate:.0%}", one.rate >= 0.5 * bare.rate)
@@ -368,7 +422,9 @@ def report(results: list[Result]) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     numbers = lambda kind: lambda text: [kind(x) for x in text.split(",") if x.strip()]  # noqa: E731
-    parser.add_argument("--pages", type=int, default=3000, help="pages sent as one burst for the saturation run")
+    parser.add_argument(
+        "--pages", type=int, default=3000, help="pages sent as one burst for the saturation run"
+    )
     parser.add_argument("--baseline-pages", type=int, help="the burst for the bare agent [3 x --pages]")
     parser.add_argument("--latency-pages", type=int, default=3000, help="pages fed at each fixed load")
     parser.add_argument("--loads", type=numbers(float), default=[0.25, 0.5], help="fractions of saturation")
@@ -378,21 +434,30 @@ def main() -> None:
     parser.add_argument("--fetch-wait-ms", type=int, default=Settings().stream.fetch_wait_ms)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--no-baseline", action="store_true")
-    parser.add_argument("--embedded", choices=["tansu", "kafka"], default="tansu",
-                        help="the broker to start: Tansu, or Apache Kafka (Java; stream-lsh fetch-kafka)")
+    parser.add_argument(
+        "--embedded",
+        choices=["tansu", "kafka"],
+        default="tansu",
+        help="the broker to start: Tansu, or Apache Kafka (Java; stream-lsh fetch-kafka)",
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--quick", action="store_true", help="smoke run: 600 pages, 500 a load, 4 partitions")
     args = parser.parse_args()
     if args.quick:
         args.pages, args.latency_pages, args.partitions = 600, 500, 4
     args.baseline_pages = args.baseline_pages or 3 * args.pages
-    print(f"# {os.cpu_count()} CPUs, shared by the broker, the workers and this feeder/reader; "
-          f"Python {platform.python_version()}, faust-streaming {faust.__version__}, "
-          f"aiokafka {aiokafka.__version__}")
+    print(
+        f"# {os.cpu_count()} CPUs, shared by the broker, the workers and this feeder/reader; "
+        f"Python {platform.python_version()}, faust-streaming {faust.__version__}, "
+        f"aiokafka {aiokafka.__version__}"
+    )
     print(f"# load average at start {os.getloadavg()[0]:.2f} (anything else running skews every number)")
-    print(f"# {args.partitions} partitions per topic; {args.pages:,} pages in the saturation burst "
-          f"({args.baseline_pages:,} for the bare agent); {args.latency_pages:,} pages per load; "
-          f"fetch wait {args.fetch_wait_ms} ms", flush=True)
+    print(
+        f"# {args.partitions} partitions per topic; {args.pages:,} pages in the saturation burst "
+        f"({args.baseline_pages:,} for the bare agent); {args.latency_pages:,} pages per load; "
+        f"fetch wait {args.fetch_wait_ms} ms",
+        flush=True,
+    )
     broker = embedded_broker(args.embedded)
     with tempfile.TemporaryDirectory(prefix="bench-stream-") as data:
         try:
@@ -404,8 +469,12 @@ def main() -> None:
             broker.stop()
     checks = report(results)
     if args.json:
-        document = {"cpus": os.cpu_count(), "args": vars(args), "results": [asdict(r) for r in results],
-                    "targets": checks}
+        document = {
+            "cpus": os.cpu_count(),
+            "args": vars(args),
+            "results": [asdict(r) for r in results],
+            "targets": checks,
+        }
         args.json.write_text(json.dumps(document, indent=2, default=str))
 
 

@@ -48,6 +48,7 @@ from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames
 from stream_lsh.synthetic import generate_corpus
 
+
 @dataclass
 class Round:
     variant: str
@@ -63,17 +64,26 @@ class Round:
 def batch_decisions(pages_file: Path) -> dict[str, dict]:
     """`stream-lsh dedup` on the same file: the reference."""
     out = DecisionRecords()
-    run_batch(pages_file.read_bytes().splitlines(), Deduplicator(), out=out,  # type: ignore[arg-type]
-              rejects=RejectSink(lambda: open(os.devnull, "wb")))
+    run_batch(
+        pages_file.read_bytes().splitlines(),
+        Deduplicator(),
+        out=out,  # type: ignore[arg-type]
+        rejects=RejectSink(lambda: open(os.devnull, "wb")),
+    )
     return {r["id"]: r for r in out.records}
 
 
 async def read_decisions(bootstrap: str, topic: str) -> list[dict]:
-    return [orjson.loads(value) async for _, value, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=500)
-            if value is not None]
+    return [
+        orjson.loads(value)
+        async for _, value, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=500)
+        if value is not None
+    ]
 
 
-async def wait_decided(bootstrap: str, topic: str, ids: set[str], workers: list[Workers], timeout: float) -> None:
+async def wait_decided(
+    bootstrap: str, topic: str, ids: set[str], workers: list[Workers], timeout: float
+) -> None:
     """Until every page has a decision (or ``timeout`` s); a worker that dies is an error."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -91,20 +101,42 @@ def score(variant: str, index: int, records: list[dict], batch: dict[str, dict],
     truth = {k: v["cluster_id"] or k for k, v in batch.items()}
     got = {k: (final[k]["cluster_id"] or k) if k in final else k for k in batch}
     changes = sum(1 for k, v in batch.items() if k in final and final[k]["status"] != v["status"])
-    return Round(variant, index, len(set(batch) - set(final)), differing, round(pair_scores(truth, got).f1, 4),
-                 changes, len(records), round(seconds, 1))
+    return Round(
+        variant,
+        index,
+        len(set(batch) - set(final)),
+        differing,
+        round(pair_scores(truth, got).f1, 4),
+        changes,
+        len(records),
+        round(seconds, 1),
+    )
 
 
-async def one_round(kind: str, variant: str, index: int, pages_file: Path, ids: set[str], rate: float,
-                    rng: random.Random, base: Path) -> list[dict]:
+async def one_round(
+    kind: str,
+    variant: str,
+    index: int,
+    pages_file: Path,
+    ids: set[str],
+    rate: float,
+    rng: random.Random,
+    base: Path,
+) -> list[dict]:
     data = base / f"{variant}-{index}"
     broker = embedded_broker(kind).start()
     try:
         settings = Settings.load(environ={}, broker=broker.bootstrap, data_dir=str(data))
         env = {**os.environ, **settings.to_environ(), "STREAM_LSH_BROKER": broker.bootstrap}
-        subprocess.run([sys.executable, "-m", "stream_lsh", "topics"], env=env, check=True, capture_output=True)
-        producer = subprocess.Popen([sys.executable, "-m", "stream_lsh", "produce", str(pages_file), "--rate", str(rate)],
-                                    env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, "-m", "stream_lsh", "topics"], env=env, check=True, capture_output=True
+        )
+        producer = subprocess.Popen(
+            [sys.executable, "-m", "stream_lsh", "produce", str(pages_file), "--rate", str(rate)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             survivors = await interrupt(variant, settings, broker.bootstrap, rng, data)
             producer.wait(timeout=3600)
@@ -121,7 +153,9 @@ async def one_round(kind: str, variant: str, index: int, pages_file: Path, ids: 
         broker.cleanup()
 
 
-async def interrupt(variant: str, settings: Settings, bootstrap: str, rng: random.Random, data: Path) -> list[Workers]:
+async def interrupt(
+    variant: str, settings: Settings, bootstrap: str, rng: random.Random, data: Path
+) -> list[Workers]:
     """Run the round's kills or stops; return the workers that finish the work."""
     if variant in ("keep", "drop"):
         for _ in range(5):
@@ -160,11 +194,18 @@ async def main(args: argparse.Namespace) -> list[Round]:
                 results.append(result)
                 if args.keep is not None:  # every decision record of the round, for a closer look
                     args.keep.mkdir(parents=True, exist_ok=True)
-                    (args.keep / f"{variant}-{index}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
-                    (args.keep / "batch.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in batch.values()))
-                print(f"{result.variant:9s} {result.index}: undecided {result.undecided}, decided differently "
-                      f"{result.decided_differently}, F1 {result.f1}, status changes {result.status_changes} "
-                      f"({result.decisions} decisions, {result.seconds} s)", flush=True)
+                    (args.keep / f"{variant}-{index}.jsonl").write_bytes(
+                        b"".join(orjson.dumps(r) + b"\n" for r in records)
+                    )
+                    (args.keep / "batch.jsonl").write_bytes(
+                        b"".join(orjson.dumps(r) + b"\n" for r in batch.values())
+                    )
+                print(
+                    f"{result.variant:9s} {result.index}: undecided {result.undecided}, decided differently "
+                    f"{result.decided_differently}, F1 {result.f1}, status changes {result.status_changes} "
+                    f"({result.decisions} decisions, {result.seconds} s)",
+                    flush=True,
+                )
     finally:
         shutil.rmtree(base, ignore_errors=True)
     return results
@@ -190,8 +231,10 @@ if __name__ == "__main__":
     arguments = parser.parse_args()
     found = asyncio.run(main(arguments))
     ok = all(r.undecided == 0 and r.decided_differently == 0 and r.f1 >= 0.99 for r in found)
-    print(f"{sum(1 for r in found if r.undecided == 0 and r.decided_differently == 0 and r.f1 >= 0.99)} of "
-          f"{len(found)} rounds: every page decided, none differently, F1 >= 0.99")
+    print(
+        f"{sum(1 for r in found if r.undecided == 0 and r.decided_differently == 0 and r.f1 >= 0.99)} of "
+        f"{len(found)} rounds: every page decided, none differently, F1 >= 0.99"
+    )
     if arguments.json:
         arguments.json.write_text(json.dumps([asdict(r) for r in found], indent=2))
     sys.exit(0 if ok else 1)

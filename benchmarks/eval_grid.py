@@ -46,11 +46,16 @@ def main() -> None:
         kind, k = scheme.split(":")
         for learn in (True, False):
             for threshold in thresholds:
-                config = DedupConfig(threshold=threshold, shingles=ShingleSpec(kind, int(k)), boilerplate=learn)
+                config = DedupConfig(
+                    threshold=threshold, shingles=ShingleSpec(kind, int(k)), boilerplate=learn
+                )
                 started = time.perf_counter()
                 s, rate = score(lines, corpus.labels, config)
-                print(f"| {kind} k={k} | {'on' if learn else 'off'} | {threshold} | {s.precision:.3f} | "
-                      f"{s.recall:.3f} | {s.f1:.3f} | {s.ari:.3f} | {rate:,.0f} |", flush=True)
+                print(
+                    f"| {kind} k={k} | {'on' if learn else 'off'} | {threshold} | {s.precision:.3f} | "
+                    f"{s.recall:.3f} | {s.f1:.3f} | {s.ari:.3f} | {rate:,.0f} |",
+                    flush=True,
+                )
                 del started
 
 

@@ -23,10 +23,20 @@ from stream_lsh.stream.fetch_wait import set_fetch_max_wait
 
 def build_app(bootstrap: str, app_id: str, source: str, sink: str) -> faust.App:
     # the stream's transport settings at the stream's defaults (batch size, page size limit)
-    app = faust.App(app_id, store="memory://", web_enabled=False,
-                    **transport_settings(Settings.load(environ={}), bootstrap))
-    topic = app.topic(source, key_type=bytes, value_type=bytes, key_serializer="raw", value_serializer="raw",
-                      allow_empty=True)
+    app = faust.App(
+        app_id,
+        store="memory://",
+        web_enabled=False,
+        **transport_settings(Settings.load(environ={}), bootstrap),
+    )
+    topic = app.topic(
+        source,
+        key_type=bytes,
+        value_type=bytes,
+        key_serializer="raw",
+        value_serializer="raw",
+        allow_empty=True,
+    )
 
     async def forward(stream: Any) -> None:
         async for event in stream.events():
@@ -40,8 +50,13 @@ def build_app(bootstrap: str, app_id: str, source: str, sink: str) -> faust.App:
 def main() -> None:
     bootstrap, app_id, source, sink = sys.argv[1:5]
     set_fetch_max_wait(int(sys.argv[5]) if len(sys.argv) > 5 else 10)
-    worker = faust.Worker(build_app(bootstrap, app_id, source, sink), loglevel="warning", quiet=True,
-                          redirect_stdouts=False, override_logging=False)
+    worker = faust.Worker(
+        build_app(bootstrap, app_id, source, sink),
+        loglevel="warning",
+        quiet=True,
+        redirect_stdouts=False,
+        override_logging=False,
+    )
     worker.execute_from_commandline()
 
 

@@ -18,12 +18,36 @@ raised on purpose derives from :class:`StreamLshError` (:mod:`stream_lsh.errors`
 from .core.dedup import Decision, DedupConfig, Deduplicator
 from .core.page import Page, page_from_dict
 from .core.shingles import ShingleKind, ShingleSpec
-from .errors import (BrokerError, BrokerProcessError, BrokerUnreachableError, ExitCode, PageError,
-                     SettingsError, StateMismatchError, StreamLshError, TopicShapeError)
+from .errors import (
+    BrokerError,
+    BrokerProcessError,
+    BrokerUnreachableError,
+    ExitCode,
+    PageError,
+    SettingsError,
+    StateMismatchError,
+    StreamLshError,
+    TopicShapeError,
+)
 from .state import load_state, save_state
 
 __all__ = [
-    "BrokerError", "BrokerProcessError", "BrokerUnreachableError", "Decision", "DedupConfig", "Deduplicator",
-    "ExitCode", "Page", "PageError", "SettingsError", "ShingleKind", "ShingleSpec", "StateMismatchError",
-    "StreamLshError", "TopicShapeError", "load_state", "page_from_dict", "save_state",
+    "BrokerError",
+    "BrokerProcessError",
+    "BrokerUnreachableError",
+    "Decision",
+    "DedupConfig",
+    "Deduplicator",
+    "ExitCode",
+    "Page",
+    "PageError",
+    "SettingsError",
+    "ShingleKind",
+    "ShingleSpec",
+    "StateMismatchError",
+    "StreamLshError",
+    "TopicShapeError",
+    "load_state",
+    "page_from_dict",
+    "save_state",
 ]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Iterable
+from typing import IO, Any
 
 import orjson
 
@@ -18,7 +19,15 @@ from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator
 from .core.page import Page
 from .core.record import DEFAULT_MAX_PAGE_BYTES, Delete, Rejected, parse_line, read_lines
 
-__all__ = ["DEFAULT_BATCH_SIZE", "BatchSummary", "DecisionRecords", "RejectSink", "Rejected", "parse_line", "run_batch"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "BatchSummary",
+    "DecisionRecords",
+    "RejectSink",
+    "Rejected",
+    "parse_line",
+    "run_batch",
+]
 
 DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
 MAX_BATCH_BYTES = 8_000_000  # ... and a bound in bytes, so that a run of huge pages stays small too
@@ -36,7 +45,9 @@ class BatchSummary:
     deleted: int = 0
     seconds: float = 0.0
     cluster_sizes: Counter = field(default_factory=Counter)
-    dates_ignored: Counter = field(default_factory=Counter)  # pages whose published_at was not used, by reason
+    dates_ignored: Counter = field(
+        default_factory=Counter
+    )  # pages whose published_at was not used, by reason
 
     @property
     def clusters(self) -> int:
@@ -68,7 +79,11 @@ class BatchSummary:
 
 
 def _reasons(counts: Counter) -> str:
-    return f"{sum(counts.values()):,} (" + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items())) + ")"
+    return (
+        f"{sum(counts.values()):,} ("
+        + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items()))
+        + ")"
+    )
 
 
 class DecisionRecords:
@@ -166,8 +181,13 @@ def run_batch(
     return summary
 
 
-def _decide(pending: list[tuple[Page, bytes, int | None]], dedup: Deduplicator, summary: BatchSummary,
-            out: IO[bytes], unique_out: IO[bytes] | None) -> None:
+def _decide(
+    pending: list[tuple[Page, bytes, int | None]],
+    dedup: Deduplicator,
+    summary: BatchSummary,
+    out: IO[bytes],
+    unique_out: IO[bytes] | None,
+) -> None:
     if not pending:
         return
     decisions = dedup.process_batch([page for page, _, _ in pending], [clock for _, _, clock in pending])

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
-from enum import Enum
 import os
 import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from enum import Enum
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator
+from typing import IO, Any
 
 import click
 import numpy as np
@@ -25,8 +26,14 @@ from .settings import Settings
 from .state import load_state, save_state
 
 
-def _setting_option(name: str, *, type: Any = None, switch: str | None = None, default: str | None = None,
-                    help: str | None = None) -> Callable[..., Any]:
+def _setting_option(
+    name: str,
+    *,
+    type: Any = None,
+    switch: str | None = None,
+    default: str | None = None,
+    help: str | None = None,
+) -> Callable[..., Any]:
     """A flag for a setting: its help text and default come from :class:`Settings` (the one source
     of both); ``switch`` names the off form of a boolean (``--no-boilerplate``)."""
     shown = default if default is not None else _shown(Settings.default(name))
@@ -82,8 +89,11 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
 
 def _now_option(command: Callable[..., Any]) -> Callable[..., Any]:
     """The clock of a file's pages; without it, the file's own clock (from its dates)."""
-    return click.option("--now", help="Read every page of the file as received at this time (ISO 8601), e.g. "
-                                      "2026-11-24T10:00:00Z [the file's own clock, from its dates].")(command)
+    return click.option(
+        "--now",
+        help="Read every page of the file as received at this time (ISO 8601), e.g. "
+        "2026-11-24T10:00:00Z [the file's own clock, from its dates].",
+    )(command)
 
 
 def _settings(flags: dict[str, Any]) -> Settings:
@@ -152,15 +162,29 @@ def cli() -> None:
 @click.argument("pages", default="-")
 @click.option("-o", "--output", "output", default="-", help="Decisions, one JSON line per page [stdout].")
 @click.option("--unique-out", help="Write the input line of every page judged unique here.")
-@click.option("--rejects", default="rejects.jsonl", show_default=True,
-              help="Rejected lines with line number and reason; created only if something is rejected.")
-@click.option("--state", type=click.Path(dir_okay=False),
-              help="Index state file: loaded first if it exists, saved at the end (continue across runs).")
+@click.option(
+    "--rejects",
+    default="rejects.jsonl",
+    show_default=True,
+    help="Rejected lines with line number and reason; created only if something is rejected.",
+)
+@click.option(
+    "--state",
+    type=click.Path(dir_okay=False),
+    help="Index state file: loaded first if it exists, saved at the end (continue across runs).",
+)
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on when stderr is a terminal].")
 @_now_option
 @_engine_options
-def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: str | None, progress: bool | None,
-          **flags: Any) -> None:
+def dedup(
+    pages: str,
+    output: str,
+    unique_out: str | None,
+    rejects: str,
+    state: str | None,
+    progress: bool | None,
+    **flags: Any,
+) -> None:
     """Decide, for each page of PAGES (JSON lines, '-' for stdin), whether it repeats an earlier one.
 
     Writes one decision per page in input order: {"id", "status": unique|duplicate|no_content,
@@ -180,8 +204,15 @@ def dedup(pages: str, output: str, unique_out: str | None, rejects: str, state: 
     with _input(pages) as (source, size), _output(output) as out, _output(unique_out) as uniques:
         assert out is not None
         with _progress(size, progress) as bar:
-            summary = run_batch(source, engine, out=out, rejects=sink, unique_out=uniques,
-                                max_page_bytes=settings.input.max_page_bytes, on_line=bar.update)
+            summary = run_batch(
+                source,
+                engine,
+                out=out,
+                rejects=sink,
+                unique_out=uniques,
+                max_page_bytes=settings.input.max_page_bytes,
+                on_line=bar.update,
+            )
         out.flush()
     sink.close()
     if state is not None:
@@ -205,7 +236,10 @@ def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) ->
         raise click.UsageError(str(error)) from None
     fp_rate, fn_rate = error_rates(threshold, banding.bands, banding.rows)
     click.echo(f"threshold {threshold}  num_perm {num_perm}  fp_weight {fp_weight}  fn_weight {fn_weight}")
-    click.echo(f"bands b = {banding.bands}, rows r = {banding.rows} (b*r = {banding.bands * banding.rows} of {num_perm} values)")
+    click.echo(
+        f"bands b = {banding.bands}, rows r = {banding.rows} "
+        f"(b*r = {banding.bands * banding.rows} of {num_perm} values)"
+    )
     click.echo(f"approximate threshold (1/b)^(1/r) = {banding.threshold:.3f}")
     click.echo(f"expected false-positive rate {fp_rate:.4f} (pairs below t that become candidates)")
     click.echo(f"expected false-negative rate {fn_rate:.4f} (pairs at or above t that do not)")
@@ -218,13 +252,18 @@ def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) ->
 
 @cli.command()
 @click.option("--pages", "count", type=click.IntRange(min=1), required=True, help="Number of pages.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed; the same seed gives the same pages.")
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed; the same seed gives the same pages."
+)
 @click.option("-o", "--output", required=True, help="Pages as JSON lines.")
 @click.option("--labels", required=True, help="True clusters as a JSON object {page id: cluster label}.")
-@click.option("--messy-dates", is_flag=True,
-              help="Model a real feed: pages in arrival order (crawl delays, re-crawls days late), dates "
-                   "in mixed formats (ISO with and without offset, RSS, epoch numbers, bare days), some "
-                   "hours ahead, missing, unreadable or in a wrong year. Same pages and labels as without.")
+@click.option(
+    "--messy-dates",
+    is_flag=True,
+    help="Model a real feed: pages in arrival order (crawl delays, re-crawls days late), dates "
+    "in mixed formats (ISO with and without offset, RSS, epoch numbers, bare days), some "
+    "hours ahead, missing, unreadable or in a wrong year. Same pages and labels as without.",
+)
 def generate(count: int, seed: int, output: str, labels: str, messy_dates: bool) -> None:
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
     from .synthetic import generate_corpus, write_corpus
@@ -233,25 +272,37 @@ def generate(count: int, seed: int, output: str, labels: str, messy_dates: bool)
     write_corpus(corpus, output, labels)
     clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
     order = " in arrival order with messy dates" if messy_dates else ""
-    click.echo(f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies); "
-               f"labels in {labels}", err=True)
+    click.echo(
+        f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies); "
+        f"labels in {labels}",
+        err=True,
+    )
 
 
 @cli.command(name="eval")
 @click.argument("pages")
 @click.argument("labels")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
-@click.option("--rejects", default="rejects.jsonl", show_default=True,
-              help="Rejected lines (scored as pages of their own); created only if something is rejected.")
-@click.option("--decisions", "decisions_file", type=click.Path(exists=True, dir_okay=False),
-              help="Score these decisions (e.g. `run -o`'s) instead of running dedup on PAGES.")
+@click.option(
+    "--rejects",
+    default="rejects.jsonl",
+    show_default=True,
+    help="Rejected lines (scored as pages of their own); created only if something is rejected.",
+)
+@click.option(
+    "--decisions",
+    "decisions_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Score these decisions (e.g. `run -o`'s) instead of running dedup on PAGES.",
+)
 @_now_option
 @_engine_options
-def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_file: str | None,
-             **flags: Any) -> None:
+def evaluate(
+    pages: str, labels: str, as_json: bool, rejects: str, decisions_file: str | None, **flags: Any
+) -> None:
     """Score clusters against LABELS (pairwise precision, recall, F1, ARI): those of a dedup run on
     PAGES, or those of a decisions file (--decisions)."""
-    from .evaluation import predicted_clusters, pair_scores
+    from .evaluation import pair_scores, predicted_clusters
     from .synthetic import load_labels
 
     summary = None
@@ -264,7 +315,9 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_fil
         decisions = DecisionRecords()
         sink = RejectSink(lambda: open(rejects, "wb"))
         with _input(pages) as (source, _):
-            summary = run_batch(source, engine, out=decisions, rejects=sink, max_page_bytes=settings.input.max_page_bytes)
+            summary = run_batch(
+                source, engine, out=decisions, rejects=sink, max_page_bytes=settings.input.max_page_bytes
+            )
         sink.close()
         records = decisions.records
     truth = load_labels(labels)
@@ -273,9 +326,14 @@ def evaluate(pages: str, labels: str, as_json: bool, rejects: str, decisions_fil
         extra = {} if summary is None else {"pages_per_second": summary.pages_per_second}
         click.echo(orjson.dumps({**scores.__dict__, **extra}).decode())
     else:
-        click.echo(f"pages {scores.pages:,}  true pairs {scores.true_pairs:,}  predicted pairs {scores.predicted_pairs:,}")
-        click.echo(f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
-                   f"ARI {scores.ari:.4f}")
+        click.echo(
+            f"pages {scores.pages:,}  true pairs {scores.true_pairs:,}  "
+            f"predicted pairs {scores.predicted_pairs:,}"
+        )
+        click.echo(
+            f"precision {scores.precision:.4f}  recall {scores.recall:.4f}  F1 {scores.f1:.4f}  "
+            f"ARI {scores.ari:.4f}"
+        )
     if summary is not None:
         click.echo(summary.format(), err=True)
 
@@ -336,8 +394,16 @@ def topics(dry_run: bool, **flags: Any) -> None:
     specs = topic_specs(settings)
     if dry_run:
         for spec in specs:
-            click.echo(orjson.dumps({"name": spec.name, "partitions": spec.partitions,
-                                     "replication_factor": spec.replication, "config": spec.config}).decode())
+            click.echo(
+                orjson.dumps(
+                    {
+                        "name": spec.name,
+                        "partitions": spec.partitions,
+                        "replication_factor": spec.replication,
+                        "config": spec.config,
+                    }
+                ).decode()
+            )
         return
     if not settings.stream.broker:
         raise click.UsageError("creating topics needs a broker: --broker host:port or STREAM_LSH_BROKER")
@@ -353,7 +419,8 @@ def fetch_kafka() -> None:
     For `run --embedded kafka` and the test suite; prints where the jars are. Needs Maven and,
     to run the broker, Java 17 or newer. STREAM_LSH_KAFKA_CACHE sets the cache [~/.cache/stream-lsh].
     """
-    from .stream.brokers import KAFKA_VERSION, fetch_kafka as fetch, find_kafka
+    from .stream.brokers import KAFKA_VERSION, find_kafka
+    from .stream.brokers import fetch_kafka as fetch
 
     with _stream_errors():
         cached = find_kafka()
@@ -364,20 +431,43 @@ def fetch_kafka() -> None:
 
 @cli.command()
 @_stream_options
-@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start.")
-@click.option("--feed", "feed", type=click.Path(exists=True, dir_okay=False), help="JSON lines of pages to send in.")
+@click.option(
+    "--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start."
+)
+@click.option(
+    "--feed", "feed", type=click.Path(exists=True, dir_okay=False), help="JSON lines of pages to send in."
+)
 @click.option("--rate", type=float, help="Pages per second to feed at [as fast as possible].")
-@click.option("--until-idle", is_flag=True, help="Exit once every fed page has its decision (or a dead letter).")
-@click.option("-o", "--output", "output", type=click.Path(dir_okay=False),
-              help="With --until-idle: the final decision per page, one JSON line each, in feed order.")
+@click.option(
+    "--until-idle", is_flag=True, help="Exit once every fed page has its decision (or a dead letter)."
+)
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(dir_okay=False),
+    help="With --until-idle: the final decision per page, one JSON line each, in feed order.",
+)
 @click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
-@click.option("--embedded", type=click.Choice(["tansu", "kafka"]), default=None,
-              help="Without --broker, the broker to start: Tansu (no Java) or Apache Kafka (needs Java 17+; "
-                   "its jars are fetched with Maven on first use, as `stream-lsh fetch-kafka` does) [tansu].")
+@click.option(
+    "--embedded",
+    type=click.Choice(["tansu", "kafka"]),
+    default=None,
+    help="Without --broker, the broker to start: Tansu (no Java) or Apache Kafka (needs Java 17+; "
+    "its jars are fetched with Maven on first use, as `stream-lsh fetch-kafka` does) [tansu].",
+)
 @_now_option
 @_engine_options
-def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, output: str | None, quiet: bool,
-        embedded: str | None, **flags: Any) -> None:
+def run(
+    workers: int,
+    feed: str | None,
+    rate: float | None,
+    until_idle: bool,
+    output: str | None,
+    quiet: bool,
+    embedded: str | None,
+    **flags: Any,
+) -> None:
     """Run the stream: broker (embedded unless --broker), topics, workers; feed a file, print decisions.
 
     Without --until-idle it runs until Ctrl-C or SIGTERM; either stops the workers and the embedded
@@ -392,7 +482,9 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
     if embedded is not None and settings.stream.broker:
         raise click.UsageError("--embedded starts a broker of its own; it cannot be used with --broker")
     if output is not None and not until_idle:
-        raise click.UsageError("-o needs --until-idle (the final decisions are known only when the stream is idle)")
+        raise click.UsageError(
+            "-o needs --until-idle (the final decisions are known only when the stream is idle)"
+        )
     if until_idle and feed is None:
         raise click.UsageError("--until-idle needs --feed (idle means: everything fed has been decided)")
     lines = Path(feed).read_bytes().splitlines() if feed else None
@@ -411,9 +503,18 @@ def run(workers: int, feed: str | None, rate: float | None, until_idle: bool, ou
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         with _stream_errors():
-            progress = asyncio.run(run_stream(settings, workers=workers, feed=lines, until_idle=until_idle,
-                                              rate=rate, on_decision=show, on_status=status,
-                                              embedded=embedded or "tansu"))
+            progress = asyncio.run(
+                run_stream(
+                    settings,
+                    workers=workers,
+                    feed=lines,
+                    until_idle=until_idle,
+                    rate=rate,
+                    on_decision=show,
+                    on_status=status,
+                    embedded=embedded or "tansu",
+                )
+            )
     except KeyboardInterrupt:
         click.echo("[stream-lsh] stopped", err=True)
         return
@@ -440,8 +541,16 @@ def produce(pages: str, rate: float | None, **flags: Any) -> None:
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
-    fed = asyncio.run(feed_lines(settings.stream.broker, settings.stream.input_topic, Path(pages).read_bytes().splitlines(),
-                                 clock=settings.file_clock(), max_page_bytes=settings.input.max_page_bytes, rate=rate))
+    fed = asyncio.run(
+        feed_lines(
+            settings.stream.broker,
+            settings.stream.input_topic,
+            Path(pages).read_bytes().splitlines(),
+            clock=settings.file_clock(),
+            max_page_bytes=settings.input.max_page_bytes,
+            rate=rate,
+        )
+    )
     click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
 
 
@@ -465,8 +574,12 @@ def tail(topic: str, follow: bool, **flags: Any) -> None:
                 decoded = None if value is None else orjson.loads(value)
             except orjson.JSONDecodeError:
                 decoded = value.decode("utf-8", "replace")
-            line = {"key": None if key is None else key.decode("utf-8", "replace"), "value": decoded,
-                    "partition": partition, "offset": offset}
+            line = {
+                "key": None if key is None else key.decode("utf-8", "replace"),
+                "value": decoded,
+                "partition": partition,
+                "offset": offset,
+            }
             sys.stdout.buffer.write(orjson.dumps(line) + b"\n")
             sys.stdout.buffer.flush()
 

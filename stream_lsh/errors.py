@@ -21,8 +21,17 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-__all__ = ["BrokerError", "BrokerProcessError", "BrokerUnreachableError", "ExitCode", "PageError",
-           "SettingsError", "StateMismatchError", "StreamLshError", "TopicShapeError"]
+__all__ = [
+    "BrokerError",
+    "BrokerProcessError",
+    "BrokerUnreachableError",
+    "ExitCode",
+    "PageError",
+    "SettingsError",
+    "StateMismatchError",
+    "StreamLshError",
+    "TopicShapeError",
+]
 
 
 class ExitCode(IntEnum):

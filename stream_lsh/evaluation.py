@@ -27,7 +27,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["DECIDED_AS", "PairScores", "decisions_by_page", "pair_scores", "predicted_clusters", "repeats_that_differ"]
+__all__ = [
+    "DECIDED_AS",
+    "PairScores",
+    "decisions_by_page",
+    "pair_scores",
+    "predicted_clusters",
+    "repeats_that_differ",
+]
 
 #: How many offending ids a mismatch error names: enough to debug, short enough to log.
 _IDS_IN_ERROR = 5
@@ -72,9 +79,7 @@ def _check_same_ids(truth: Mapping[str, str], predicted: Mapping[str, str]) -> N
     if only_truth:
         parts.append(f"{len(only_truth)} id(s) only in truth, e.g. {only_truth[:_IDS_IN_ERROR]}")
     if only_predicted:
-        parts.append(
-            f"{len(only_predicted)} id(s) only in predicted, e.g. {only_predicted[:_IDS_IN_ERROR]}"
-        )
+        parts.append(f"{len(only_predicted)} id(s) only in predicted, e.g. {only_predicted[:_IDS_IN_ERROR]}")
     raise ValueError("truth and predicted cover different pages: " + "; ".join(parts))
 
 
@@ -162,6 +167,8 @@ def decisions_by_page(records: Iterable[Mapping[str, Any]]) -> dict[str, list[Ma
 def repeats_that_differ(by_page: Mapping[str, list[Mapping[str, Any]]]) -> dict[str, list[tuple[Any, ...]]]:
     """Pages whose repeated decisions do not all say the same (:data:`DECIDED_AS`), with what each
     of them said: the stream promises none."""
-    said = {page_id: [tuple(record.get(key) for key in DECIDED_AS) for record in records]
-            for page_id, records in by_page.items()}
+    said = {
+        page_id: [tuple(record.get(key) for key in DECIDED_AS) for record in records]
+        for page_id, records in by_page.items()
+    }
     return {page_id: outcomes for page_id, outcomes in said.items() if len(set(outcomes)) > 1}

@@ -10,19 +10,28 @@ from __future__ import annotations
 
 import difflib
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from .core.clock import EARLIEST_DATE, FileClock
-from .core.dates import read_date
 from .core.config import DedupConfig, Verify
+from .core.dates import read_date
 from .core.record import DEFAULT_MAX_PAGE_BYTES
 from .core.shingles import ShingleKind, ShingleSpec
 from .errors import SettingsError
 
-__all__ = ["ENV_PREFIX", "EngineSettings", "InputSettings", "LogLevel", "Order", "Settings", "SettingsError",
-           "StreamSettings"]
+__all__ = [
+    "ENV_PREFIX",
+    "EngineSettings",
+    "InputSettings",
+    "LogLevel",
+    "Order",
+    "Settings",
+    "SettingsError",
+    "StreamSettings",
+]
 
 ENV_PREFIX = "STREAM_LSH_"
 #: Variables of the prefix that are not settings: the Apache Kafka jar cache (stream/brokers), and
@@ -35,19 +44,26 @@ def _refuse_unknown_variables(environ: Mapping[str, str], settings: set[str]) ->
     """A misspelled variable would otherwise be ignored in silence, and the default used instead
     of what the operator meant: refuse it, naming the closest valid one."""
     known = settings | OTHER_VARIABLES
-    unknown = sorted(name for name in environ if name.startswith(ENV_PREFIX) and name not in known
-                     and not name.startswith(TEST_VARIABLES_PREFIX))
+    unknown = sorted(
+        name
+        for name in environ
+        if name.startswith(ENV_PREFIX) and name not in known and not name.startswith(TEST_VARIABLES_PREFIX)
+    )
     if unknown:
-        suffixes = sorted(valid[len(ENV_PREFIX):] for valid in known)  # the prefix would match anything
+        suffixes = sorted(valid[len(ENV_PREFIX) :] for valid in known)  # the prefix would match anything
         hints = []
         for name in unknown:
-            suffix = name[len(ENV_PREFIX):]
-            close = ([valid for valid in suffixes if valid.startswith(suffix + "_")]  # TTL: TTL_HOURS
-                     or difflib.get_close_matches(suffix, suffixes, n=1, cutoff=0.6))
+            suffix = name[len(ENV_PREFIX) :]
+            close = (
+                [valid for valid in suffixes if valid.startswith(suffix + "_")]  # TTL: TTL_HOURS
+                or difflib.get_close_matches(suffix, suffixes, n=1, cutoff=0.6)
+            )
             hints.append(f"{name} (did you mean {ENV_PREFIX}{close[0]}?)" if close else name)
-        raise SettingsError(f"unknown environment variable{'s' if len(unknown) > 1 else ''}: "
-                            f"{', '.join(hints)}. Unset it, or see `stream-lsh --help` and the README's "
-                            "settings tables for valid names")
+        raise SettingsError(
+            f"unknown environment variable{'s' if len(unknown) > 1 else ''}: "
+            f"{', '.join(hints)}. Unset it, or see `stream-lsh --help` and the README's "
+            "settings tables for valid names"
+        )
 
 
 def _bool(text: str) -> bool:
@@ -116,12 +132,18 @@ _HOUR = 3600.0
 class EngineSettings:
     """The kernel's knobs (:class:`~stream_lsh.core.config.DedupConfig`), as operators give them."""
 
-    threshold: float = _setting(_ENGINE.threshold, float, "Jaccard similarity from which a page is a duplicate")
+    threshold: float = _setting(
+        _ENGINE.threshold, float, "Jaccard similarity from which a page is a duplicate"
+    )
     num_perm: int = _setting(_ENGINE.num_perm, int, "minhash signature length n")
     seed: int = _setting(_ENGINE.seed, int, "seed of token hashing and minhash functions")
-    shingles: ShingleKind = _setting(_ENGINE.shingles.kind, _choice(ShingleKind, "shingle kind"), "shingle kind")
+    shingles: ShingleKind = _setting(
+        _ENGINE.shingles.kind, _choice(ShingleKind, "shingle kind"), "shingle kind"
+    )
     shingle_size: int | None = _setting(None, _optional_int, "shingle length k [3; 9 for char]")
-    languages: tuple[str, ...] = _setting(_ENGINE.languages, _languages, "stop-word languages, comma-separated")
+    languages: tuple[str, ...] = _setting(
+        _ENGINE.languages, _languages, "stop-word languages, comma-separated"
+    )
     bands: int | None = _setting(_ENGINE.bands, _optional_int, "LSH bands b [chosen from the threshold]")
     rows: int | None = _setting(_ENGINE.rows, _optional_int, "rows per band r [chosen from the threshold]")
     fp_weight: float = _setting(_ENGINE.fp_weight, float, "weight of false positives when choosing (b, r)")
@@ -129,22 +151,32 @@ class EngineSettings:
     verify: Verify = _setting(_ENGINE.verify, _choice(Verify, "candidate check"), "candidate check")
     min_shingles: int = _setting(_ENGINE.min_shingles, int, "pages with fewer shingles are no_content")
     bucket_cap: int = _setting(_ENGINE.bucket_cap, int, "most pages kept per LSH bucket")
-    ttl_hours: float = _setting((_ENGINE.ttl or 0.0) / _HOUR, float,
-                                "how long a page stays indexed after its event time, by the clock; 0 = forever")
+    ttl_hours: float = _setting(
+        (_ENGINE.ttl or 0.0) / _HOUR,
+        float,
+        "how long a page stays indexed after its event time, by the clock; 0 = forever",
+    )
     boilerplate: bool = _setting(_ENGINE.boilerplate, _bool, "learn and drop site-wide boilerplate")
-    boilerplate_min_pages: int = _setting(_ENGINE.boilerplate_min_pages, int,
-                                          "pages of a site with different content that make a block boilerplate")
+    boilerplate_min_pages: int = _setting(
+        _ENGINE.boilerplate_min_pages,
+        int,
+        "pages of a site with different content that make a block boilerplate",
+    )
     drop_chrome: bool = _setting(_ENGINE.drop_chrome, _bool, "drop nav/aside/footer/form of HTML pages")
-    max_future_hours: float = _setting(_ENGINE.max_future / _HOUR, float,
-                                       "a published_at more than this many hours after the page's clock is "
-                                       "ignored (a wrong year, a time-zone bug)")
+    max_future_hours: float = _setting(
+        _ENGINE.max_future / _HOUR,
+        float,
+        "a published_at more than this many hours after the page's clock is "
+        "ignored (a wrong year, a time-zone bug)",
+    )
 
     def __post_init__(self) -> None:
         if self.ttl_hours < 0:
             raise SettingsError(f"ttl_hours must be >= 0, got {self.ttl_hours} ({_where('ttl_hours')})")
         if self.max_future_hours < 0:
-            raise SettingsError(f"max_future_hours must be >= 0, got {self.max_future_hours} "
-                                f"({_where('max_future_hours')})")
+            raise SettingsError(
+                f"max_future_hours must be >= 0, got {self.max_future_hours} ({_where('max_future_hours')})"
+            )
         try:
             self.config()
         except ValueError as error:
@@ -177,13 +209,15 @@ class InputSettings:
     """How input records are read, in batch and stream alike."""
 
     max_page_bytes: int = _setting(DEFAULT_MAX_PAGE_BYTES, int, "larger input records are rejected")
-    now: str = _setting("", str, "the clock of every page of a file (ISO 8601); empty: the file's own clock, "
-                        "from its dates")
+    now: str = _setting(
+        "", str, "the clock of every page of a file (ISO 8601); empty: the file's own clock, from its dates"
+    )
 
     def __post_init__(self) -> None:
         if self.max_page_bytes < 1:
-            raise SettingsError(f"max_page_bytes must be positive, got {self.max_page_bytes} "
-                                f"({_where('max_page_bytes')})")
+            raise SettingsError(
+                f"max_page_bytes must be positive, got {self.max_page_bytes} ({_where('max_page_bytes')})"
+            )
         self.now_ms()  # validates it
 
     def now_ms(self) -> int | None:
@@ -192,8 +226,10 @@ class InputSettings:
             return None
         reading = read_date(self.now)
         if reading.seconds is None or reading.seconds < EARLIEST_DATE:
-            raise SettingsError(f"now must be a date from 1990 on (ISO 8601, e.g. 2026-11-24T10:00:00Z), got "
-                                f"{self.now!r} ({_where('now')})")
+            raise SettingsError(
+                f"now must be a date from 1990 on (ISO 8601, e.g. 2026-11-24T10:00:00Z), got "
+                f"{self.now!r} ({_where('now')})"
+            )
         return int(reading.seconds * 1000)
 
 
@@ -201,8 +237,9 @@ class InputSettings:
 class StreamSettings:
     """The Kafka stream: broker, topics, partitions, batching, order, workers."""
 
-    broker: str = _setting("", str, "Kafka bootstrap servers, host:port[,host:port]; empty: start the embedded "
-                           "broker")
+    broker: str = _setting(
+        "", str, "Kafka bootstrap servers, host:port[,host:port]; empty: start the embedded broker"
+    )
     app_id: str = _setting("stream-lsh", str, "consumer group, prefix of internal topics and state")
     input_topic: str = _setting("pages", str, "topic of input pages and retractions")
     queries_topic: str = _setting("dedup-queries", str, "topic of query-only probes")
@@ -210,44 +247,77 @@ class StreamSettings:
     clusters_topic: str = _setting("dedup-clusters", str, "latest state of each cluster, key = cluster id")
     unique_topic: str = _setting("unique-pages", str, "the original page of every page judged unique")
     answers_topic: str = _setting("dedup-answers", str, "answers to query-only probes, key = correlation id")
-    dead_letters_topic: str = _setting("dedup-dead-letters", str, "inputs that could not be processed, with reason")
+    dead_letters_topic: str = _setting(
+        "dedup-dead-letters", str, "inputs that could not be processed, with reason"
+    )
     input_partitions: int = _setting(8, int, "partitions of the input and query topics (when created here)")
     site_partitions: int = _setting(8, int, "partitions of the site stage (boilerplate learning, signing)")
     band_partitions: int = _setting(8, int, "partitions of the band tables")
     home_partitions: int = _setting(8, int, "partitions of page state (gather and decision)")
     batch_size: int = _setting(256, int, "most input messages per micro-batch")
-    batch_wait_ms: float = _setting(10.0, float, "longest wait to fill a micro-batch of an internal stage, "
-                                    "milliseconds")
-    ingest_wait_ms: float = _setting(50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds")
+    batch_wait_ms: float = _setting(
+        10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds"
+    )
+    ingest_wait_ms: float = _setting(
+        50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds"
+    )
     fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
-    order: Order = _setting(Order.CLOCK, _choice(Order, "order"), "which copy of a story is first: clock (the earliest "
-                            "(clock, id): the record timestamp, whatever the interleaving of input partitions; "
-                            "'event-time' is the same) or arrival (the first to reach the index)")
-    idle_ms: float = _setting(200.0, float, "clock order: an input partition quiet this long holds no page back")
-    lateness_s: float = _setting(0.0, float, "clock order: how far the record timestamps of one input partition "
-                                 "may go backwards, seconds")
-    pending_alert_s: float = _setting(5.0, float, "a page undecided this long, on a wait that has not moved as "
-                                      "long, is logged with what it waits for, seconds (keep it above the idle "
-                                      "time)")
+    order: Order = _setting(
+        Order.CLOCK,
+        _choice(Order, "order"),
+        "which copy of a story is first: clock (the earliest "
+        "(clock, id): the record timestamp, whatever the interleaving of input partitions; "
+        "'event-time' is the same) or arrival (the first to reach the index)",
+    )
+    idle_ms: float = _setting(
+        200.0, float, "clock order: an input partition quiet this long holds no page back"
+    )
+    lateness_s: float = _setting(
+        0.0,
+        float,
+        "clock order: how far the record timestamps of one input partition may go backwards, seconds",
+    )
+    pending_alert_s: float = _setting(
+        5.0,
+        float,
+        "a page undecided this long, on a wait that has not moved as "
+        "long, is logged with what it waits for, seconds (keep it above the idle "
+        "time)",
+    )
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
-    replication_factor: int = _setting(1, int, "replicas of every topic the app creates (3 on a production "
-                                       "cluster)")
-    min_insync_replicas: int | None = _setting(None, _optional_int, "min.insync.replicas of the topics it creates "
-                                               "[broker's]")
+    replication_factor: int = _setting(
+        1, int, "replicas of every topic the app creates (3 on a production cluster)"
+    )
+    min_insync_replicas: int | None = _setting(
+        None, _optional_int, "min.insync.replicas of the topics it creates [broker's]"
+    )
     log_level: LogLevel = _setting(LogLevel.WARNING, _choice(LogLevel, "log level"), "worker log level")
-    snapshot_mb: float = _setting(16.0, float, "journal megabytes per stage partition before a state snapshot "
-                                  "replaces them")
+    snapshot_mb: float = _setting(
+        16.0, float, "journal megabytes per stage partition before a state snapshot replaces them"
+    )
 
     def __post_init__(self) -> None:
-        for name in ("input_partitions", "site_partitions", "band_partitions", "home_partitions", "batch_size",
-                     "fetch_wait_ms", "replication_factor"):
+        for name in (
+            "input_partitions",
+            "site_partitions",
+            "band_partitions",
+            "home_partitions",
+            "batch_size",
+            "fetch_wait_ms",
+            "replication_factor",
+        ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({_where(name)})")
-        if self.min_insync_replicas is not None and not 1 <= self.min_insync_replicas <= self.replication_factor:
-            raise SettingsError(f"min_insync_replicas must be between 1 and replication_factor "
-                                f"({self.replication_factor}), got {self.min_insync_replicas} "
-                                f"({_where('min_insync_replicas')})")
+        if (
+            self.min_insync_replicas is not None
+            and not 1 <= self.min_insync_replicas <= self.replication_factor
+        ):
+            raise SettingsError(
+                f"min_insync_replicas must be between 1 and replication_factor "
+                f"({self.replication_factor}), got {self.min_insync_replicas} "
+                f"({_where('min_insync_replicas')})"
+            )
         for name in ("snapshot_mb", "idle_ms", "pending_alert_s"):
             if not getattr(self, name) > 0:
                 raise SettingsError(f"{name} must be positive, got {getattr(self, name)} ({_where(name)})")
@@ -255,8 +325,9 @@ class StreamSettings:
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({_where(name)})")
         if not self.app_id or not all(c.isalnum() or c in "-_." for c in self.app_id):
-            raise SettingsError(f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} "
-                                f"({_where('app_id')})")
+            raise SettingsError(
+                f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} ({_where('app_id')})"
+            )
         for name, kind in (("order", Order), ("log_level", LogLevel)):  # given as text from Python
             value = getattr(self, name)
             if not isinstance(value, kind):
@@ -309,7 +380,8 @@ class Settings:
         return self.engine.config()
 
     def file_clock(self) -> FileClock:
-        """The clock of a file read by ``dedup`` or sent by ``produce``: ``now`` if set, else the file's own."""
+        """The clock of a file read by ``dedup`` or sent by ``produce``: ``now`` if set, else the
+        file's own."""
         return FileClock(max_future=self.engine.max_future_hours * _HOUR, now_ms=self.input.now_ms())
 
     @staticmethod
@@ -329,13 +401,16 @@ class Settings:
     @staticmethod
     def describe() -> list[tuple[str, str, str]]:
         """(environment variable, default, help) of every setting, for docs and --help."""
-        return [(ENV_PREFIX + name.upper(), _text(spec.default), spec.metadata["help"])
-                for name, (_, spec) in _owner.items()]
+        return [
+            (ENV_PREFIX + name.upper(), _text(spec.default), spec.metadata["help"])
+            for name, (_, spec) in _owner.items()
+        ]
 
 
 #: setting name -> (its group, its field): the flat namespace of flags and variables
-_owner: dict[str, tuple[str, Any]] = {spec.name: (group, spec) for group, kind in _GROUPS.items()
-                                      for spec in fields(kind)}
+_owner: dict[str, tuple[str, Any]] = {
+    spec.name: (group, spec) for group, kind in _GROUPS.items() for spec in fields(kind)
+}
 
 
 def _text(value: Any) -> str:

@@ -63,12 +63,25 @@ __all__ = [
 DEFAULT_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "it", "pt", "nl", "ru")
 #: Share of stories per language, renormalised over the languages asked for (English dominates crawls).
 LANGUAGE_WEIGHTS: Mapping[str, float] = {
-    "en": 0.60, "es": 0.08, "fr": 0.07, "de": 0.07, "it": 0.05, "pt": 0.05, "nl": 0.04, "ru": 0.04,
+    "en": 0.60,
+    "es": 0.08,
+    "fr": 0.07,
+    "de": 0.07,
+    "it": 0.05,
+    "pt": 0.05,
+    "nl": 0.04,
+    "ru": 0.04,
 }
 #: ISO code -> list name in the ``stopwords`` package.
 STOPWORD_LIST_NAMES: Mapping[str, str] = {
-    "en": "english", "es": "spanish", "fr": "french", "de": "german", "it": "italian",
-    "pt": "portuguese", "nl": "dutch", "ru": "russian",
+    "en": "english",
+    "es": "spanish",
+    "fr": "french",
+    "de": "german",
+    "it": "italian",
+    "pt": "portuguese",
+    "nl": "dutch",
+    "ru": "russian",
 }
 #: Pseudo-words per language: enough that unrelated stories rarely share rare words.
 VOCABULARY_SIZE = 5_000
@@ -273,27 +286,51 @@ def _parts(text: str) -> tuple[str, ...]:
 
 #: Syllable parts per language; repeats make a part commoner, so flavour letters stay occasional.
 _SPELLINGS: Mapping[str, _Spelling] = {
-    "en": _Spelling(_parts("- b c d f g h j k l m n p r s t v w b c d l m n p r s t st tr pl gr br ch sh th"),
-                    _parts("a e i o u a e i o a e i o u ea oo ai"), _parts("- - - n r s t l nd st ck ng m")),
-    "es": _Spelling(_parts("- b c d f g l m n p r s t v b c d l m n p r s t ll ch ñ br tr"),
-                    _parts("a e i o u a e i o a e o ia ue"), _parts("- - - - n s r l d")),
-    "fr": _Spelling(_parts("- b c d f g j l m n p r s t v b c d l m n p r s t ch br tr"),
-                    _parts("a e i o u a e i o u é è ou ai eau"), _parts("- - - n r s t x nt")),
-    "de": _Spelling(_parts("- b d f g h k l m n p r s t w z b d g h k l m n r s t sch st pf kr"),
-                    _parts("a e i o u a e i o u a e ä ö ü ei au ie"), _parts("- - n r s t ch ß rt ng st")),
-    "it": _Spelling(_parts("- b c d f g l m n p r s t v z b c d l m n p r s t gl sc ch"),
-                    _parts("a e i o u a e i o a o ia io à"), _parts("- - - - - n l r")),
-    "pt": _Spelling(_parts("- b c d f g j l m n p r s t v b c d l m n p r s t lh nh ch"),
-                    _parts("a e i o u a e i o a o ã õ ão ei ou"), _parts("- - - - s r m l")),
-    "nl": _Spelling(_parts("- b d g h k l m n p r s t v w z b d k l m n r s t v sch"),
-                    _parts("a e i o u a e i o e aa ee oo ij ui ou"), _parts("- - n r s k t l nd")),
-    "ru": _Spelling(_parts("- б в г д ж з к л м н п р с т ф х ц ч ш щ б в д к л м н п р с т"),
-                    _parts("а е и о у ы я ю а е и о а о"), _parts("- - - н р л с т к й в")),
+    "en": _Spelling(
+        _parts("- b c d f g h j k l m n p r s t v w b c d l m n p r s t st tr pl gr br ch sh th"),
+        _parts("a e i o u a e i o a e i o u ea oo ai"),
+        _parts("- - - n r s t l nd st ck ng m"),
+    ),
+    "es": _Spelling(
+        _parts("- b c d f g l m n p r s t v b c d l m n p r s t ll ch ñ br tr"),
+        _parts("a e i o u a e i o a e o ia ue"),
+        _parts("- - - - n s r l d"),
+    ),
+    "fr": _Spelling(
+        _parts("- b c d f g j l m n p r s t v b c d l m n p r s t ch br tr"),
+        _parts("a e i o u a e i o u é è ou ai eau"),
+        _parts("- - - n r s t x nt"),
+    ),
+    "de": _Spelling(
+        _parts("- b d f g h k l m n p r s t w z b d g h k l m n r s t sch st pf kr"),
+        _parts("a e i o u a e i o u a e ä ö ü ei au ie"),
+        _parts("- - n r s t ch ß rt ng st"),
+    ),
+    "it": _Spelling(
+        _parts("- b c d f g l m n p r s t v z b c d l m n p r s t gl sc ch"),
+        _parts("a e i o u a e i o a o ia io à"),
+        _parts("- - - - - n l r"),
+    ),
+    "pt": _Spelling(
+        _parts("- b c d f g j l m n p r s t v b c d l m n p r s t lh nh ch"),
+        _parts("a e i o u a e i o a o ã õ ão ei ou"),
+        _parts("- - - - s r m l"),
+    ),
+    "nl": _Spelling(
+        _parts("- b d g h k l m n p r s t v w z b d k l m n r s t v sch"),
+        _parts("a e i o u a e i o e aa ee oo ij ui ou"),
+        _parts("- - n r s k t l nd"),
+    ),
+    "ru": _Spelling(
+        _parts("- б в г д ж з к л м н п р с т ф х ц ч ш щ б в д к л м н п р с т"),
+        _parts("а е и о у ы я ю а е и о а о"),
+        _parts("- - - н р л с т к й в"),
+    ),
 }
 #: The most frequent function words per language, ranked first; the rest is ranked shortest-first.
 _FREQUENT_STOP_WORDS: Mapping[str, str] = {
     "en": "the of and to a in is that for it was on with as by at from be he has his are have but not "
-          "an they were had which this will their its who been more would after",
+    "an they were had which this will their its who been more would after",
     "es": "de la que el en y a los se del las un por con no una su para es al",
     "fr": "de la le et les des en du un une que est pour dans qui par sur au",
     "de": "der die und in den von zu das mit sich des auf für ist im dem nicht ein",
@@ -303,10 +340,39 @@ _FREQUENT_STOP_WORDS: Mapping[str, str] = {
     "ru": "и в не на что с он как по но к из у за от о это",
 }
 _CYRILLIC_TO_LATIN = {
-    "а": "a", "б": "b", "в": "v", "г": "g", "д": "d", "е": "e", "ё": "e", "ж": "zh", "з": "z", "и": "i",
-    "й": "y", "к": "k", "л": "l", "м": "m", "н": "n", "о": "o", "п": "p", "р": "r", "с": "s", "т": "t",
-    "у": "u", "ф": "f", "х": "kh", "ц": "ts", "ч": "ch", "ш": "sh", "щ": "shch", "ъ": "", "ы": "y",
-    "ь": "", "э": "e", "ю": "yu", "я": "ya",
+    "а": "a",
+    "б": "b",
+    "в": "v",
+    "г": "g",
+    "д": "d",
+    "е": "e",
+    "ё": "e",
+    "ж": "zh",
+    "з": "z",
+    "и": "i",
+    "й": "y",
+    "к": "k",
+    "л": "l",
+    "м": "m",
+    "н": "n",
+    "о": "o",
+    "п": "p",
+    "р": "r",
+    "с": "s",
+    "т": "t",
+    "у": "u",
+    "ф": "f",
+    "х": "kh",
+    "ц": "ts",
+    "ч": "ch",
+    "ш": "sh",
+    "щ": "shch",
+    "ъ": "",
+    "ы": "y",
+    "ь": "",
+    "э": "e",
+    "ю": "yu",
+    "я": "ya",
 }
 
 
@@ -393,7 +459,10 @@ def _zipf_weights(count: int, offset: float, total: float) -> list[float]:
 
 
 def _mixture(
-    stops: Sequence[str], content: Sequence[str], stop_share: float, entity_share: float,
+    stops: Sequence[str],
+    content: Sequence[str],
+    stop_share: float,
+    entity_share: float,
 ) -> _Mixture:
     weights = _zipf_weights(len(stops), STOP_ZIPF_OFFSET, stop_share)
     weights += _zipf_weights(len(content), CONTENT_ZIPF_OFFSET, 1.0 - stop_share - entity_share)
@@ -484,69 +553,161 @@ def _sections(text: str) -> tuple[tuple[str, str], ...]:
 
 
 _UI: Mapping[str, _Ui] = {
-    "en": _Ui("Most read", "Latest", "By", "Related", "Photos", "Video", "Advertisement",
-              "All rights reserved", ("About us", "Contact", "Privacy policy", "Terms of use", "Advertise",
-                                      "Careers"),
-              _sections("world=World,politics=Politics,business=Business,sport=Sport,culture=Culture,"
-                        "science=Science,health=Health,technology=Technology,opinion=Opinion,local=Local"),
-              ("Buy {} today", "50% off {}", "{}: free delivery this week", "Try {} now", "{} - save 30%"),
-              ("The {} Post", "The {} Times", "{} Herald", "{} Daily", "The {} Chronicle", "{} Gazette"),
-              (".com", ".com", ".co.uk", ".news")),
-    "es": _Ui("Lo más leído", "Últimas noticias", "Por", "Relacionado", "Fotos", "Vídeo", "Publicidad",
-              "Todos los derechos reservados", ("Quiénes somos", "Contacto", "Privacidad", "Aviso legal",
-                                                "Publicidad", "Empleo"),
-              _sections("internacional=Internacional,politica=Política,economia=Economía,deportes=Deportes,"
-                        "cultura=Cultura,ciencia=Ciencia,salud=Salud,tecnologia=Tecnología,"
-                        "opinion=Opinión,local=Local"),
-              ("Compra {} hoy", "50% de descuento en {}", "{}: envío gratis", "Prueba {} ya"),
-              ("Diario {}", "El {}", "Noticias {}", "Crónica {}"), (".es", ".es", ".com.mx", ".com")),
-    "fr": _Ui("Les plus lus", "À la une", "Par", "À lire aussi", "Photos", "Vidéo", "Publicité",
-              "Tous droits réservés", ("Qui sommes-nous", "Contact", "Confidentialité", "Mentions légales",
-                                       "Publicité", "Recrutement"),
-              _sections("monde=Monde,politique=Politique,economie=Économie,sport=Sport,culture=Culture,"
-                        "sciences=Sciences,sante=Santé,tech=Tech,opinions=Opinions,region=Région"),
-              ("Achetez {} aujourd'hui", "-50% sur {}", "{} : livraison offerte", "Essayez {}"),
-              ("Le {}", "{} Matin", "La Gazette {}", "L'Écho {}"), (".fr", ".fr", ".be", ".ch")),
-    "de": _Ui("Meistgelesen", "Neueste Artikel", "Von", "Mehr zum Thema", "Fotos", "Video", "Anzeige",
-              "Alle Rechte vorbehalten", ("Über uns", "Kontakt", "Datenschutz", "Impressum", "Werbung",
-                                          "Karriere"),
-              _sections("welt=Welt,politik=Politik,wirtschaft=Wirtschaft,sport=Sport,kultur=Kultur,"
-                        "wissen=Wissen,gesundheit=Gesundheit,digital=Digital,meinung=Meinung,region=Region"),
-              ("Jetzt {} kaufen", "50% Rabatt auf {}", "{}: Versand gratis", "{} testen"),
-              ("{} Zeitung", "{} Rundschau", "{} Kurier", "{} Allgemeine"), (".de", ".de", ".at", ".ch")),
-    "it": _Ui("I più letti", "Ultime notizie", "Di", "Leggi anche", "Foto", "Video", "Pubblicità",
-              "Tutti i diritti riservati", ("Chi siamo", "Contatti", "Privacy", "Note legali", "Pubblicità",
-                                            "Lavora con noi"),
-              _sections("esteri=Esteri,politica=Politica,economia=Economia,sport=Sport,cultura=Cultura,"
-                        "scienza=Scienza,salute=Salute,tecnologia=Tecnologia,opinioni=Opinioni,"
-                        "cronaca=Cronaca"),
-              ("Compra {} oggi", "Sconto 50% su {}", "{}: spedizione gratuita", "Prova {} subito"),
-              ("Il {}", "Corriere {}", "La Gazzetta {}", "{} Oggi"), (".it",)),
-    "pt": _Ui("Mais lidas", "Últimas", "Por", "Leia também", "Fotos", "Vídeo", "Publicidade",
-              "Todos os direitos reservados", ("Quem somos", "Contato", "Privacidade", "Termos de uso",
-                                               "Anuncie", "Carreiras"),
-              _sections("mundo=Mundo,politica=Política,economia=Economia,desporto=Desporto,cultura=Cultura,"
-                        "ciencia=Ciência,saude=Saúde,tecnologia=Tecnologia,opiniao=Opinião,local=Local"),
-              ("Compre {} hoje", "50% de desconto em {}", "{}: frete grátis", "Experimente {}"),
-              ("Jornal {}", "O {}", "Diário {}", "Folha {}"), (".pt", ".com.br", ".com.br")),
-    "nl": _Ui("Meest gelezen", "Laatste nieuws", "Door", "Lees ook", "Foto's", "Video", "Advertentie",
-              "Alle rechten voorbehouden", ("Over ons", "Contact", "Privacy", "Voorwaarden", "Adverteren",
-                                            "Vacatures"),
-              _sections("buitenland=Buitenland,politiek=Politiek,economie=Economie,sport=Sport,"
-                        "cultuur=Cultuur,wetenschap=Wetenschap,gezondheid=Gezondheid,tech=Tech,"
-                        "opinie=Opinie,regio=Regio"),
-              ("Koop {} vandaag", "50% korting op {}", "{}: gratis bezorging", "Probeer {} nu"),
-              ("De {}", "{} Dagblad", "Het {} Nieuws", "{} Courant"), (".nl", ".nl", ".be")),
-    "ru": _Ui("Самое читаемое", "Последние новости", "Автор:", "Читайте также", "Фото", "Видео", "Реклама",
-              "Все права защищены", ("О нас", "Контакты", "Конфиденциальность", "Правила", "Реклама",
-                                     "Вакансии"),
-              _sections("mir=Мир,politika=Политика,ekonomika=Экономика,sport=Спорт,kultura=Культура,"
-                        "nauka=Наука,zdorovie=Здоровье,tekhnologii=Технологии,mnenie=Мнения,region=Регион"),
-              ("Купите {} сегодня", "Скидка 50% на {}", "{}: бесплатная доставка", "Попробуйте {}"),
-              ("{} Вести", "Новости {}", "{} Правда", "Вечерний {}"), (".ru",)),
+    "en": _Ui(
+        "Most read",
+        "Latest",
+        "By",
+        "Related",
+        "Photos",
+        "Video",
+        "Advertisement",
+        "All rights reserved",
+        ("About us", "Contact", "Privacy policy", "Terms of use", "Advertise", "Careers"),
+        _sections(
+            "world=World,politics=Politics,business=Business,sport=Sport,culture=Culture,"
+            "science=Science,health=Health,technology=Technology,opinion=Opinion,local=Local"
+        ),
+        ("Buy {} today", "50% off {}", "{}: free delivery this week", "Try {} now", "{} - save 30%"),
+        ("The {} Post", "The {} Times", "{} Herald", "{} Daily", "The {} Chronicle", "{} Gazette"),
+        (".com", ".com", ".co.uk", ".news"),
+    ),
+    "es": _Ui(
+        "Lo más leído",
+        "Últimas noticias",
+        "Por",
+        "Relacionado",
+        "Fotos",
+        "Vídeo",
+        "Publicidad",
+        "Todos los derechos reservados",
+        ("Quiénes somos", "Contacto", "Privacidad", "Aviso legal", "Publicidad", "Empleo"),
+        _sections(
+            "internacional=Internacional,politica=Política,economia=Economía,deportes=Deportes,"
+            "cultura=Cultura,ciencia=Ciencia,salud=Salud,tecnologia=Tecnología,"
+            "opinion=Opinión,local=Local"
+        ),
+        ("Compra {} hoy", "50% de descuento en {}", "{}: envío gratis", "Prueba {} ya"),
+        ("Diario {}", "El {}", "Noticias {}", "Crónica {}"),
+        (".es", ".es", ".com.mx", ".com"),
+    ),
+    "fr": _Ui(
+        "Les plus lus",
+        "À la une",
+        "Par",
+        "À lire aussi",
+        "Photos",
+        "Vidéo",
+        "Publicité",
+        "Tous droits réservés",
+        ("Qui sommes-nous", "Contact", "Confidentialité", "Mentions légales", "Publicité", "Recrutement"),
+        _sections(
+            "monde=Monde,politique=Politique,economie=Économie,sport=Sport,culture=Culture,"
+            "sciences=Sciences,sante=Santé,tech=Tech,opinions=Opinions,region=Région"
+        ),
+        ("Achetez {} aujourd'hui", "-50% sur {}", "{} : livraison offerte", "Essayez {}"),
+        ("Le {}", "{} Matin", "La Gazette {}", "L'Écho {}"),
+        (".fr", ".fr", ".be", ".ch"),
+    ),
+    "de": _Ui(
+        "Meistgelesen",
+        "Neueste Artikel",
+        "Von",
+        "Mehr zum Thema",
+        "Fotos",
+        "Video",
+        "Anzeige",
+        "Alle Rechte vorbehalten",
+        ("Über uns", "Kontakt", "Datenschutz", "Impressum", "Werbung", "Karriere"),
+        _sections(
+            "welt=Welt,politik=Politik,wirtschaft=Wirtschaft,sport=Sport,kultur=Kultur,"
+            "wissen=Wissen,gesundheit=Gesundheit,digital=Digital,meinung=Meinung,region=Region"
+        ),
+        ("Jetzt {} kaufen", "50% Rabatt auf {}", "{}: Versand gratis", "{} testen"),
+        ("{} Zeitung", "{} Rundschau", "{} Kurier", "{} Allgemeine"),
+        (".de", ".de", ".at", ".ch"),
+    ),
+    "it": _Ui(
+        "I più letti",
+        "Ultime notizie",
+        "Di",
+        "Leggi anche",
+        "Foto",
+        "Video",
+        "Pubblicità",
+        "Tutti i diritti riservati",
+        ("Chi siamo", "Contatti", "Privacy", "Note legali", "Pubblicità", "Lavora con noi"),
+        _sections(
+            "esteri=Esteri,politica=Politica,economia=Economia,sport=Sport,cultura=Cultura,"
+            "scienza=Scienza,salute=Salute,tecnologia=Tecnologia,opinioni=Opinioni,"
+            "cronaca=Cronaca"
+        ),
+        ("Compra {} oggi", "Sconto 50% su {}", "{}: spedizione gratuita", "Prova {} subito"),
+        ("Il {}", "Corriere {}", "La Gazzetta {}", "{} Oggi"),
+        (".it",),
+    ),
+    "pt": _Ui(
+        "Mais lidas",
+        "Últimas",
+        "Por",
+        "Leia também",
+        "Fotos",
+        "Vídeo",
+        "Publicidade",
+        "Todos os direitos reservados",
+        ("Quem somos", "Contato", "Privacidade", "Termos de uso", "Anuncie", "Carreiras"),
+        _sections(
+            "mundo=Mundo,politica=Política,economia=Economia,desporto=Desporto,cultura=Cultura,"
+            "ciencia=Ciência,saude=Saúde,tecnologia=Tecnologia,opiniao=Opinião,local=Local"
+        ),
+        ("Compre {} hoje", "50% de desconto em {}", "{}: frete grátis", "Experimente {}"),
+        ("Jornal {}", "O {}", "Diário {}", "Folha {}"),
+        (".pt", ".com.br", ".com.br"),
+    ),
+    "nl": _Ui(
+        "Meest gelezen",
+        "Laatste nieuws",
+        "Door",
+        "Lees ook",
+        "Foto's",
+        "Video",
+        "Advertentie",
+        "Alle rechten voorbehouden",
+        ("Over ons", "Contact", "Privacy", "Voorwaarden", "Adverteren", "Vacatures"),
+        _sections(
+            "buitenland=Buitenland,politiek=Politiek,economie=Economie,sport=Sport,"
+            "cultuur=Cultuur,wetenschap=Wetenschap,gezondheid=Gezondheid,tech=Tech,"
+            "opinie=Opinie,regio=Regio"
+        ),
+        ("Koop {} vandaag", "50% korting op {}", "{}: gratis bezorging", "Probeer {} nu"),
+        ("De {}", "{} Dagblad", "Het {} Nieuws", "{} Courant"),
+        (".nl", ".nl", ".be"),
+    ),
+    "ru": _Ui(
+        "Самое читаемое",
+        "Последние новости",
+        "Автор:",
+        "Читайте также",
+        "Фото",
+        "Видео",
+        "Реклама",
+        "Все права защищены",
+        ("О нас", "Контакты", "Конфиденциальность", "Правила", "Реклама", "Вакансии"),
+        _sections(
+            "mir=Мир,politika=Политика,ekonomika=Экономика,sport=Спорт,kultura=Культура,"
+            "nauka=Наука,zdorovie=Здоровье,tekhnologii=Технологии,mnenie=Мнения,region=Регион"
+        ),
+        ("Купите {} сегодня", "Скидка 50% на {}", "{}: бесплатная доставка", "Попробуйте {}"),
+        ("{} Вести", "Новости {}", "{} Правда", "Вечерний {}"),
+        (".ru",),
+    ),
 }
 _DOMAIN_SUFFIXES = ("", "", "news", "24", "online")  # generic: they must not contradict the outlet's name
 _AD_NETWORKS = ("adzerra.net", "clickvana.com", "promoloop.io", "bannerkit.net")
+
+
+def _ad_network(outlet: _Outlet) -> str:
+    """The ad network an outlet's pages load their tag from (fixed per outlet)."""
+    return _AD_NETWORKS[len(outlet.domain) % len(_AD_NETWORKS)]
 
 
 # --- Outlets ------------------------------------------------------------------------------------
@@ -665,7 +826,11 @@ class _World:
         return " ".join(_capitalize(_fresh_word(self.rng, spelling, self.forbidden, 4)) for _ in range(words))
 
     def sentence(
-        self, lang: str, entities: Sequence[str], tokens: int | None = None, lede: bool = False,
+        self,
+        lang: str,
+        entities: Sequence[str],
+        tokens: int | None = None,
+        lede: bool = False,
     ) -> str:
         """One sentence: capitalised, a comma now and then, a full stop; names fill entity slots."""
         rng = self.rng
@@ -689,8 +854,11 @@ class _World:
         for i, word in enumerate(words):
             if word == _ENTITY:
                 names += 1
-                words[i] = (entities[rng.randrange(len(entities))] if names <= MAX_TITLE_NAMES
-                            else language.content_only.draw(rng, 1)[0])
+                words[i] = (
+                    entities[rng.randrange(len(entities))]
+                    if names <= MAX_TITLE_NAMES
+                    else language.content_only.draw(rng, 1)[0]
+                )
         return words
 
     def prose_paragraph(self, lang: str, entities: Sequence[str]) -> str:
@@ -724,14 +892,22 @@ class _World:
         names = [name, *staff[:2]]
         prose = tuple(self.prose_paragraph(lang, names) for _ in range(rng.randint(*SITE_PROSE_PARAGRAPHS)))
         return _Outlet(
-            domain=self._domain(stem, lang), lang=lang, name=name, sections=sections, prose=prose,
+            domain=self._domain(stem, lang),
+            lang=lang,
+            name=name,
+            sections=sections,
+            prose=prose,
             staff=staff,
-            nav_tag=rng.choice(("nav", "menu")), sidebar_tag=rng.choice(("aside", "sidebar")),
-            sidebar_latest=rng.random() < 0.5, article_tag=rng.choice(("article", "story-body")),
+            nav_tag=rng.choice(("nav", "menu")),
+            sidebar_tag=rng.choice(("aside", "sidebar")),
+            sidebar_latest=rng.random() < 0.5,
+            article_tag=rng.choice(("article", "story-body")),
             prose_place=rng.choice(("newsletter", "site-footer", "footer")),
             ad_class=rng.choice(("ad-slot", "promo", "adsbygoogle")),
-            link_chance=rng.uniform(*INLINE_LINK_CHANCE), text_has_title=rng.random() < 0.5,
-            body_script=_body_script(rng), next_number=rng.randrange(100_000, 900_000),
+            link_chance=rng.uniform(*INLINE_LINK_CHANCE),
+            text_has_title=rng.random() < 0.5,
+            body_script=_body_script(rng),
+            next_number=rng.randrange(100_000, 900_000),
         )
 
     def _form_networks(self) -> None:
@@ -779,9 +955,16 @@ class _World:
             shared = (*event.title_words, entities[0])
             for where, word in zip(rng.sample(range(len(title)), len(shared)), shared, strict=True):
                 title[where] = word
-        return _Story(label=label, lang=lang, wire=rng.random() < WIRE_SHARE, start=start,
-                      title=tuple(title), sentences=self._article(lang, entities), entities=entities,
-                      event=event.label if event else None)
+        return _Story(
+            label=label,
+            lang=lang,
+            wire=rng.random() < WIRE_SHARE,
+            start=start,
+            title=tuple(title),
+            sentences=self._article(lang, entities),
+            entities=entities,
+            event=event.label if event else None,
+        )
 
     def _article(self, lang: str, entities: Sequence[str]) -> tuple[tuple[int, str], ...]:
         """Sentences tagged with their paragraph number, about SHORT_TOKENS or LONG_TOKENS long."""
@@ -802,9 +985,13 @@ class _World:
     def event(self, label: str) -> _Event:
         lang = self.pick_language()
         content = self.langs[lang].content_only
-        return _Event(label=label, lang=lang, start=self.rng.randrange(STORY_WINDOW_HOURS * 3600),
-                      entities=tuple(self.name(lang) for _ in range(self.rng.randint(*EVENT_ENTITIES))),
-                      title_words=tuple(content.draw(self.rng, self.rng.randint(*EVENT_TITLE_WORDS))))
+        return _Event(
+            label=label,
+            lang=lang,
+            start=self.rng.randrange(STORY_WINDOW_HOURS * 3600),
+            entities=tuple(self.name(lang) for _ in range(self.rng.randint(*EVENT_ENTITIES))),
+            title_words=tuple(content.draw(self.rng, self.rng.randint(*EVENT_TITLE_WORDS))),
+        )
 
     # Copies --------------------------------------------------------------------------------------
 
@@ -835,7 +1022,7 @@ class _World:
         core = words[where].rstrip(",.")
         mixture = language.stop_only if core.lower() in language.stop_set else language.content_only
         new = mixture.draw(rng, 1)[0]
-        words[where] = (_capitalize(new) if where == 0 else new) + words[where][len(core):]
+        words[where] = (_capitalize(new) if where == 0 else new) + words[where][len(core) :]
         return " ".join(words)
 
     def retitle(self, lang: str, title: Sequence[str]) -> tuple[str, ...]:
@@ -863,16 +1050,26 @@ class _World:
         drafts = []
         for number, (outlet, delay) in enumerate(zip(rng.sample(outlets, count), delays, strict=True)):
             title = self.retitle(story.lang, story.title)
-            drafts.append(self._draft(story, outlet, story.start + delay, seq + number, title,
-                                      self.copy_text(story)))
+            drafts.append(
+                self._draft(story, outlet, story.start + delay, seq + number, title, self.copy_text(story))
+            )
         return drafts
 
     @staticmethod
-    def _draft(story: _Story, outlet: _Outlet, when: int, seq: int, title: Sequence[str],
-               paragraphs: tuple[str, ...]) -> _Draft:
-        return _Draft(when=when, seq=seq, outlet=outlet, label=story.label,
-                      kind="wire" if story.wire else "local", event=story.event, title=tuple(title),
-                      paragraphs=paragraphs, entities=story.entities)
+    def _draft(
+        story: _Story, outlet: _Outlet, when: int, seq: int, title: Sequence[str], paragraphs: tuple[str, ...]
+    ) -> _Draft:
+        return _Draft(
+            when=when,
+            seq=seq,
+            outlet=outlet,
+            label=story.label,
+            kind="wire" if story.wire else "local",
+            event=story.event,
+            title=tuple(title),
+            paragraphs=paragraphs,
+            entities=story.entities,
+        )
 
     def no_content_draft(self, label: str, seq: int) -> _Draft:
         """A photo gallery or video page: captions only; it is its own cluster."""
@@ -882,9 +1079,17 @@ class _World:
         heading = self.headline(outlet.lang, [self.name(outlet.lang)])[: rng.randint(3, 6)]
         kind = ui.photos if rng.random() < 0.6 else ui.video
         captions = tuple(self._caption(outlet.lang) for _ in range(rng.randint(*GALLERY_CAPTIONS)))
-        return _Draft(when=rng.randrange(STORY_WINDOW_HOURS * 3600), seq=seq, outlet=outlet, label=label,
-                      kind="no-content", event=None, title=(kind + ":", *heading), paragraphs=captions,
-                      entities=())
+        return _Draft(
+            when=rng.randrange(STORY_WINDOW_HOURS * 3600),
+            seq=seq,
+            outlet=outlet,
+            label=label,
+            kind="no-content",
+            event=None,
+            title=(kind + ":", *heading),
+            paragraphs=captions,
+            entities=(),
+        )
 
     def _caption(self, lang: str) -> str:
         words = self.langs[lang].content_only.draw(self.rng, self.rng.randint(*CAPTION_WORDS))
@@ -920,8 +1125,10 @@ def _render_title(words: Sequence[str]) -> str:
 
 def _body_script(rng: random.Random) -> str:
     tag = f"G-{rng.randrange(16**8):08X}"
-    return (f"window.dataLayer=window.dataLayer||[];function gtag(){{dataLayer.push(arguments)}}"
-            f"gtag('js',new Date());gtag('config','{tag}');")
+    return (
+        f"window.dataLayer=window.dataLayer||[];function gtag(){{dataLayer.push(arguments)}}"
+        f"gtag('js',new Date());gtag('config','{tag}');"
+    )
 
 
 # --- Planning: stories until the page count is reached ------------------------------------------
@@ -1013,21 +1220,40 @@ class _Renderer:
 
     def _truth(self, draft: _Draft) -> PageTruth:
         article = () if draft.kind == "no-content" else draft.paragraphs
-        return PageTruth(label=draft.label, kind=draft.kind, outlet=draft.outlet.domain,
-                         lang=draft.outlet.lang, event=draft.event, entities=draft.entities,
-                         article=article, site_prose=draft.outlet.prose, published=_moment(draft.when))
+        return PageTruth(
+            label=draft.label,
+            kind=draft.kind,
+            outlet=draft.outlet.domain,
+            lang=draft.outlet.lang,
+            event=draft.event,
+            entities=draft.entities,
+            article=article,
+            site_prose=draft.outlet.prose,
+            published=_moment(draft.when),
+        )
 
     def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict:
-        record = {"id": page_id, "url": url, "title": title, "source": draft.outlet.domain,
-                  "published_at": _iso(draft.when)}
+        record = {
+            "id": page_id,
+            "url": url,
+            "title": title,
+            "source": draft.outlet.domain,
+            "published_at": _iso(draft.when),
+        }
         if self.rng.random() >= NO_LANG_SHARE:
             record["lang"] = draft.outlet.lang
         return record
 
-    def _news_please(self, page_id: str, draft: _Draft, title: str, url: str,
-                     others: list[tuple[str, str]]) -> dict:
-        record = {"id": page_id, "url": url, "title": title, "source_domain": draft.outlet.domain,
-                  "date_publish": _news_please_time(draft.when)}
+    def _news_please(
+        self, page_id: str, draft: _Draft, title: str, url: str, others: list[tuple[str, str]]
+    ) -> dict:
+        record = {
+            "id": page_id,
+            "url": url,
+            "title": title,
+            "source_domain": draft.outlet.domain,
+            "date_publish": _news_please_time(draft.when),
+        }
         if self.rng.random() >= NO_LANG_SHARE:
             record["language"] = draft.outlet.lang
         record["maintext"] = self._text(draft, title, others)
@@ -1066,9 +1292,14 @@ class _Renderer:
 
     def _html(self, draft: _Draft, title: str, url: str, others: list[tuple[str, str]]) -> str:
         outlet = draft.outlet
-        parts = [self._head(draft, title, url), '<body class="page">',
-                 f'<header class="masthead"><a class="logo" href="https://{outlet.domain}/">'
-                 f"{_esc(outlet.name)}</a></header>", self._nav(outlet), '<main class="content">']
+        parts = [
+            self._head(draft, title, url),
+            '<body class="page">',
+            f'<header class="masthead"><a class="logo" href="https://{outlet.domain}/">'
+            f"{_esc(outlet.name)}</a></header>",
+            self._nav(outlet),
+            '<main class="content">',
+        ]
         ads = [self._ad(outlet) for _ in range(self.rng.randint(*ADS_PER_PAGE))]
         parts.append(ads.pop())
         if draft.kind == "no-content":
@@ -1076,27 +1307,47 @@ class _Renderer:
         else:
             parts.append(self._article(draft, title))
         parts += ads
-        parts += [self._sidebar(outlet, others), "</main>", self._footer(outlet),
-                  f"<script>{outlet.body_script}</script>", "</body>", "</html>"]
+        parts += [
+            self._sidebar(outlet, others),
+            "</main>",
+            self._footer(outlet),
+            f"<script>{outlet.body_script}</script>",
+            "</body>",
+            "</html>",
+        ]
         return "\n".join(parts)
 
     def _head(self, draft: _Draft, title: str, url: str) -> str:
         outlet = draft.outlet
         summary = draft.paragraphs[0] if draft.paragraphs else title
-        ld = orjson.dumps({"@context": "https://schema.org", "@type": "NewsArticle", "headline": title,
-                           "datePublished": _iso(draft.when), "publisher": outlet.name}).decode()
+        ld = orjson.dumps(
+            {
+                "@context": "https://schema.org",
+                "@type": "NewsArticle",
+                "headline": title,
+                "datePublished": _iso(draft.when),
+                "publisher": outlet.name,
+            }
+        ).decode()
         ld = ld.replace("</", "<\\/")
-        return "\n".join((
-            "<!DOCTYPE html>", f'<html lang="{outlet.lang}">', "<head>", '<meta charset="utf-8">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{_esc(title)} | {_esc(outlet.name)}</title>",
-            f'<meta name="description" content="{_attr(summary[:160])}">',
-            f'<meta property="og:title" content="{_attr(title)}">', f'<link rel="canonical" href="{url}">',
-            f'<link rel="stylesheet" href="https://{outlet.domain}/static/site.css">',
-            "<style>body{margin:0;font-family:Georgia,serif}.content{max-width:72rem;margin:auto}</style>",
-            f'<script async src="https://cdn.{_AD_NETWORKS[len(outlet.domain) % len(_AD_NETWORKS)]}/tag.js">'
-            "</script>", f'<script type="application/ld+json">{ld}</script>', "</head>",
-        ))
+        return "\n".join(
+            (
+                "<!DOCTYPE html>",
+                f'<html lang="{outlet.lang}">',
+                "<head>",
+                '<meta charset="utf-8">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                f"<title>{_esc(title)} | {_esc(outlet.name)}</title>",
+                f'<meta name="description" content="{_attr(summary[:160])}">',
+                f'<meta property="og:title" content="{_attr(title)}">',
+                f'<link rel="canonical" href="{url}">',
+                f'<link rel="stylesheet" href="https://{outlet.domain}/static/site.css">',
+                "<style>body{margin:0;font-family:Georgia,serif}.content{max-width:72rem;margin:auto}</style>",
+                f'<script async src="https://cdn.{_ad_network(outlet)}/tag.js"></script>',
+                f'<script type="application/ld+json">{ld}</script>',
+                "</head>",
+            )
+        )
 
     @staticmethod
     def _nav(outlet: _Outlet) -> str:
@@ -1113,9 +1364,12 @@ class _Renderer:
         ui = _UI[outlet.lang]
         opening = "<article>" if outlet.article_tag == "article" else '<div class="story-body">'
         closing = "</article>" if outlet.article_tag == "article" else "</div>"
-        parts = [opening, f"<h1>{_esc(title)}</h1>",
-                 f'<p class="byline">{_esc(ui.by)} {rng.choice(outlet.staff)} · '
-                 f'<time datetime="{_iso(draft.when)}">{_news_please_time(draft.when)[:16]}</time></p>']
+        parts = [
+            opening,
+            f"<h1>{_esc(title)}</h1>",
+            f'<p class="byline">{_esc(ui.by)} {rng.choice(outlet.staff)} · '
+            f'<time datetime="{_iso(draft.when)}">{_news_please_time(draft.when)[:16]}</time></p>',
+        ]
         parts += (f"<p>{self._linked(outlet, _esc(text))}</p>" for text in draft.paragraphs)
         if outlet.prose_place == "newsletter":
             parts.append(self._prose_block(outlet, "div", "newsletter"))
@@ -1155,8 +1409,10 @@ class _Renderer:
         href = f"https://ads.{rng.choice(_AD_NETWORKS)}/c?id={rng.randrange(10**6)}"
         label = _esc(_UI[outlet.lang].advert)
         tag = "ins" if outlet.ad_class == "adsbygoogle" else "div"
-        return (f'<{tag} class="{outlet.ad_class}"><span class="label">{label}</span>'
-                f'<a href="{href}" rel="sponsored">{_esc(text)}</a></{tag}>')
+        return (
+            f'<{tag} class="{outlet.ad_class}"><span class="label">{label}</span>'
+            f'<a href="{href}" rel="sponsored">{_esc(text)}</a></{tag}>'
+        )
 
     def _sidebar(self, outlet: _Outlet, others: list[tuple[str, str]]) -> str:
         ui = _UI[outlet.lang]
@@ -1250,9 +1506,17 @@ def _wrong_year(rng: random.Random, moment: datetime) -> str:
 
 #: Date form -> the date field's value for a page published at a moment (None: the field is left out).
 _DATE_WRITERS: Mapping[str, Callable[[random.Random, datetime], str | int | None]] = {
-    "iso-utc": _iso_utc, "iso-offset": _iso_offset, "iso-no-offset": _iso_no_offset, "rfc-2822": _rfc_2822,
-    "epoch-seconds": _epoch_seconds, "epoch-milliseconds": _epoch_milliseconds, "date-only": _date_only,
-    "hours-ahead": _hours_ahead, "missing": _missing, "unreadable": _unreadable, "wrong-year": _wrong_year,
+    "iso-utc": _iso_utc,
+    "iso-offset": _iso_offset,
+    "iso-no-offset": _iso_no_offset,
+    "rfc-2822": _rfc_2822,
+    "epoch-seconds": _epoch_seconds,
+    "epoch-milliseconds": _epoch_milliseconds,
+    "date-only": _date_only,
+    "hours-ahead": _hours_ahead,
+    "missing": _missing,
+    "unreadable": _unreadable,
+    "wrong-year": _wrong_year,
 }
 _DATE_FORMS = tuple(DATE_FORM_SHARES)
 _DATE_FORM_CUM = tuple(accumulate(DATE_FORM_SHARES.values()))
@@ -1296,7 +1560,9 @@ def _write_date(record: dict, value: str | int | None) -> None:
 
 
 def _as_delivered(
-    records: list[dict], published: Sequence[int], seed: int,
+    records: list[dict],
+    published: Sequence[int],
+    seed: int,
 ) -> tuple[list[dict], list[_Delivery]]:
     """The records with messy dates, in arrival order (ties: publication order), and each
     record's delivery in publication order. A feed dump is in arrival order, not date order."""
@@ -1318,12 +1584,18 @@ def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
         raise TypeError(f"seed must be an int, got {type(seed).__name__}")
     unknown = [code for code in languages if code not in LANGUAGE_WEIGHTS]
     if unknown or not languages or len(set(languages)) != len(languages):
-        raise ValueError(f"languages must be distinct codes among {', '.join(DEFAULT_LANGUAGES)}; "
-                         f"got {', '.join(languages) or 'none'}")
+        raise ValueError(
+            f"languages must be distinct codes among {', '.join(DEFAULT_LANGUAGES)}; "
+            f"got {', '.join(languages) or 'none'}"
+        )
 
 
 def generate_corpus_with_truth(
-    pages: int, seed: int = 0, *, languages: Sequence[str] = DEFAULT_LANGUAGES, messy_dates: bool = False,
+    pages: int,
+    seed: int = 0,
+    *,
+    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    messy_dates: bool = False,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
@@ -1353,7 +1625,11 @@ def generate_corpus_with_truth(
 
 
 def generate_corpus(
-    pages: int, seed: int = 0, *, languages: Sequence[str] = DEFAULT_LANGUAGES, messy_dates: bool = False,
+    pages: int,
+    seed: int = 0,
+    *,
+    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    messy_dates: bool = False,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
@@ -1385,8 +1661,14 @@ def load_labels(path: str | Path) -> dict[str, str]:
     return data
 
 
-def consumer_order(pages: Sequence[dict], partition_of: Callable[[dict], int], rng: random.Random, *,
-                   max_chunk: int, whole_first: bool = False) -> list[dict]:
+def consumer_order(
+    pages: Sequence[dict],
+    partition_of: Callable[[dict], int],
+    rng: random.Random,
+    *,
+    max_chunk: int,
+    whole_first: bool = False,
+) -> list[dict]:
     """The order in which a consumer of several input partitions may see ``pages``: each
     partition keeps its order, and chunks of 1..``max_chunk`` pages come from random partitions
     (with ``whole_first``, one random partition entirely before the others). For the tests and

@@ -9,8 +9,10 @@ import pytest
 
 from stream_lsh.stream.brokers import BROKER_KINDS, embedded_broker
 
-STOP = ("the of and to a in that is for it with as was on be at by this from or an are his her "
-        "they we you not but have has had were which their its been would will there who").split()
+STOP = (
+    "the of and to a in that is for it with as was on be at by this from or an are his her "
+    "they we you not but have has had were which their its been would will there who"
+).split()
 
 
 def prose(seed: int, words: int) -> str:
@@ -21,13 +23,15 @@ def prose(seed: int, words: int) -> str:
         if rng.random() < 0.45:
             sentence.append(rng.choice(STOP))
         else:
-            sentence.append("".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 4))))
+            sentence.append(
+                "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 4)))
+            )
         if len(sentence) >= rng.randint(10, 22):
             out.append(" ".join(sentence).capitalize() + ".")
             sentence = []
     if sentence:
         out.append(" ".join(sentence).capitalize() + ".")
-    return "\n".join(" ".join(out[i:i + 3]) for i in range(0, len(out), 3))
+    return "\n".join(" ".join(out[i : i + 3]) for i in range(0, len(out), 3))
 
 
 @pytest.fixture
@@ -38,10 +42,16 @@ def make_prose():
 def _test_brokers() -> list[str]:
     """STREAM_LSH_TEST_BROKERS=tansu,kafka (the default) picks the brokers the end-to-end tests run
     on; `tansu` alone runs the suite on a machine without Java."""
-    kinds = [k.strip() for k in os.environ.get("STREAM_LSH_TEST_BROKERS", ",".join(BROKER_KINDS)).split(",") if k.strip()]
+    kinds = [
+        k.strip()
+        for k in os.environ.get("STREAM_LSH_TEST_BROKERS", ",".join(BROKER_KINDS)).split(",")
+        if k.strip()
+    ]
     unknown = sorted(set(kinds) - set(BROKER_KINDS))
     if unknown or not kinds:
-        raise pytest.UsageError(f"STREAM_LSH_TEST_BROKERS: {', '.join(unknown) or 'empty'}; choose from {', '.join(BROKER_KINDS)}")
+        raise pytest.UsageError(
+            f"STREAM_LSH_TEST_BROKERS: {', '.join(unknown) or 'empty'}; choose from {', '.join(BROKER_KINDS)}"
+        )
     return kinds
 
 

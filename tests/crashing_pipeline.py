@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -43,9 +44,17 @@ class CrashingPipeline(LocalPipeline):
     Every random choice comes from ``rng``: a seed replays a run.
     """
 
-    def __init__(self, config: DedupConfig, layout: Layout, *, rng: random.Random,
-                 compact_bytes: int = 16 << 20, max_batch: int = 4, flush_rate: float = 0.3,
-                 commit_rate: float = 0.1) -> None:
+    def __init__(
+        self,
+        config: DedupConfig,
+        layout: Layout,
+        *,
+        rng: random.Random,
+        compact_bytes: int = 16 << 20,
+        max_batch: int = 4,
+        flush_rate: float = 0.3,
+        commit_rate: float = 0.1,
+    ) -> None:
         super().__init__(config, layout, rng=rng, durable=True, compact_bytes=compact_bytes)
         self.random = rng
         self.max_batch, self.flush_rate, self.commit_rate = max_batch, flush_rate, commit_rate
@@ -79,8 +88,12 @@ class CrashingPipeline(LocalPipeline):
         for key, records in _messages(out.internal):
             if chance() < 0.5:
                 self._enqueue(key, records)
-        mine_theirs = ((self.outputs.decisions, out.decisions), (self.outputs.unique_pages, out.unique_pages),
-                       (self.outputs.clusters, out.clusters), (self.outputs.answers, out.answers))
+        mine_theirs = (
+            (self.outputs.decisions, out.decisions),
+            (self.outputs.unique_pages, out.unique_pages),
+            (self.outputs.clusters, out.clusters),
+            (self.outputs.answers, out.answers),
+        )
         for mine, theirs in mine_theirs:
             mine.extend(record for record in theirs if chance() < 0.5)  # type: ignore[attr-defined]
 
@@ -138,6 +151,6 @@ class CrashingPipeline(LocalPipeline):
             self._flush(key, self.random.randint(0, len(self.unflushed[key])))
             self.unflushed[key].clear()
             self.restart(*key)
-            self.queues[key] = deque(self.logs[key][self.committed[key]:])
-        for topic, value, stamp in self.fed[self.fed_committed:]:
+            self.queues[key] = deque(self.logs[key][self.committed[key] :])
+        for topic, value, stamp in self.fed[self.fed_committed :]:
             self._ingest([value], topic, 0, (), [stamp])

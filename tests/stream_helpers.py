@@ -21,11 +21,23 @@ from stream_lsh.stream.topics import TopicNames, topic_specs
 
 def stream_settings(broker, tmp_path, **overrides) -> Settings:
     app = f"t{uuid.uuid4().hex[:8]}"
-    values = dict(broker=broker.bootstrap, app_id=app, input_topic=f"{app}-pages", queries_topic=f"{app}-queries",
-                  decisions_topic=f"{app}-decisions", clusters_topic=f"{app}-clusters", unique_topic=f"{app}-unique",
-                  answers_topic=f"{app}-answers", dead_letters_topic=f"{app}-dead", data_dir=str(tmp_path / "data"),
-                  input_partitions=4, site_partitions=3, band_partitions=4, home_partitions=3,
-                  log_level=os.environ.get("STREAM_LSH_TEST_LOG_LEVEL", "warning"))  # info: to see why a test failed
+    values = dict(
+        broker=broker.bootstrap,
+        app_id=app,
+        input_topic=f"{app}-pages",
+        queries_topic=f"{app}-queries",
+        decisions_topic=f"{app}-decisions",
+        clusters_topic=f"{app}-clusters",
+        unique_topic=f"{app}-unique",
+        answers_topic=f"{app}-answers",
+        dead_letters_topic=f"{app}-dead",
+        data_dir=str(tmp_path / "data"),
+        input_partitions=4,
+        site_partitions=3,
+        band_partitions=4,
+        home_partitions=3,
+        log_level=os.environ.get("STREAM_LSH_TEST_LOG_LEVEL", "warning"),
+    )  # info: to see why a test failed
     values.update(overrides)
     return Settings.load(environ={}, **values)
 
@@ -40,12 +52,13 @@ class DecisionReader:
     group, as records arrive."""
 
     def __init__(self, bootstrap: str, topic: str, partitions: int, field: str = "id") -> None:
-        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=50,
-                                         auto_offset_reset="earliest")
+        self.consumer = AIOKafkaConsumer(
+            bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=50, auto_offset_reset="earliest"
+        )
         self.topic, self.partitions, self.field = topic, partitions, field
         self.records: list[dict] = []
 
-    async def __aenter__(self) -> "DecisionReader":
+    async def __aenter__(self) -> DecisionReader:
         await self.consumer.start()
         self.consumer.assign([TopicPartition(self.topic, p) for p in range(self.partitions)])
         return self
@@ -82,16 +95,22 @@ async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) 
     try:
         decided = []
         feeder = await FileFeeder.start(producer, names.input)
-        async with DecisionReader(settings.stream.broker, names.decisions, settings.stream.input_partitions) as reader:
+        async with DecisionReader(
+            settings.stream.broker, names.decisions, settings.stream.input_partitions
+        ) as reader:
             for page in pages:
                 fed = await feeder.send_record(page)
                 try:
-                    decided.append(await reader.until(page["id"], timeout=60.0 if not decided else 20.0,
-                                                      check=pool.check))
+                    decided.append(
+                        await reader.until(
+                            page["id"], timeout=60.0 if not decided else 20.0, check=pool.check
+                        )
+                    )
                 except TimeoutError as error:
                     where = await group_positions(settings)
-                    raise TimeoutError(f"{error}; it is at input partition {fed.partition} offset {fed.offset}; "
-                                       f"{where}") from error
+                    raise TimeoutError(
+                        f"{error}; it is at input partition {fed.partition} offset {fed.offset}; {where}"
+                    ) from error
         return decided
     finally:
         await producer.stop()
@@ -122,15 +141,18 @@ async def group_positions(settings: Settings) -> str:
     await consumer.start()
     await admin.start()
     try:
-        await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know them
+        await consumer._client.force_metadata_update()
         tps = [TopicPartition(t, p) for t in topics for p in sorted(consumer.partitions_for_topic(t) or ())]
         ends = await consumer.end_offsets(tps)
         committed = await admin.list_consumer_group_offsets(settings.stream.app_id)
     finally:
         await consumer.stop()
         await admin.close()
-    parts = [f"{tp.topic.removeprefix(settings.stream.app_id + '-')}[{tp.partition}] "
-             f"{committed[tp].offset if tp in committed else '-'}/{ends[tp]}" for tp in tps]
+    parts = [
+        f"{tp.topic.removeprefix(settings.stream.app_id + '-')}[{tp.partition}] "
+        f"{committed[tp].offset if tp in committed else '-'}/{ends[tp]}"
+        for tp in tps
+    ]
     return "committed/end: " + ", ".join(parts)
 
 

@@ -10,8 +10,19 @@ from pathlib import Path
 import pytest
 
 import stream_lsh
-from stream_lsh import (DedupConfig, Deduplicator, Page, PageError, SettingsError, StateMismatchError,
-                        StreamLshError, errors, load_state, page_from_dict, save_state)
+from stream_lsh import (
+    DedupConfig,
+    Deduplicator,
+    Page,
+    PageError,
+    SettingsError,
+    StateMismatchError,
+    StreamLshError,
+    errors,
+    load_state,
+    page_from_dict,
+    save_state,
+)
 from stream_lsh.settings import Settings
 
 README = Path(__file__).resolve().parents[1] / "README.md"
@@ -19,8 +30,8 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def readme_python_examples() -> list[str]:
     text = README.read_text(encoding="utf-8")
-    section = text[text.index("## Use from Python"):]
-    section = section[:section.index("\n## ", 1)]
+    section = text[text.index("## Use from Python") :]
+    section = section[: section.index("\n## ", 1)]
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
@@ -61,23 +72,30 @@ def test_every_error_raised_on_purpose_is_a_stream_lsh_error():
     with pytest.raises(StreamLshError):
         Settings.load(threshold=2.0)
     assert issubclass(SettingsError, ValueError) and issubclass(PageError, ValueError)
-    defined = [value for value in vars(errors).values()
-               if isinstance(value, type) and issubclass(value, Exception)]
+    defined = [
+        value for value in vars(errors).values() if isinstance(value, type) and issubclass(value, Exception)
+    ]
     assert len(defined) == 8 and all(issubclass(error, StreamLshError) for error in defined)
 
 
 def test_no_module_of_the_package_defines_an_exception_outside_the_tree():
     package = Path(stream_lsh.__file__).parent
-    stray = [f"{path.relative_to(package)}: {match}"
-             for path in package.rglob("*.py") if path.name != "errors.py"
-             for match in re.findall(r"^class (\w+)\((?:\w+Error|Exception)\)", path.read_text(), re.M)]
+    stray = [
+        f"{path.relative_to(package)}: {match}"
+        for path in package.rglob("*.py")
+        if path.name != "errors.py"
+        for match in re.findall(r"^class (\w+)\((?:\w+Error|Exception)\)", path.read_text(), re.M)
+    ]
     assert stray == []
 
 
 def test_exit_codes_are_defined_once():
     package = Path(stream_lsh.__file__).parent
-    literal_exits = [f"{path.relative_to(package)}: {line.strip()}" for path in package.rglob("*.py")
-                     for line in path.read_text().splitlines()
-                     if re.search(r"\b(?:sys\.exit|os\._exit)\(\d", line)]
+    literal_exits = [
+        f"{path.relative_to(package)}: {line.strip()}"
+        for path in package.rglob("*.py")
+        for line in path.read_text().splitlines()
+        if re.search(r"\b(?:sys\.exit|os\._exit)\(\d", line)
+    ]
     assert literal_exits == []
     assert [int(code) for code in errors.ExitCode] == [0, 1, 2, 70, 78]

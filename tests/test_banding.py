@@ -1,13 +1,23 @@
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream_lsh.core.banding import Banding, error_rates, optimal_banding, s_curve
 
 
-@pytest.mark.parametrize("s, expected", [
-    (0.2, 0.006), (0.3, 0.047), (0.4, 0.186), (0.5, 0.470), (0.6, 0.802), (0.7, 0.975), (0.8, 0.9996),
-])
+@pytest.mark.parametrize(
+    "s, expected",
+    [
+        (0.2, 0.006),
+        (0.3, 0.047),
+        (0.4, 0.186),
+        (0.5, 0.470),
+        (0.6, 0.802),
+        (0.7, 0.975),
+        (0.8, 0.9996),
+    ],
+)
 def test_mmds_figure_3_8(s, expected):
     """b = 20 bands of r = 5 rows."""
     digits = len(str(expected).split(".")[1])

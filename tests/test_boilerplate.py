@@ -79,7 +79,7 @@ def test_bounds_hold():
     learner = BoilerplateLearner(min_pages=2, max_blocks_per_site=100, max_boilerplate=10)
     for page in range(200):
         learner.observe("a.com", [7, 8] + fps(3, 1000 * page + 100))
-    assert len(learner._contexts["a.com"]) <= 100  # noqa: SLF001
+    assert len(learner._contexts["a.com"]) <= 100
     assert learner.boilerplate_blocks <= 10
 
 

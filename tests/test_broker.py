@@ -9,10 +9,19 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError
-
 from conftest import TEST_BROKERS
-from stream_lsh.stream.brokers import (KAFKA_VERSION, BrokerProcessError, KafkaBroker, SecureListener,
-                                       TansuBroker, embedded_broker, fetch_kafka, find_kafka, free_port)
+
+from stream_lsh.stream.brokers import (
+    KAFKA_VERSION,
+    BrokerProcessError,
+    KafkaBroker,
+    SecureListener,
+    TansuBroker,
+    embedded_broker,
+    fetch_kafka,
+    find_kafka,
+    free_port,
+)
 
 
 def listening(host: str, port: int) -> bool:
@@ -98,7 +107,9 @@ def test_an_unknown_kind_is_refused():
 
 # Apache Kafka
 
-needs_kafka = pytest.mark.skipif("kafka" not in TEST_BROKERS, reason="STREAM_LSH_TEST_BROKERS leaves Apache Kafka out")
+needs_kafka = pytest.mark.skipif(
+    "kafka" not in TEST_BROKERS, reason="STREAM_LSH_TEST_BROKERS leaves Apache Kafka out"
+)
 
 
 @needs_kafka
@@ -134,12 +145,19 @@ async def test_kafka_keeps_its_topics_and_port_across_a_restart(tmp_path):
 async def test_kafka_serves_tls_with_scram_beside_plaintext():
     secure = SecureListener(tls=True, scram_users={"alice": "s3cret"})
     with KafkaBroker(secure=secure) as broker:
-        auth = dict(security_protocol="SASL_SSL", ssl_context=broker.client_ssl_context(),
-                    sasl_mechanism="SCRAM-SHA-512", sasl_plain_username="alice", sasl_plain_password="s3cret")
+        auth = dict(
+            security_protocol="SASL_SSL",
+            ssl_context=broker.client_ssl_context(),
+            sasl_mechanism="SCRAM-SHA-512",
+            sasl_plain_username="alice",
+            sasl_plain_password="s3cret",
+        )
         assert len(await round_trip(broker.secure_bootstrap, "secured", 3, **auth)) == 3
         assert len(await read_all(broker.bootstrap, "secured", 3)) == 3  # the same cluster, plaintext
         wrong = dict(auth, sasl_mechanism="SCRAM-SHA-256", sasl_plain_password="wrong")
-        producer = AIOKafkaProducer(bootstrap_servers=broker.secure_bootstrap, request_timeout_ms=5000, **wrong)
+        producer = AIOKafkaProducer(
+            bootstrap_servers=broker.secure_bootstrap, request_timeout_ms=5000, **wrong
+        )
         with pytest.raises(KafkaError):
             await producer.start()
         await producer.stop()

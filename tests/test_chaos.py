@@ -17,8 +17,8 @@ from pathlib import Path
 
 import orjson
 import pytest
-
 from stream_helpers import batch_reference, stream_settings
+
 from stream_lsh.evaluation import decisions_by_page, pair_scores, repeats_that_differ
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import feed_lines, read_topic
@@ -26,12 +26,18 @@ from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
 
+
 async def all_decisions(bootstrap: str, topic: str) -> list[dict]:
-    return [orjson.loads(v) async for _, v, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=500)
-            if v is not None]
+    return [
+        orjson.loads(v)
+        async for _, v, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=500)
+        if v is not None
+    ]
 
 
-async def until_decided(bootstrap: str, topic: str, ids: set[str], pools: list[Workers], timeout: float) -> list[dict]:
+async def until_decided(
+    bootstrap: str, topic: str, ids: set[str], pools: list[Workers], timeout: float
+) -> list[dict]:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -48,9 +54,15 @@ async def until_decided(bootstrap: str, topic: str, ids: set[str], pools: list[W
 # interleaving-dependent times. Not compared with two workers and a crash: until the group notices
 # the crash, the survivor can release past pages piling up in the dead worker's partitions
 # (docs/architecture.md, "Crashes and rebalances").
-@pytest.mark.parametrize("seed, disk, workers, how, kind", [
-    (1, "keep", 1, signal.SIGKILL, "tansu"), (2, "drop", 1, signal.SIGKILL, "kafka"),
-    (3, "keep", 2, signal.SIGKILL, "kafka"), (4, "keep", 2, signal.SIGTERM, "tansu")])
+@pytest.mark.parametrize(
+    "seed, disk, workers, how, kind",
+    [
+        (1, "keep", 1, signal.SIGKILL, "tansu"),
+        (2, "drop", 1, signal.SIGKILL, "kafka"),
+        (3, "keep", 2, signal.SIGKILL, "kafka"),
+        (4, "keep", 2, signal.SIGTERM, "tansu"),
+    ],
+)
 async def test_kills_at_random_moments_change_no_decision(request, tmp_path, seed, disk, workers, how, kind):
     """Three stops (SIGKILL, or SIGTERM: a graceful rebalance) of worker 0 at seeded moments from 0.3
     to 9 s of its life, while pages are fed at ~60/s; its data dir kept or deleted after each stop;
@@ -63,7 +75,9 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     names = TopicNames.from_settings(settings)
     await ensure_topics(settings.stream.broker, topic_specs(settings))
     started: list[Workers] = [Workers(settings, settings.stream.broker, 1, first=1)] if workers == 2 else []
-    feed = asyncio.create_task(feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=60))
+    feed = asyncio.create_task(
+        feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=60)
+    )
     try:
         for _ in range(3):
             victim = Workers(settings, settings.stream.broker, 1)
@@ -75,7 +89,9 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
         await feed
         started.append(Workers(settings, settings.stream.broker, 1))
         alive = [pool for pool in started if pool.processes[0].poll() is None]
-        records = await until_decided(settings.stream.broker, names.decisions, {p["id"] for p in pages}, alive, 120)
+        records = await until_decided(
+            settings.stream.broker, names.decisions, {p["id"] for p in pages}, alive, 120
+        )
     finally:
         feed.cancel()
         for pool in started:
@@ -89,6 +105,9 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     final = {page_id: decided[-1]["cluster_id"] or page_id for page_id, decided in by_page.items()}
     assert pair_scores(truth, final).f1 >= 0.99
     if compare_statuses:
-        changed = {d["id"]: (d["status"], by_page[d["id"]][-1]["status"]) for d in reference
-                   if d["status"] != by_page[d["id"]][-1]["status"]}
+        changed = {
+            d["id"]: (d["status"], by_page[d["id"]][-1]["status"])
+            for d in reference
+            if d["status"] != by_page[d["id"]][-1]["status"]
+        }
         assert not changed, f"{len(changed)} statuses differ from batch's: {dict(list(changed.items())[:5])}"

@@ -16,8 +16,20 @@ from stream_lsh.cli import cli
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     folder = tmp_path_factory.mktemp("corpus")
-    result = CliRunner().invoke(cli, ["generate", "--pages", "600", "--seed", "3", "-o", str(folder / "pages.jsonl"),
-                                      "--labels", str(folder / "labels.json")])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--pages",
+            "600",
+            "--seed",
+            "3",
+            "-o",
+            str(folder / "pages.jsonl"),
+            "--labels",
+            str(folder / "labels.json"),
+        ],
+    )
     assert result.exit_code == 0, result.output
     return folder
 
@@ -29,7 +41,9 @@ def read_jsonl(path: Path) -> list[dict]:
 def test_dedup_writes_one_decision_per_page_in_input_order(corpus, tmp_path):
     out = tmp_path / "decisions.jsonl"
     uniques = tmp_path / "unique.jsonl"
-    result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(out), "--unique-out", str(uniques)])
+    result = CliRunner().invoke(
+        cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(out), "--unique-out", str(uniques)]
+    )
     assert result.exit_code == 0, result.output
     pages = read_jsonl(corpus / "pages.jsonl")
     decisions = read_jsonl(out)
@@ -46,27 +60,52 @@ def test_dedup_writes_one_decision_per_page_in_input_order(corpus, tmp_path):
 
 def test_bad_lines_go_to_rejects_and_the_run_goes_on(corpus, tmp_path):
     good = (corpus / "pages.jsonl").read_bytes().splitlines()[:20]
-    bad = [b"not json", b'{"text": "no id"}', b"\xff\xfe", b'{"id": "e", "text": 5}', b"[1, 2]",
-           b'{"id": "big", "text": "' + b"x" * 300_000 + b'"}']
+    bad = [
+        b"not json",
+        b'{"text": "no id"}',
+        b"\xff\xfe",
+        b'{"id": "e", "text": 5}',
+        b"[1, 2]",
+        b'{"id": "big", "text": "' + b"x" * 300_000 + b'"}',
+    ]
     source = tmp_path / "mixed.jsonl"
     source.write_bytes(b"\n".join(good[:10] + bad + good[10:]) + b"\n")
     rejects = tmp_path / "rejects.jsonl"
-    result = CliRunner().invoke(cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl"), "--rejects", str(rejects),
-                                      "--max-page-bytes", "200000"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "dedup",
+            str(source),
+            "-o",
+            str(tmp_path / "d.jsonl"),
+            "--rejects",
+            str(rejects),
+            "--max-page-bytes",
+            "200000",
+        ],
+    )
     assert result.exit_code == 1
     assert len(read_jsonl(tmp_path / "d.jsonl")) == 20
     rejected = read_jsonl(rejects)
     assert [r["line"] for r in rejected] == list(range(11, 17))
-    assert [r["code"] for r in rejected] == ["invalid_json", "missing_id", "invalid_utf8", "bad_field",
-                                             "not_an_object", "too_large"]
+    assert [r["code"] for r in rejected] == [
+        "invalid_json",
+        "missing_id",
+        "invalid_utf8",
+        "bad_field",
+        "not_an_object",
+        "too_large",
+    ]
     assert all(r["reason"] and r["raw"] for r in rejected)
     assert "6 line(s) rejected" in result.stderr
 
 
 def test_a_byte_order_mark_and_crlf_do_not_cost_a_page(tmp_path):
     source = tmp_path / "bom.jsonl"
-    source.write_bytes(b'\xef\xbb\xbf{"id": "a", "text": "the cat sat on the mat and the dog sat on the rug"}\r\n'
-                       b'{"id": "b", "text": "the cat sat on the mat and the dog sat on the rug"}')
+    source.write_bytes(
+        b'\xef\xbb\xbf{"id": "a", "text": "the cat sat on the mat and the dog sat on the rug"}\r\n'
+        b'{"id": "b", "text": "the cat sat on the mat and the dog sat on the rug"}'
+    )
     result = CliRunner().invoke(cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl")])
     assert result.exit_code == 0, result.output
     assert [d["status"] for d in read_jsonl(tmp_path / "d.jsonl")] == ["unique", "duplicate"]
@@ -77,7 +116,9 @@ def test_unique_out_holds_each_unique_page_once_even_when_redelivered(corpus, tm
     source = tmp_path / "twice.jsonl"
     source.write_bytes(b"".join(lines + lines))
     uniques = tmp_path / "u.jsonl"
-    result = CliRunner().invoke(cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl"), "--unique-out", str(uniques)])
+    result = CliRunner().invoke(
+        cli, ["dedup", str(source), "-o", str(tmp_path / "d.jsonl"), "--unique-out", str(uniques)]
+    )
     assert result.exit_code == 0
     decisions = read_jsonl(tmp_path / "d.jsonl")
     assert decisions[:50] == decisions[50:]  # a redelivered page gets its decision again
@@ -86,15 +127,22 @@ def test_unique_out_holds_each_unique_page_once_even_when_redelivered(corpus, tm
 
 def test_no_rejects_file_when_nothing_is_rejected(corpus, tmp_path):
     rejects = tmp_path / "rejects.jsonl"
-    result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(tmp_path / "d.jsonl"),
-                                      "--rejects", str(rejects)])
+    result = CliRunner().invoke(
+        cli,
+        ["dedup", str(corpus / "pages.jsonl"), "-o", str(tmp_path / "d.jsonl"), "--rejects", str(rejects)],
+    )
     assert result.exit_code == 0 and not rejects.exists()
 
 
 def test_stdin_to_stdout_through_the_installed_command(corpus):
     pages = (corpus / "pages.jsonl").read_bytes()
-    done = subprocess.run(["stream-lsh", "dedup", "-"], input=pages, capture_output=True, check=True,
-                          env={**os.environ, "STREAM_LSH_THRESHOLD": "0.4"})
+    done = subprocess.run(
+        ["stream-lsh", "dedup", "-"],
+        input=pages,
+        capture_output=True,
+        check=True,
+        env={**os.environ, "STREAM_LSH_THRESHOLD": "0.4"},
+    )
     decisions = [json.loads(line) for line in done.stdout.splitlines()]
     assert len(decisions) == 600
     assert b"pages 600" in done.stderr
@@ -113,7 +161,9 @@ def test_environment_and_flags_configure_the_engine(corpus, tmp_path):
 
 
 def test_invalid_settings_fail_at_start_with_a_clear_message(corpus):
-    result = CliRunner(env={"STREAM_LSH_NUM_PERM": "lots"}).invoke(cli, ["dedup", str(corpus / "pages.jsonl")])
+    result = CliRunner(env={"STREAM_LSH_NUM_PERM": "lots"}).invoke(
+        cli, ["dedup", str(corpus / "pages.jsonl")]
+    )
     assert result.exit_code == 2 and "STREAM_LSH_NUM_PERM='lots'" in result.output
     result = CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "--bands", "50", "--rows", "5"])
     assert result.exit_code == 2 and "exceeds the signature length" in result.output
@@ -126,34 +176,54 @@ def test_state_continues_across_runs_and_refuses_another_scheme(corpus, tmp_path
     state = tmp_path / "state.npz"
     runner = CliRunner()
     for part in "ab":
-        result = runner.invoke(cli, ["dedup", str(tmp_path / f"{part}.jsonl"), "-o", str(tmp_path / f"{part}.out"),
-                                     "--state", str(state)])
+        result = runner.invoke(
+            cli,
+            [
+                "dedup",
+                str(tmp_path / f"{part}.jsonl"),
+                "-o",
+                str(tmp_path / f"{part}.out"),
+                "--state",
+                str(state),
+            ],
+        )
         assert result.exit_code == 0, result.output
     whole = runner.invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(tmp_path / "whole.out")])
     assert whole.exit_code == 0
-    assert read_jsonl(tmp_path / "a.out") + read_jsonl(tmp_path / "b.out") == read_jsonl(tmp_path / "whole.out")
+    assert read_jsonl(tmp_path / "a.out") + read_jsonl(tmp_path / "b.out") == read_jsonl(
+        tmp_path / "whole.out"
+    )
     other = runner.invoke(cli, ["dedup", str(tmp_path / "b.jsonl"), "--state", str(state), "--seed", "9"])
     assert other.exit_code == 2 and "signature scheme" in other.output and "seed" in other.output
-    nowhere = runner.invoke(cli, ["dedup", str(tmp_path / "b.jsonl"), "--state", str(tmp_path / "no" / "s.npz")])
+    nowhere = runner.invoke(
+        cli, ["dedup", str(tmp_path / "b.jsonl"), "--state", str(tmp_path / "no" / "s.npz")]
+    )
     assert nowhere.exit_code == 2 and "not a writable directory" in nowhere.output
 
 
 def test_eval_scores_against_labels(corpus):
-    result = CliRunner().invoke(cli, ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json"])
+    result = CliRunner().invoke(
+        cli, ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json"]
+    )
     assert result.exit_code == 0, result.output
     scores = json.loads(result.stdout.splitlines()[0])
     assert scores["pages"] == 600 and 0.0 < scores["f1"] <= 1.0
-    worse = CliRunner().invoke(cli, ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json",
-                                     "--no-boilerplate"])
+    worse = CliRunner().invoke(
+        cli, ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json", "--no-boilerplate"]
+    )
     assert json.loads(worse.stdout.splitlines()[0])["f1"] < scores["f1"]
 
 
 def test_eval_scores_a_decisions_file(corpus, tmp_path):
     decisions = tmp_path / "decisions.jsonl"
-    assert CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(decisions)]).exit_code == 0
+    assert (
+        CliRunner().invoke(cli, ["dedup", str(corpus / "pages.jsonl"), "-o", str(decisions)]).exit_code == 0
+    )
     args = ["eval", str(corpus / "pages.jsonl"), str(corpus / "labels.json"), "--json"]
     ran = json.loads(CliRunner().invoke(cli, args).stdout.splitlines()[0])
-    scored = json.loads(CliRunner().invoke(cli, [*args, "--decisions", str(decisions)]).stdout.splitlines()[0])
+    scored = json.loads(
+        CliRunner().invoke(cli, [*args, "--decisions", str(decisions)]).stdout.splitlines()[0]
+    )
     assert scored["f1"] == ran["f1"] and scored["pages"] == 600
     records = [json.loads(line) for line in decisions.read_text().splitlines()]
     decisions.write_text("\n".join(json.dumps({**r, "cluster_id": r["id"]}) for r in records))  # all apart
@@ -174,6 +244,18 @@ def test_tune_prints_the_banding_and_the_s_curve():
 def test_generate_is_reproducible(tmp_path):
     runner = CliRunner()
     for name in "ab":
-        runner.invoke(cli, ["generate", "--pages", "50", "--seed", "4", "-o", str(tmp_path / f"{name}.jsonl"),
-                            "--labels", str(tmp_path / f"{name}.json")])
+        runner.invoke(
+            cli,
+            [
+                "generate",
+                "--pages",
+                "50",
+                "--seed",
+                "4",
+                "-o",
+                str(tmp_path / f"{name}.jsonl"),
+                "--labels",
+                str(tmp_path / f"{name}.json"),
+            ],
+        )
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream_lsh.core.clock import FileClock, clock_of_record, event_time
 from stream_lsh.core.dates import DateReading, read_date
@@ -22,18 +23,21 @@ def times(date: DateReading, clock_ms: int | None = NOW_MS, window: float | None
     return result.seconds, result.date_ignored
 
 
-@pytest.mark.parametrize("date, expected", [
-    (at(NOW - HOUR), (NOW - HOUR, None)),  # published an hour before it was read
-    (at(NOW + 5 * HOUR), (NOW + 5 * HOUR, None)),  # an embargo or a time-zone slip: within a day
-    (at(NOW - 2 * DAY), (NOW - 2 * DAY, None)),  # late, but inside the window
-    (at(NOW - 4 * DAY), (NOW, "late")),  # arrived after its window: kept from its arrival
-    (at(NOW + 2 * DAY), (NOW, "future")),
-    (read_date("2099-01-01"), (NOW, "future")),
-    (read_date("1970-01-01T00:00:00Z"), (NOW, "before_1990")),
-    (read_date("0001-01-01"), (NOW, "before_1990")),
-    (read_date("not a date"), (NOW, "unreadable")),
-    (DateReading(None), (NOW, None)),  # no date: the clock, not flagged
-])
+@pytest.mark.parametrize(
+    "date, expected",
+    [
+        (at(NOW - HOUR), (NOW - HOUR, None)),  # published an hour before it was read
+        (at(NOW + 5 * HOUR), (NOW + 5 * HOUR, None)),  # an embargo or a time-zone slip: within a day
+        (at(NOW - 2 * DAY), (NOW - 2 * DAY, None)),  # late, but inside the window
+        (at(NOW - 4 * DAY), (NOW, "late")),  # arrived after its window: kept from its arrival
+        (at(NOW + 2 * DAY), (NOW, "future")),
+        (read_date("2099-01-01"), (NOW, "future")),
+        (read_date("1970-01-01T00:00:00Z"), (NOW, "before_1990")),
+        (read_date("0001-01-01"), (NOW, "before_1990")),
+        (read_date("not a date"), (NOW, "unreadable")),
+        (DateReading(None), (NOW, None)),  # no date: the clock, not flagged
+    ],
+)
 def test_event_time_of_each_kind_of_date(date, expected):
     assert times(date) == expected
 
@@ -77,8 +81,10 @@ def test_no_wrong_year_moves_the_clock():
     cases = {
         "one page dated 2099": ([NOW + 73 * 365 * DAY], ["a"]),
         "two of them side by side, from two sites": ([NOW + 73 * 365 * DAY] * 2, ["a", "b"]),
-        "a site that dates every page 2099": ([NOW + 73 * 365 * DAY, NOW + 20, NOW + 73 * 365 * DAY, NOW + 21] * 6,
-                                              ["bad", "a", "bad", "b"] * 6),
+        "a site that dates every page 2099": (
+            [NOW + 73 * 365 * DAY, NOW + 20, NOW + 73 * 365 * DAY, NOW + 21] * 6,
+            ["bad", "a", "bad", "b"] * 6,
+        ),
         "a run of them from one site": ([NOW + 73 * 365 * DAY] * 8, ["bad"] * 8),
     }
     for name, (dates, sites) in cases.items():
@@ -89,9 +95,13 @@ def test_no_wrong_year_moves_the_clock():
 
 
 def test_the_first_dates_of_a_file_can_be_wrong_too():
-    for dates, sites in (([NOW + 73 * 365 * DAY, NOW, NOW + 1, NOW + 2, NOW + 3, NOW + 4], None),
-                         ([NOW + 73 * 365 * DAY, NOW, NOW + 73 * 365 * DAY, NOW + 1, NOW + 73 * 365 * DAY],
-                          ["bad", "a", "bad", "a", "bad"])):  # a site dating everything 2099 starts the file
+    for dates, sites in (
+        ([NOW + 73 * 365 * DAY, NOW, NOW + 1, NOW + 2, NOW + 3, NOW + 4], None),
+        (
+            [NOW + 73 * 365 * DAY, NOW, NOW + 73 * 365 * DAY, NOW + 1, NOW + 73 * 365 * DAY],
+            ["bad", "a", "bad", "a", "bad"],
+        ),
+    ):  # a site dating everything 2099 starts the file
         clock = FileClock(max_future=DAY)
         readings(clock, dates, sites)
         assert clock.ms is not None and clock.ms < ms(NOW + DAY), dates
@@ -132,13 +142,17 @@ def test_before_its_clock_starts_a_file_stamps_line_numbers():
     assert [clock.stamp(at(NOW), line) for line in (1, 2)] == [1, 2]
 
 
-@given(st.lists(st.tuples(st.one_of(st.none(), st.floats(min_value=0, max_value=4e9)), st.sampled_from("abc")),
-                max_size=60))
+@given(
+    st.lists(
+        st.tuples(st.one_of(st.none(), st.floats(min_value=0, max_value=4e9)), st.sampled_from("abc")),
+        max_size=60,
+    )
+)
 def test_a_files_clock_never_goes_back_and_ticks_every_line_once_started(lines):
     clock = FileClock(max_future=DAY)
     got = [clock.tick(at(date), site) for date, site in lines]
     started = [c for c in got if c is not None]
-    assert started == got[len(got) - len(started):]  # once it has started it stays started
+    assert started == got[len(got) - len(started) :]  # once it has started it stays started
     assert all(b > a for a, b in zip(started, started[1:]))
 
 

@@ -7,8 +7,8 @@ import asyncio
 import uuid
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-
 from stream_helpers import commit_offset
+
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.app import StreamApp
@@ -22,8 +22,13 @@ async def _fill(bootstrap: str, topic: str, partitions: int) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
     await producer.start()
     try:
-        await asyncio.gather(*[await producer.send(topic, b"r%d" % i, partition=p)
-                               for p in range(partitions) for i in range(RECORDS)])
+        await asyncio.gather(
+            *[
+                await producer.send(topic, b"r%d" % i, partition=p)
+                for p in range(partitions)
+                for i in range(RECORDS)
+            ]
+        )
     finally:
         await producer.stop()
 
@@ -46,8 +51,13 @@ async def test_a_partition_never_committed_is_read_again_from_its_start(broker):
     never, committed_at_3 = TopicPartition(topic, 0), TopicPartition(topic, 1)
     # committed before the consumer looks its position up
     await commit_offset(broker.bootstrap, group, committed_at_3, 3)
-    consumer = AIOKafkaConsumer(bootstrap_servers=broker.bootstrap, group_id=group, enable_auto_commit=False,
-                                auto_offset_reset="earliest", fetch_max_wait_ms=50)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=broker.bootstrap,
+        group_id=group,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest",
+        fetch_max_wait_ms=50,
+    )
     await consumer.start()
     try:
         consumer.assign([never, committed_at_3])

@@ -1,6 +1,7 @@
 """The decision rule (stream_lsh.core.decision), which batch and the stream's homes both call."""
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stream_lsh.core.decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, cluster_name, decide
 

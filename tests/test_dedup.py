@@ -2,12 +2,14 @@ import itertools
 
 import numpy as np
 import pytest
-
 from conftest import prose
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from stream_lsh.core.dedup import DedupConfig, Deduplicator, export_state, import_state
 from stream_lsh.core.page import Page
-from stream_lsh.errors import StateMismatchError
 from stream_lsh.core.shingles import ShingleSpec
+from stream_lsh.errors import StateMismatchError
 
 DAY = 86400.0
 BASE = 1_772_323_200.0  # 2026-03-01T00:00:00Z: page times below are seconds after it
@@ -38,8 +40,14 @@ def engine():
 
 def test_first_page_is_unique_and_founds_its_cluster(engine):
     d = engine.process(page("a", prose(1, 300)))
-    assert d.to_dict() == {"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None,
-                           "similarity": None, "candidates": 0}
+    assert d.to_dict() == {
+        "id": "a",
+        "status": "unique",
+        "cluster_id": "a",
+        "duplicate_of": None,
+        "similarity": None,
+        "candidates": 0,
+    }
 
 
 def test_an_edited_copy_is_a_duplicate(engine):
@@ -130,7 +138,9 @@ def test_pages_older_than_the_window_stop_matching():
     text = prose(12, 300)
     engine.process(page("a", text, t=0.0), read_at(0.0))
     assert engine.process(page("b", edited(text), t=2 * DAY), read_at(2 * DAY)).duplicate_of == "a"
-    engine.process(page("other", prose(13, 300), t=4 * DAY), read_at(4 * DAY))  # the clock moves on: "a" expires
+    engine.process(
+        page("other", prose(13, 300), t=4 * DAY), read_at(4 * DAY)
+    )  # the clock moves on: "a" expires
     assert "a" not in engine.index
     d = engine.process(page("c", edited(text, keep=0.95), t=4 * DAY), read_at(4 * DAY + 1))
     assert d.duplicate_of == "b" and d.cluster_id == "a"  # found through the cluster's newer member
@@ -152,16 +162,22 @@ def site_page(page_id, site, story_seed, prose_blocks, t):
 
 
 def test_learnt_boilerplate_separates_stories_of_one_site_and_joins_copies_across_sites():
-    site_prose = {s: [" ".join(prose(1000 + 10 * i + k, 45).splitlines()) for k in range(3)]  # a block each
-                  for i, s in enumerate(["a.com", "b.com"])}
+    site_prose = {
+        s: [" ".join(prose(1000 + 10 * i + k, 45).splitlines()) for k in range(3)]  # a block each
+        for i, s in enumerate(["a.com", "b.com"])
+    }
 
     def run(learn):
         engine = Deduplicator(DedupConfig(boilerplate=learn))
         out = []
         for n in range(12):  # different stories at a.com and b.com
             for i, site in enumerate(site_prose):  # a different story on every page
-                out.append(engine.process(site_page(f"{site}-{n}", site, 5000 + 2 * n + i, site_prose[site], n)))
-        copies = [engine.process(site_page(f"copy-{site}", site, 9999, site_prose[site], 20)) for site in site_prose]
+                out.append(
+                    engine.process(site_page(f"{site}-{n}", site, 5000 + 2 * n + i, site_prose[site], n))
+                )
+        copies = [
+            engine.process(site_page(f"copy-{site}", site, 9999, site_prose[site], 20)) for site in site_prose
+        ]
         return out, copies
 
     plain, plain_copies = run(learn=False)
@@ -196,22 +212,33 @@ def test_state_round_trip_and_scheme_guard():
     import_state(restored, header, arrays)
     assert restored.process(page("b", edited(text), t=11.0)).duplicate_of == "a"
     assert restored.clock_ms == read_at(11.0)  # the saved file clock went on
-    for other in (DedupConfig(seed=2), DedupConfig(num_perm=64), DedupConfig(shingles=ShingleSpec("char")),
-                  DedupConfig(languages=("en", "fr"))):
+    for other in (
+        DedupConfig(seed=2),
+        DedupConfig(num_perm=64),
+        DedupConfig(shingles=ShingleSpec("char")),
+        DedupConfig(languages=("en", "fr")),
+    ):
         with pytest.raises(StateMismatchError, match="differing parameters"):
             import_state(Deduplicator(other), header, arrays)
     with pytest.raises(StateMismatchError, match="banded"):
         import_state(Deduplicator(DedupConfig(threshold=0.8)), header, arrays)
 
 
-@pytest.mark.parametrize("bad", [dict(threshold=1.0), dict(bands=5), dict(bands=40, rows=4), dict(verify="x"),
-                                 dict(languages=("xx",)), dict(boilerplate_min_pages=1), dict(min_shingles=0)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        dict(threshold=1.0),
+        dict(bands=5),
+        dict(bands=40, rows=4),
+        dict(verify="x"),
+        dict(languages=("xx",)),
+        dict(boilerplate_min_pages=1),
+        dict(min_shingles=0),
+    ],
+)
 def test_bad_configuration_is_refused(bad):
     with pytest.raises(ValueError):
         DedupConfig(**bad)
-
-
-from hypothesis import given, settings, strategies as st  # noqa: E402
 
 
 def _stream(seed_base):
@@ -226,7 +253,9 @@ def _stream(seed_base):
         if n % 7 == 0:
             out.append(out[-1])  # redelivery
         if n % 11 == 0:
-            out.append(page(f"p{n}", prose(seed_base + 500 + n, 100), t=float(n), site=f"{site}.com"))  # update
+            out.append(
+                page(f"p{n}", prose(seed_base + 500 + n, 100), t=float(n), site=f"{site}.com")
+            )  # update
     return out
 
 
@@ -240,7 +269,7 @@ def test_any_batching_gives_the_one_by_one_decisions(cuts, seed_base):
     for size in itertools.cycle(cuts):
         if i >= len(pages):
             break
-        got.extend(batched.process_batch(pages[i:i + size]))
+        got.extend(batched.process_batch(pages[i : i + size]))
         i += size
     assert got == expected
     assert {d.status for d in expected} == {"unique", "duplicate"}
@@ -252,7 +281,9 @@ def test_pages_before_a_files_first_date_have_no_time_and_stay():
     engine.process(page("a", text))  # no published_at, and the file has no clock yet
     times = [60.0 * i for i in range(6)] + [5 * DAY + 60.0 * i for i in range(6)]
     for i, t in enumerate(times):
-        engine.process(page(f"other{i}", prose(50 + i, 300), t=t, site=f"s{i % 2}"))  # the clock starts, moves 5 days
+        engine.process(
+            page(f"other{i}", prose(50 + i, 300), t=t, site=f"s{i % 2}")
+        )  # the clock starts, moves 5 days
     assert engine.index.get("a").event_time is None and "other0" not in engine.index
     assert engine.process(page("b", text, t=5 * DAY + 600)).duplicate_of == "a"
 
@@ -306,8 +337,10 @@ def test_state_keeps_buckets_exactly_as_they_were():
 
 
 def test_the_site_of_an_html_page_without_source_or_url_comes_from_its_head():
-    html = ('<html><head><link rel="canonical" href="https://www.example.org/a/b"></head>'
-            "<body><p>x</p></body></html>")
+    html = (
+        '<html><head><link rel="canonical" href="https://www.example.org/a/b"></head>'
+        "<body><p>x</p></body></html>"
+    )
     assert Page(id="p", html=html).site == "example.org"
     og = '<meta property="og:site_name" content="Daily Bugle">'
     assert Page(id="p", html=og + "<p>x</p>").site == "daily bugle"
@@ -318,8 +351,9 @@ def test_a_state_file_of_the_previous_format_is_migrated_and_decides_the_same():
     """tests/data/state-format-3.npz was saved by the version before band tables were merged
     (60 generated pages, bucket cap 2); the decisions file holds what that version decided for
     the next 30 pages after saving. Loaded now, the engine decides them the same."""
-    import orjson
     from pathlib import Path
+
+    import orjson
 
     from stream_lsh.core.page import page_from_dict
     from stream_lsh.state import load_state
@@ -339,5 +373,5 @@ def test_a_state_file_of_the_previous_format_is_migrated_and_decides_the_same():
 def test_a_state_file_of_an_unknown_format_is_refused_with_the_formats_read():
     engine = Deduplicator()
     header, arrays = export_state(engine)
-    with pytest.raises(ValueError, match="unsupported state format 99 .*reads 3 and 4"):
+    with pytest.raises(ValueError, match=r"unsupported state format 99 .*reads 3 and 4"):
         import_state(Deduplicator(), {**header, "format": 99}, arrays)

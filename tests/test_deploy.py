@@ -184,17 +184,23 @@ def _final_uid_gid() -> tuple[int, int]:
 def test_dockerfile_is_based_on_python_311_slim():
     args = _global_args()
     for stage in _stages():
-        image = re.sub(r"\$\{(\w+)\}|\$(\w+)", lambda m: args[m.group(1) or m.group(2)],
-                       stage[0][1].split()[0])
+        image = re.sub(
+            r"\$\{(\w+)\}|\$(\w+)", lambda m: args[m.group(1) or m.group(2)], stage[0][1].split()[0]
+        )
         assert image == "python:3.11-slim" or image.startswith("python:3.11-slim@"), image
 
 
 def test_dockerfile_installs_the_repository_with_pip():
     pip_install_here = re.compile(r"\bpip install (?:[^&;|]* )?\.(?:\s|$)")
-    build = next(stage for stage in _stages()
-                 if any(k == "RUN" and pip_install_here.search(rest) for k, rest in stage))
-    copied = {Path(src).as_posix().rstrip("/") for sources, _, flags in _copies(build) if "from" not in flags
-              for src in sources}
+    build = next(
+        stage for stage in _stages() if any(k == "RUN" and pip_install_here.search(rest) for k, rest in stage)
+    )
+    copied = {
+        Path(src).as_posix().rstrip("/")
+        for sources, _, flags in _copies(build)
+        if "from" not in flags
+        for src in sources
+    }
     project = PYPROJECT["project"]
     needed = {"pyproject.toml", project["readme"]}  # setuptools reads the readme while building
     packages = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
@@ -232,8 +238,12 @@ def test_dockerfile_runs_as_non_root_with_the_data_dir_as_volume():
     uid, gid = _final_uid_gid()
     assert uid != 0 and gid != 0
     data_dir = _env(final)["STREAM_LSH_DATA_DIR"]
-    volumes = [v for k, rest in final if k == "VOLUME"
-               for v in (json.loads(rest) if rest.startswith("[") else rest.split())]
+    volumes = [
+        v
+        for k, rest in final
+        if k == "VOLUME"
+        for v in (json.loads(rest) if rest.startswith("[") else rest.split())
+    ]
     assert data_dir in volumes
     # a fresh Docker volume copies the ownership of the image's directory: it must belong to the user
     owned = re.compile(rf"(-o|chown( -R)?) {uid}\b")
@@ -256,8 +266,11 @@ def _pattern_matches(path: str, pattern: str) -> bool:
     parts = path.split("/")
     if pattern.startswith("**/"):
         tail = pattern[3:].split("/")
-        return any(all(fnmatch.fnmatchcase(p, t) for p, t in zip(parts[i:i + len(tail)], tail))
-                   and len(parts[i:i + len(tail)]) == len(tail) for i in range(len(parts)))
+        return any(
+            all(fnmatch.fnmatchcase(p, t) for p, t in zip(parts[i : i + len(tail)], tail))
+            and len(parts[i : i + len(tail)]) == len(tail)
+            for i in range(len(parts))
+        )
     pieces = pattern.split("/")
     return len(parts) >= len(pieces) and all(fnmatch.fnmatchcase(p, q) for p, q in zip(parts, pieces))
 
@@ -277,12 +290,20 @@ def test_dockerignore_sends_what_the_dockerfile_copies_and_nothing_heavy():
                 continue
             for source in sources:
                 assert (ROOT / source).exists(), f"COPY {source}: no such file in the repository"
-                files = [source] if (ROOT / source).is_file() else [
-                    p.relative_to(ROOT).as_posix() for p in (ROOT / source).rglob("*.py")]
+                files = (
+                    [source]
+                    if (ROOT / source).is_file()
+                    else [p.relative_to(ROOT).as_posix() for p in (ROOT / source).rglob("*.py")]
+                )
                 kept = [f for f in files if not _ignored(f)]
                 assert kept, f"COPY {source}: .dockerignore leaves nothing of it in the build context"
-    for heavy in (".venv/bin/python", ".git/HEAD", "tests/test_deploy.py", "sample-pages.jsonl",
-                  "stream_lsh/__pycache__/cli.cpython-311.pyc"):
+    for heavy in (
+        ".venv/bin/python",
+        ".git/HEAD",
+        "tests/test_deploy.py",
+        "sample-pages.jsonl",
+        "stream_lsh/__pycache__/cli.cpython-311.pyc",
+    ):
         assert _ignored(heavy), f"{heavy} would be sent to the Docker build context"
 
 
@@ -301,9 +322,13 @@ def test_compose_runs_kafka_in_kraft_mode_with_fitting_replication(compose):
     assert set(env["KAFKA_PROCESS_ROLES"].split(",")) == {"broker", "controller"}
     assert env["CLUSTER_ID"] and env["KAFKA_CONTROLLER_QUORUM_VOTERS"].startswith(env["KAFKA_NODE_ID"] + "@")
     # one broker: no internal topic can ask for more replicas than that
-    for name in ("KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR", "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR",
-                 "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "KAFKA_DEFAULT_REPLICATION_FACTOR",
-                 "KAFKA_MIN_INSYNC_REPLICAS"):
+    for name in (
+        "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR",
+        "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR",
+        "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR",
+        "KAFKA_DEFAULT_REPLICATION_FACTOR",
+        "KAFKA_MIN_INSYNC_REPLICAS",
+    ):
         assert env[name] == "1", name
     assert env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
     assert kafka["healthcheck"]["test"]
@@ -346,15 +371,21 @@ def test_compose_worker_replicas_each_get_their_own_data_volume(compose):
     assert mounts == [None], f"the worker should mount one anonymous volume at {data_dir}, has {mounts}"
     assert "container_name" not in worker and "ports" not in worker  # both would break --scale
     settings = Settings.load(environ=_environ(worker["environment"]))
-    partitions = min(settings.stream.input_partitions, settings.stream.site_partitions, settings.stream.band_partitions,
-                     settings.stream.home_partitions)
+    partitions = min(
+        settings.stream.input_partitions,
+        settings.stream.site_partitions,
+        settings.stream.band_partitions,
+        settings.stream.home_partitions,
+    )
     assert 1 <= worker["deploy"]["replicas"] <= partitions
     assert int(str(worker["stop_grace_period"]).rstrip("s")) >= 30
 
 
 def test_compose_services_share_one_configuration(compose):
-    envs = {name: {k: v for k, v in _environ(svc["environment"]).items() if k.startswith(ENV_PREFIX)}
-            for name, svc in _stream_lsh_services(compose).items()}
+    envs = {
+        name: {k: v for k, v in _environ(svc["environment"]).items() if k.startswith(ENV_PREFIX)}
+        for name, svc in _stream_lsh_services(compose).items()
+    }
     assert set(envs) == {"topics", "worker", "produce"}
     assert len({json.dumps(env, sort_keys=True) for env in envs.values()}) == 1, envs
 
@@ -362,8 +393,11 @@ def test_compose_services_share_one_configuration(compose):
 def test_compose_broker_accepts_the_largest_records(compose):
     kafka_max = int(_environ(compose["services"]["kafka"]["environment"])["KAFKA_MESSAGE_MAX_BYTES"])
     settings = Settings.load(environ=_environ(compose["services"]["worker"]["environment"]))
-    topic_limits = [int(spec.config["max.message.bytes"]) for spec in topic_specs(settings)
-                    if "max.message.bytes" in spec.config]
+    topic_limits = [
+        int(spec.config["max.message.bytes"])
+        for spec in topic_specs(settings)
+        if "max.message.bytes" in spec.config
+    ]
     # unique-pages carries whole input pages, up to max_page_bytes each
     assert kafka_max >= max([settings.input.max_page_bytes, *topic_limits])
 
@@ -397,8 +431,13 @@ def test_compose_validates_against_the_compose_spec():
     exe = str(exe) if exe.exists() else shutil.which("check-jsonschema")
     if exe is None:
         pytest.skip("check-jsonschema is not installed (pip install 'check-jsonschema<0.38')")
-    result = subprocess.run([exe, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)],
-                            check=False, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [exe, "--builtin-schema", "vendor.compose-spec", str(COMPOSE)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -411,8 +450,10 @@ def test_every_stream_lsh_variable_named_in_deploy_files_is_a_setting():
 
 
 def test_compose_and_configmap_settings_load(compose, configmap):
-    sources = {f"compose service {name}": _environ(svc["environment"])
-               for name, svc in _stream_lsh_services(compose).items()}
+    sources = {
+        f"compose service {name}": _environ(svc["environment"])
+        for name, svc in _stream_lsh_services(compose).items()
+    }
     sources["ConfigMap"] = _environ(configmap)
     for where, env in sources.items():
         named = {key for key in env if key.startswith(ENV_PREFIX)}
@@ -429,8 +470,9 @@ def _rendered() -> list[dict[str, Any]] | None:
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         return None
-    result = subprocess.run([kubectl, "kustomize", str(K8S)], check=False, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [kubectl, "kustomize", str(K8S)], check=False, capture_output=True, text=True, timeout=120
+    )
     assert result.returncode == 0, result.stderr
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
 
@@ -467,8 +509,9 @@ def test_statefulset_pods(manifests, configmap):
     pod = spec["template"]["spec"]
     labels = spec["template"]["metadata"]["labels"]
     assert spec["selector"]["matchLabels"].items() <= labels.items()
-    partitions = min(int(configmap[f"STREAM_LSH_{stage}_PARTITIONS"])
-                     for stage in ("INPUT", "SITE", "BAND", "HOME"))
+    partitions = min(
+        int(configmap[f"STREAM_LSH_{stage}_PARTITIONS"]) for stage in ("INPUT", "SITE", "BAND", "HOME")
+    )
     assert 1 <= spec["replicas"] <= partitions
     assert pod["terminationGracePeriodSeconds"] >= 60  # Faust: finish the batch, commit, close RocksDB
     assert pod["enableServiceLinks"] is False  # Faust would read injected *_PORT variables as settings
@@ -497,8 +540,11 @@ def test_statefulset_probes_run_inside_the_pod(manifests, configmap):
 
 def test_topic_replication_fits_each_cluster(compose, configmap):
     # compose: one broker, so one replica (Kafka refuses more replicas than brokers)
-    brokers = [svc for svc in compose["services"].values()
-               if "broker" in str(svc.get("environment", {}).get("KAFKA_PROCESS_ROLES", ""))]
+    brokers = [
+        svc
+        for svc in compose["services"].values()
+        if "broker" in str(svc.get("environment", {}).get("KAFKA_PROCESS_ROLES", ""))
+    ]
     compose_settings = Settings.load(environ=_environ(compose["services"]["worker"]["environment"]))
     assert compose_settings.stream.replication_factor <= len(brokers) == 1
     # Kubernetes: a production cluster; one broker may fail without stopping producers (acks=all)
@@ -522,7 +568,7 @@ def test_headless_service_and_disruption_budget_select_the_workers(manifests):
 def test_kubernetes_manifests_validate_against_the_api_schemas(manifests):
     validator = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed")
     version = validator.latest_version()
-    for resource in (_rendered() or manifests):
+    for resource in _rendered() or manifests:
         validator.validate(resource, version, strict=True)  # raises ValidationError
 
 
@@ -551,8 +597,15 @@ def _cli_env(settings_env: dict[str, str]) -> dict[str, str]:
 
 
 def _stream_lsh(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "stream_lsh", *args], env=_cli_env(env), check=False,
-                          capture_output=True, text=True, timeout=180, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "stream_lsh", *args],
+        env=_cli_env(env),
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=ROOT,
+    )
 
 
 def _leader_topic_of_faust(app_id: str) -> str:
@@ -613,3 +666,14 @@ def test_compose_topics_service_against_a_broker(broker, compose):
     other_shape = {**env, "STREAM_LSH_BAND_PARTITIONS": str(settings.stream.band_partitions + 1)}
     reshaped = _stream_lsh(service["command"], other_shape)
     assert reshaped.returncode != 0 and "partitions" in reshaped.stderr, reshaped.stderr
+
+
+def test_ci_runs_exactly_the_readme_test_command():
+    """CI must run what a newcomer runs: the README's install-check-test line, verbatim."""
+    root = Path(__file__).parent.parent
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command = next(
+        line for line in readme.splitlines() if line.startswith("python3 -m venv") and "pytest" in line
+    )
+    assert command in (root / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert "ruff check" in command and "ruff format --check" in command

@@ -43,8 +43,14 @@ def test_hand_computed_example() -> None:
     # ARI = (2 - 16/15) / (4 - 16/15) = (14/15) / (44/15) = 14/44 = 7/22
     scores = pair_scores(_partition("aaabbc"), _partition("xxyyyz"))
     assert scores == PairScores(
-        precision=0.5, recall=0.5, f1=0.5, ari=pytest.approx(7 / 22),
-        true_pairs=4, predicted_pairs=4, correct_pairs=2, pages=6,
+        precision=0.5,
+        recall=0.5,
+        f1=0.5,
+        ari=pytest.approx(7 / 22),
+        true_pairs=4,
+        predicted_pairs=4,
+        correct_pairs=2,
+        pages=6,
     )
 
 
@@ -100,7 +106,6 @@ def test_scales_without_enumerating_pairs() -> None:
     scores = pair_scores(truth, predicted)
     assert scores.true_pairs == 4_000 * 1_225 and scores.predicted_pairs == 2_000 * 4_950
     assert scores.correct_pairs == scores.true_pairs and scores.precision == pytest.approx(0.4949, abs=1e-4)
-
 
 
 def test_predicted_clusters_from_decision_records() -> None:
@@ -159,7 +164,9 @@ def test_contingency_table_matches_pair_enumeration(pair: tuple[dict[str, str], 
     scores = pair_scores(truth, predicted)
     true_pairs, predicted_pairs, correct, ari = _brute_force(truth, predicted)
     assert (scores.true_pairs, scores.predicted_pairs, scores.correct_pairs) == (
-        true_pairs, predicted_pairs, correct,
+        true_pairs,
+        predicted_pairs,
+        correct,
     )
     assert scores.ari == pytest.approx(ari)
 
@@ -167,12 +174,14 @@ def test_contingency_table_matches_pair_enumeration(pair: tuple[dict[str, str], 
 def test_repeated_decisions_are_grouped_per_page_and_the_differing_ones_named():
     from stream_lsh.evaluation import decisions_by_page, repeats_that_differ
 
-    records = [{"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None, "similarity": None},
-               {"id": "b", "status": "duplicate", "cluster_id": "a", "duplicate_of": "a", "similarity": 0.9},
-               {"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None, "similarity": None},
-               {"id": "b", "status": "duplicate", "cluster_id": "a", "duplicate_of": "a", "similarity": 0.8},
-               {"id": "c", "status": "unique", "cluster_id": "c", "duplicate_of": None},
-               {"id": "c", "status": "duplicate", "cluster_id": "a", "duplicate_of": "b"}]
+    records = [
+        {"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None, "similarity": None},
+        {"id": "b", "status": "duplicate", "cluster_id": "a", "duplicate_of": "a", "similarity": 0.9},
+        {"id": "a", "status": "unique", "cluster_id": "a", "duplicate_of": None, "similarity": None},
+        {"id": "b", "status": "duplicate", "cluster_id": "a", "duplicate_of": "a", "similarity": 0.8},
+        {"id": "c", "status": "unique", "cluster_id": "c", "duplicate_of": None},
+        {"id": "c", "status": "duplicate", "cluster_id": "a", "duplicate_of": "b"},
+    ]
     by_page = decisions_by_page(records)
     assert [len(by_page[k]) for k in "abc"] == [2, 2, 2] and by_page["b"][1]["similarity"] == 0.8
     assert repeats_that_differ(by_page) == {"c": [("unique", "c", None), ("duplicate", "a", "b")]}

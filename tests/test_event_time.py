@@ -18,9 +18,10 @@ from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
 
 import orjson
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from conftest import prose
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.record import Delete, InputLine, parse_record, read_lines
 from stream_lsh.pipeline.local import LocalPipeline
@@ -74,23 +75,52 @@ def feeds(draw: st.DrawFn, *, outlets: bool = False) -> Feed:
             lines.append(orjson.dumps({"id": draw(st.sampled_from(ids)), "op": "delete"}))
             continue
         received += timedelta(minutes=draw(st.integers(0, 150)))
-        kind = draw(st.sampled_from(["dated", "dated", "dated", "same", "missing", "unreadable", "2099", "1970",
-                                     "0001", "hours-ahead", "days-late"]))
+        kind = draw(
+            st.sampled_from(
+                [
+                    "dated",
+                    "dated",
+                    "dated",
+                    "same",
+                    "missing",
+                    "unreadable",
+                    "2099",
+                    "1970",
+                    "0001",
+                    "hours-ahead",
+                    "days-late",
+                ]
+            )
+        )
         published = {
             "dated": received - timedelta(minutes=draw(st.integers(0, 180))),
             "same": received.replace(hour=0, minute=0, second=0),
             "hours-ahead": received + timedelta(hours=draw(st.integers(1, 6))),
             "days-late": received - timedelta(days=draw(st.integers(1, 4))),
         }.get(kind)
-        page_id = draw(st.sampled_from(ids)) if ids and draw(st.integers(0, 14)) == 0 else f"p{number}"  # a new version
+        page_id = (
+            draw(st.sampled_from(ids)) if ids and draw(st.integers(0, 14)) == 0 else f"p{number}"
+        )  # a new version
         ids.append(page_id)
         record: dict[str, object] = {"id": page_id, "source": draw(st.sampled_from(sites))}
         if published is not None:
-            record["published_at"] = written(published, draw(st.sampled_from(
-                ["iso", "offset", "rfc2822", "epoch", "epoch_ms", "date"] if kind != "same" else ["date"])))
+            record["published_at"] = written(
+                published,
+                draw(
+                    st.sampled_from(
+                        ["iso", "offset", "rfc2822", "epoch", "epoch_ms", "date"]
+                        if kind != "same"
+                        else ["date"]
+                    )
+                ),
+            )
         elif kind != "missing":
-            record["published_at"] = {"unreadable": "n/a", "2099": "2099-03-01T10:00:00Z",
-                                      "1970": "1970-01-01T00:00:00Z", "0001": "0001-01-01"}[kind]
+            record["published_at"] = {
+                "unreadable": "n/a",
+                "2099": "2099-03-01T10:00:00Z",
+                "1970": "1970-01-01T00:00:00Z",
+                "0001": "0001-01-01",
+            }[kind]
         story = draw(st.integers(-1, len(stories) - 1))
         if outlets and (record["source"], story) in carried:
             story = -1
@@ -99,8 +129,9 @@ def feeds(draw: st.DrawFn, *, outlets: bool = False) -> Feed:
             record["text"] = prose(5000 + number, 120)  # a story of its own
         else:  # a copy: trimmed, sometimes with a line of its own
             words = stories[story].split(" ")
-            record["text"] = " ".join(words[:len(words) * draw(st.integers(70, 100)) // 100]) + (
-                " " + prose(7000 + number, 12) if draw(st.booleans()) else "")
+            record["text"] = " ".join(words[: len(words) * draw(st.integers(70, 100)) // 100]) + (
+                " " + prose(7000 + number, 12) if draw(st.booleans()) else ""
+            )
         if outlets:  # the site's own prose, a block of its own on every page
             record["text"] = f"{record['text']}\n{prose(100 + sites.index(record['source']), 40)}"
         lines.append(orjson.dumps(record))
@@ -134,7 +165,9 @@ def stream_decisions(feed: Feed, config: DedupConfig, *, by_site: bool) -> dict[
     queues: dict[int, list[tuple[bytes, int]]] = defaultdict(list)
     for line, stamp in zip(feed.lines, stamps):
         site = InputLine(0, line, parse_record(line, MAX_BYTES)).site
-        partition = spread.site(site) if by_site else rng.randrange(feed.inputs)  # by_site: as produce sends them
+        partition = (
+            spread.site(site) if by_site else rng.randrange(feed.inputs)
+        )  # by_site: as produce sends them
         queues[partition].append((line, stamp))
     for partition in range(feed.inputs):
         if not queues[partition]:
@@ -170,7 +203,9 @@ def named(decision: dict) -> bytes:
     stream home learns as joins arrive (README, "What it decides"); who is clustered with whom,
     and every other field, must be the same."""
     cluster = decision["cluster_id"]
-    return orjson.dumps({**decision, "cluster_id": None if cluster is None else re.sub(r"#\d+$", "", cluster)})
+    return orjson.dumps(
+        {**decision, "cluster_id": None if cluster is None else re.sub(r"#\d+$", "", cluster)}
+    )
 
 
 def assert_same(stream: dict[str, list[dict]], batch: dict[str, list[dict]]) -> None:
@@ -179,11 +214,14 @@ def assert_same(stream: dict[str, list[dict]], batch: dict[str, list[dict]]) -> 
     assert stream.keys() == batch.keys(), "a page without a decision, or one that came from nowhere"
     for page_id, decisions in stream.items():
         assert len(decisions) == len(batch[page_id]), f"{page_id}: one decision per delivery"
-        assert Counter(map(named, decisions)) == Counter(map(named, batch[page_id])), \
+        assert Counter(map(named, decisions)) == Counter(map(named, batch[page_id])), (
             f"{page_id}: {decisions} in the stream, batch {batch[page_id]}"
+        )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(feeds())
 def test_any_mix_of_dates_any_interleaving_gives_the_batch_decisions_record_for_record(feed):
     """Without boilerplate learning every decision is batch's: status, cluster, match, similarity,
@@ -192,7 +230,9 @@ def test_any_mix_of_dates_any_interleaving_gives_the_batch_decisions_record_for_
     assert_same(stream_decisions(feed, config, by_site=False), batch_decisions(feed, config))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(feeds(outlets=True))
 def test_with_boilerplate_learning_too_when_each_site_comes_through_one_partition(feed):
     """With learning, a site's pages must reach its learner in file order: through one input
@@ -243,20 +283,39 @@ def test_batch_gives_the_same_decisions_whatever_day_it_runs(tmp_path):
         moment = START + timedelta(days=27) * i / len(pages)
         page.pop("date_publish", None)
         page["published_at"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    assert sum(page["published_at"] > "2026-11-25T10:00:00Z" for page in pages) > 20  # a day past the first "today"
+    assert (
+        sum(page["published_at"] > "2026-11-25T10:00:00Z" for page in pages) > 20
+    )  # a day past the first "today"
     source = tmp_path / "november.jsonl"
     source.write_bytes(b"".join(orjson.dumps(page) + b"\n" for page in pages))
     (tmp_path / "clock").mkdir()
     (tmp_path / "clock" / "sitecustomize.py").write_text(FAKE_CLOCK)
     runs = []
-    for today in (datetime(2026, 11, 24, 10, tzinfo=timezone.utc), datetime(2027, 11, 24, 10, tzinfo=timezone.utc)):
+    for today in (
+        datetime(2026, 11, 24, 10, tzinfo=timezone.utc),
+        datetime(2027, 11, 24, 10, tzinfo=timezone.utc),
+    ):
         out = tmp_path / f"decisions-{today.year}.jsonl"
-        env = {**os.environ, "FAKE_NOW": str(today.timestamp()),
-               "PYTHONPATH": os.pathsep.join([str(tmp_path / "clock"), *filter(None, [os.environ.get("PYTHONPATH")])])}
-        done = subprocess.run([sys.executable, "-c", "import datetime; print(datetime.datetime.now().year)"], env=env,
-                              capture_output=True, text=True, check=True)
+        env = {
+            **os.environ,
+            "FAKE_NOW": str(today.timestamp()),
+            "PYTHONPATH": os.pathsep.join(
+                [str(tmp_path / "clock"), *filter(None, [os.environ.get("PYTHONPATH")])]
+            ),
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", "import datetime; print(datetime.datetime.now().year)"],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         assert done.stdout.strip() == str(today.year)  # the process believes it
-        subprocess.run([sys.executable, "-m", "stream_lsh", "dedup", str(source), "-o", str(out)], env=env, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "stream_lsh", "dedup", str(source), "-o", str(out)],
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         runs.append(out.read_bytes())
     assert runs[0] == runs[1]

@@ -12,8 +12,8 @@ import time
 import orjson
 import pytest
 from aiokafka import AIOKafkaProducer
-
 from stream_helpers import follow_decisions, stream_settings
+
 from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.clock import FileClock
 from stream_lsh.core.dedup import Deduplicator
@@ -21,8 +21,8 @@ from stream_lsh.evaluation import pair_scores
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import FileFeeder
 from stream_lsh.stream.runner import Progress, Workers, run_stream
-from stream_lsh.synthetic import generate_corpus
 from stream_lsh.stream.topics import TopicNames, topic_specs
+from stream_lsh.synthetic import generate_corpus
 
 NOW_MS = 1_795_514_400_000  # 2026-11-24T10:00:00Z
 
@@ -37,8 +37,12 @@ async def test_a_worker_reports_a_page_whose_wait_nothing_ends(broker, tmp_path,
     producer = AIOKafkaProducer(bootstrap_servers=settings.stream.broker)
     await producer.start()
     try:
-        feeder = await FileFeeder.start(producer, names.input, clock=FileClock(max_future=86400, now_ms=NOW_MS))
-        fed = await feeder.send_record({"id": "stuck", "text": make_prose(5, 200), "published_at": "2026-11-24T10:00:00Z"})
+        feeder = await FileFeeder.start(
+            producer, names.input, clock=FileClock(max_future=86400, now_ms=NOW_MS)
+        )
+        fed = await feeder.send_record(
+            {"id": "stuck", "text": make_prose(5, 200), "published_at": "2026-11-24T10:00:00Z"}
+        )
         silent = sorted(set(range(settings.stream.input_partitions)) - {fed.partition})
         log, deadline, lines = pool.logs[0], time.monotonic() + 60, []
         while time.monotonic() < deadline and not lines:
@@ -56,7 +60,8 @@ async def test_a_worker_reports_a_page_whose_wait_nothing_ends(broker, tmp_path,
 
 @pytest.mark.parametrize("learning", [False, True])
 async def test_a_messy_feed_through_the_broker_gets_one_decision_per_page_and_the_batch_clusters(
-        broker, tmp_path, learning):
+    broker, tmp_path, learning
+):
     """generate --messy-dates, fed at once by run --feed (every input partition at once, records
     stamped with the file's clock): every page decided once, as batch decides it; without the
     learner record for record, with it the batch clusters (its flags shared between site
@@ -70,7 +75,11 @@ async def test_a_messy_feed_through_the_broker_gets_one_decision_per_page_and_th
     run_batch(lines, engine, out=summary_out, rejects=RejectSink(lambda: open(tmp_path / "rejects", "wb")))
     batch = {record["id"]: record for record in summary_out.records}
     assert max(progress.decided.values()) == 1 and progress.decisions.keys() == batch.keys()
-    assert {d["date_ignored"] for d in batch.values() if "date_ignored" in d} >= {"unreadable", "before_1990", "future"}
+    assert {d["date_ignored"] for d in batch.values() if "date_ignored" in d} >= {
+        "unreadable",
+        "before_1990",
+        "future",
+    }
     if not learning:
         assert progress.decisions == batch
     else:
@@ -95,14 +104,32 @@ async def test_a_file_dated_years_back_or_hours_ahead_is_kept_by_the_broker(brok
     ahead = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 3 * 3600))
 
     def file(name: str, date: str) -> list[bytes]:
-        return [orjson.dumps({"id": f"{name}{i}", "text": make_prose(i, 60), "published_at": date,
-                              "url": f"https://site{i % 2}.example/{name}{i}"}) for i in range(6)]
+        return [
+            orjson.dumps(
+                {
+                    "id": f"{name}{i}",
+                    "text": make_prose(i, 60),
+                    "published_at": date,
+                    "url": f"https://site{i % 2}.example/{name}{i}",
+                }
+            )
+            for i in range(6)
+        ]
 
     for lines in (file("old", "2019-03-01T10:00:00Z"), file("ahead", ahead)):
-        assert len(await feed_lines(settings.stream.broker, names.input, lines, clock=FileClock(max_future=86400))) == 6
+        assert (
+            len(
+                await feed_lines(
+                    settings.stream.broker, names.input, lines, clock=FileClock(max_future=86400)
+                )
+            )
+            == 6
+        )
     await asyncio.sleep(7)  # past a retention check of the test Kafka broker (every 5 s, from the start)
     tp = TopicPartition(names.input, 0)
-    consumer = AIOKafkaConsumer(bootstrap_servers=settings.stream.broker, group_id=None, auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=settings.stream.broker, group_id=None, auto_offset_reset="earliest"
+    )
     await consumer.start()
     try:
         consumer.assign([tp])
@@ -132,14 +159,25 @@ async def test_pages_from_a_transactional_producer_are_all_decided(kafka_broker,
     progress = Progress()
     reader = follow_decisions(settings.stream.broker, names.decisions, progress)
     pool = Workers(settings, settings.stream.broker, 1)
-    producer = AIOKafkaProducer(bootstrap_servers=settings.stream.broker, transactional_id=f"{settings.stream.app_id}-feed")
+    producer = AIOKafkaProducer(
+        bootstrap_servers=settings.stream.broker, transactional_id=f"{settings.stream.app_id}-feed"
+    )
     await producer.start()
     try:
         async with producer.transaction():
             for i in range(12):
-                page = {"id": f"tx{i}", "text": make_prose(i % 5, 120), "published_at": "2026-11-24T10:00:00Z"}
-                await producer.send(names.input, orjson.dumps(page), key=page["id"].encode(), partition=i % 4,
-                                    headers=[(CLOCK_HEADER, str(NOW_MS + i).encode())])
+                page = {
+                    "id": f"tx{i}",
+                    "text": make_prose(i % 5, 120),
+                    "published_at": "2026-11-24T10:00:00Z",
+                }
+                await producer.send(
+                    names.input,
+                    orjson.dumps(page),
+                    key=page["id"].encode(),
+                    partition=i % 4,
+                    headers=[(CLOCK_HEADER, str(NOW_MS + i).encode())],
+                )
         deadline = time.monotonic() + 60
         while len(progress.decisions) < 12 and time.monotonic() < deadline:
             pool.check()

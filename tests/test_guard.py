@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import orjson
 import pytest
-
 from stream_helpers import stream_settings
+
 from stream_lsh.core.prepare import Preparer
 from stream_lsh.pipeline.journal import StateMismatchError
 from stream_lsh.stream.app import state_guard
@@ -22,12 +22,19 @@ from stream_lsh.stream.worker import prepare
 
 def worker(settings, *flags: str, timeout: float = 60) -> subprocess.CompletedProcess:
     env = {**os.environ, **settings.to_environ()}
-    return subprocess.run([sys.executable, "-m", "stream_lsh", "worker", *flags], env=env, capture_output=True,
-                          text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "stream_lsh", "worker", *flags],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def test_a_worker_without_a_broker_says_so(tmp_path):
-    settings = stream_settings(SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path)  # nobody there
+    settings = stream_settings(
+        SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path
+    )  # nobody there
     result = worker(settings)
     assert result.returncode == 2, result.stderr
     assert "cannot reach a Kafka broker at" in result.stderr and "Traceback" not in result.stderr
@@ -54,15 +61,31 @@ def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(b
     env = {**os.environ, **settings.to_environ()}
 
     def topics(*flags: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "stream_lsh", "topics", *flags], env=env, capture_output=True,
-                              text=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-m", "stream_lsh", "topics", *flags],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     planned = [orjson.loads(line) for line in topics("--dry-run").stdout.splitlines()]
-    assert {t["name"] for t in planned} >= {settings.stream.input_topic, f"{settings.stream.app_id}-bands-state-changelog",
-                                             f"{settings.stream.app_id}-__assignor-__leader", f"{settings.stream.app_id}-guard"}
+    assert {t["name"] for t in planned} >= {
+        settings.stream.input_topic,
+        f"{settings.stream.app_id}-bands-state-changelog",
+        f"{settings.stream.app_id}-__assignor-__leader",
+        f"{settings.stream.app_id}-guard",
+    }
     first = topics()
-    assert first.returncode == 0 and f"{len(planned)} of {len(planned)} topics created" in first.stderr, first.stderr
+    assert first.returncode == 0 and f"{len(planned)} of {len(planned)} topics created" in first.stderr, (
+        first.stderr
+    )
     assert "0 of" in topics().stderr
-    other = subprocess.run([sys.executable, "-m", "stream_lsh", "topics"], capture_output=True, text=True,
-                           env={**env, "STREAM_LSH_BAND_PARTITIONS": "5"}, timeout=60)
+    other = subprocess.run(
+        [sys.executable, "-m", "stream_lsh", "topics"],
+        capture_output=True,
+        text=True,
+        env={**env, "STREAM_LSH_BAND_PARTITIONS": "5"},
+        timeout=60,
+    )
     assert other.returncode == 2 and "has 4 partitions, the settings say 5" in other.stderr, other.stderr

@@ -1,5 +1,6 @@
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_lsh.core.hashing import TokenHasher, combine, fmix64, xxh64_text
 
@@ -37,7 +38,9 @@ def test_fmix64_is_a_bijection_on_a_sample():
 from stream_lsh.core.hashing import words  # noqa: E402
 from stream_lsh.core.text import normalize  # noqa: E402
 
-_texty = st.lists(st.sampled_from(list("ab z'.-,\u00e9\u0416_1 \n\t") + ["don't", "u.s.", " -- "]), max_size=40).map("".join)
+_texty = st.lists(
+    st.sampled_from(list("ab z'.-,\u00e9\u0416_1 \n\t") + ["don't", "u.s.", " -- "]), max_size=40
+).map("".join)
 
 
 @given(st.lists(_texty, max_size=5))
@@ -62,7 +65,7 @@ def test_batched_word_hashes_equal_the_reference_on_any_unicode(texts):
     hasher = TokenHasher(seed=5)
     hashes, offsets = hasher.hash_words_batch(texts)
     for i, text in enumerate(texts):
-        assert np.array_equal(hashes[offsets[i]:offsets[i + 1]], hasher.hash_tokens(words(text))), text
+        assert np.array_equal(hashes[offsets[i] : offsets[i + 1]], hasher.hash_tokens(words(text))), text
 
 
 def test_huge_texts_are_hashed_in_pieces_with_the_same_result(monkeypatch):
@@ -74,4 +77,4 @@ def test_huge_texts_are_hashed_in_pieces_with_the_same_result(monkeypatch):
     monkeypatch.setattr(module, "_MAX_BLOB", 5_000)
     hashes, offsets = TokenHasher(seed=3).hash_words_batch(texts)
     for i, want in enumerate(expected):
-        assert np.array_equal(hashes[offsets[i]:offsets[i + 1]], want)
+        assert np.array_equal(hashes[offsets[i] : offsets[i + 1]], want)

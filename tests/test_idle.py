@@ -93,21 +93,32 @@ from stream_lsh.core.page import page_from_dict  # noqa: E402
 from stream_lsh.pipeline.local import LocalPipeline  # noqa: E402
 from stream_lsh.pipeline.routing import Layout  # noqa: E402
 
-STORY = ("The city council voted on Tuesday to expand the bus network to the northern suburbs, a plan that has "
-         "been debated for more than a decade. Supporters said the new routes would cut travel times.")
-OTHER = ("A severe storm swept across the coast overnight, bringing down trees and power lines in several towns. "
-         "Emergency services said that no one was hurt, but thousands of homes were left without power.")
-THIRD = ("The national team named three new players for the autumn matches, with the coach saying that he wanted "
-         "to give younger players a chance before the tournament begins next summer in the south.")
+STORY = (
+    "The city council voted on Tuesday to expand the bus network to the northern suburbs, a plan that has "
+    "been debated for more than a decade. Supporters said the new routes would cut travel times."
+)
+OTHER = (
+    "A severe storm swept across the coast overnight, bringing down trees and power lines in several towns. "
+    "Emergency services said that no one was hurt, but thousands of homes were left without power."
+)
+THIRD = (
+    "The national team named three new players for the autumn matches, with the coach saying that he wanted "
+    "to give younger players a chance before the tournament begins next summer in the south."
+)
 T = 1_795_514_400_000  # 2026-11-24T10:00:00Z, as a record timestamp
 
 
-@pytest.mark.parametrize("last_record", [
-    orjson.dumps({"id": "b", "text": STORY + " Again.", "published_at": "2099-01-01T00:00:00Z"}),  # a wrong year
-    orjson.dumps({"id": "b", "text": STORY + " Again."}),  # no date at all
-    orjson.dumps({"id": "a", "op": "delete"}),  # a retraction
-    b"{not json",  # a dead letter
-])
+@pytest.mark.parametrize(
+    "last_record",
+    [
+        orjson.dumps(
+            {"id": "b", "text": STORY + " Again.", "published_at": "2099-01-01T00:00:00Z"}
+        ),  # a wrong year
+        orjson.dumps({"id": "b", "text": STORY + " Again."}),  # no date at all
+        orjson.dumps({"id": "a", "op": "delete"}),  # a retraction
+        b"{not json",  # a dead letter
+    ],
+)
 def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partitions(last_record):
     """Wired as the worker wires it (app.py: Ingest.idle_after -> QuietInputs.heard, the idle
     timer -> Ingest.idle). Before the fix, a caught-up batch of partition 0 that held no dated page
@@ -119,12 +130,24 @@ def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partiti
 
     def batch(value: bytes, partition: int, stamp: int, caught_up: bool) -> None:
         messages_caught_up = {partition} if caught_up else set()
-        quiet.heard({partition: stamp}, {partition} & messages_caught_up)  # what the agent does, per its marks
+        quiet.heard(
+            {partition: stamp}, {partition} & messages_caught_up
+        )  # what the agent does, per its marks
         pipe.feed([value], partition=partition, caught_up=messages_caught_up, timestamps=[stamp])
 
-    batch(orjson.dumps({"id": "a", "text": STORY, "published_at": "2026-11-24T09:00:00Z"}), 0, T, caught_up=False)
+    batch(
+        orjson.dumps({"id": "a", "text": STORY, "published_at": "2026-11-24T09:00:00Z"}),
+        0,
+        T,
+        caught_up=False,
+    )
     batch(last_record, 0, T + 1, caught_up=True)
-    batch(orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"}), 1, T + 2, caught_up=True)
+    batch(
+        orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"}),
+        1,
+        T + 2,
+        caught_up=True,
+    )
     pipe.run()
     for _ in range(50):  # ten quiet seconds of the idle timer
         clock.now += 0.2
@@ -143,12 +166,21 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
     late and joins it (a founder swap, as batch never decides); withdrawn when partition 0 changes
     hands, the later copy waits for partition 0's new owner."""
     pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2), inputs=2)
-    pages = {"x": (OTHER, 0, T), "b": (STORY, 0, T + 2), "c": (STORY + " Again.", 1, T + 3), "y": (THIRD, 1, T + 4)}
+    pages = {
+        "x": (OTHER, 0, T),
+        "b": (STORY, 0, T + 2),
+        "c": (STORY + " Again.", 1, T + 3),
+        "y": (THIRD, 1, T + 4),
+    }
 
     def feed(page_id: str, caught_up: bool) -> None:
         text, partition, stamp = pages[page_id]
-        pipe.feed([orjson.dumps({"id": page_id, "text": text})], partition=partition,
-                  caught_up={partition} if caught_up else set(), timestamps=[stamp])
+        pipe.feed(
+            [orjson.dumps({"id": page_id, "text": text})],
+            partition=partition,
+            caught_up={partition} if caught_up else set(),
+            timestamps=[stamp],
+        )
         pipe.run()
 
     feed("x", caught_up=True)  # partition 0: idle after x
@@ -161,8 +193,12 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
     pipe.run()
     got = {value["id"]: (value["status"], value["duplicate_of"]) for _, value in pipe.outputs.decisions}
     engine = Deduplicator()
-    batch = {page_id: (d.status, d.duplicate_of) for page_id, d in
-             ((i, engine.process(page_from_dict({"id": i, "text": pages[i][0]}))) for i in ("x", "b", "c", "y"))}
+    batch = {
+        page_id: (d.status, d.duplicate_of)
+        for page_id, d in (
+            (i, engine.process(page_from_dict({"id": i, "text": pages[i][0]}))) for i in ("x", "b", "c", "y")
+        )
+    }
     assert batch["b"] == ("unique", None) and batch["c"] == ("duplicate", "b")
     if withdrawn:
         assert got == batch
@@ -172,12 +208,17 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
 
 # -- the guard: a wait nothing ends is reported with its page and its cause ----------------------
 
+
 def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits_for():
     """Input partition 0 never speaks (and no timer declares it): partition 1's page is held."""
     clock = Clock()
     pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2), inputs=2, clock=clock)
-    pipe.feed([orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"})], partition=1,
-              caught_up={1}, timestamps=[T])
+    pipe.feed(
+        [orjson.dumps({"id": "c", "text": OTHER, "published_at": "2026-11-24T10:00:00Z"})],
+        partition=1,
+        caught_up={1},
+        timestamps=[T],
+    )
     pipe.run()
     clock.now += 4.0
     assert pipe.stalled(5.0) == []  # not yet
@@ -187,7 +228,10 @@ def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits
     homes = [w for w in waits if w.stage == "homes"]
     assert bands and all(w.page_id == "c" and "waiting for input partitions 0" in w.waits_for for w in bands)
     assert [w.page_id for w in homes] == ["c"] and "band partitions" in homes[0].waits_for
-    assert "undecided for 6.0 s" in homes[0].describe() and "2026-11-24T10:00:00.000+00:00" in homes[0].describe()
+    assert (
+        "undecided for 6.0 s" in homes[0].describe()
+        and "2026-11-24T10:00:00.000+00:00" in homes[0].describe()
+    )
     assert pipe.stalled(5.0) == []  # reported once
     pipe.idle(0)
     pipe.run()

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_lsh.core.banding import Banding
 from stream_lsh.core.index import IndexEntry, LSHIndex
@@ -14,8 +15,12 @@ FP = SCHEME.fingerprint
 def entry(page_id, signature, event_time=0.0, content_hash=None):
     signature = np.asarray(signature, dtype=np.uint32)
     return IndexEntry(
-        id=page_id, signature=signature, band_keys=BANDING.band_keys(signature), cluster_id=page_id,
-        event_time=event_time, content_hash=hash(page_id) if content_hash is None else content_hash,
+        id=page_id,
+        signature=signature,
+        band_keys=BANDING.band_keys(signature),
+        cluster_id=page_id,
+        event_time=event_time,
+        content_hash=hash(page_id) if content_hash is None else content_hash,
         scheme=SCHEME.fingerprint,
     )
 
@@ -73,7 +78,11 @@ def test_scheme_and_banding_must_agree():
 
 
 operations = st.lists(
-    st.tuples(st.sampled_from(["insert", "remove"]), st.integers(0, 9), st.lists(st.integers(0, 2), min_size=8, max_size=8)),
+    st.tuples(
+        st.sampled_from(["insert", "remove"]),
+        st.integers(0, 9),
+        st.lists(st.integers(0, 2), min_size=8, max_size=8),
+    ),
     max_size=60,
 )
 

@@ -40,6 +40,7 @@ def resolve(path: str) -> Any:
         obj = getattr(obj, name)
     if getattr(obj, "__module__", None) == "stream_lsh.stream.fetch_wait":
         from stream_lsh.stream import fetch_wait
+
         originals = {"create_worker_consumer": fetch_wait._ORIGINAL, "getmany": fetch_wait._ORIGINAL_GETMANY}
         obj = originals[obj.__name__]
     return obj
@@ -47,26 +48,32 @@ def resolve(path: str) -> Any:
 
 # -- checks -----------------------------------------------------------------------------------
 
+
 def params(path: str, *expected: str) -> Callable[[], None]:
     """The function takes exactly these parameters, in this order."""
+
     def check() -> None:
         got = tuple(inspect.signature(resolve(path)).parameters)
         assert got == expected, f"{path} takes {got}, stream_lsh expects {expected}"
+
     return check
 
 
 def source_has(path: str, *snippets: str) -> Callable[[], None]:
     """The function's code still contains these (what stream_lsh's patch hooks into)."""
+
     def check() -> None:
         code = inspect.getsource(resolve(path))
         missing = [s for s in snippets if s not in code]
         assert not missing, f"{path} no longer contains {missing}"
+
     return check
 
 
 def same(path: str, other: str) -> Callable[[], None]:
     def check() -> None:
         assert resolve(path) is resolve(other), f"{path} is no longer {other} (overridden or replaced)"
+
     return check
 
 
@@ -76,27 +83,36 @@ def property_on(path: str, *, setter: bool = False) -> Callable[[], None]:
         found = inspect.getattr_static(resolve(owner), name)
         assert isinstance(found, property), f"{path} is a {type(found).__name__}, not a property"
         assert not setter or found.fset is not None, f"{path} has no setter"
+
     return check
 
 
 def with_app(check: Callable[[Any], Any], **options: str) -> Callable[[], None]:
     """``check(app)`` on a real faust App (never started), in an event loop of its own; the
     options are faust settings given as paths of the objects to pass."""
+
     def run() -> None:
         async def main() -> None:
             import faust
-            app = faust.App("stream-lsh-internals", broker="kafka://127.0.0.1:9",
-                            **{key: resolve(value) for key, value in options.items()})
+
+            app = faust.App(
+                "stream-lsh-internals",
+                broker="kafka://127.0.0.1:9",
+                **{key: resolve(value) for key, value in options.items()},
+            )
             result = check(app)
             if inspect.isawaitable(result):
                 await result
             app.consumer._thread.thread_loop.close()  # mode made it for the consumer's thread, never started
+
         asyncio.run(main())
+
     return run
 
 
 def with_aiokafka_consumer(check: Callable[[Any], None]) -> Callable[[], None]:
     """``check(consumer)`` on a real AIOKafkaConsumer, never started."""
+
     def run() -> None:
         async def main() -> None:
             consumer = resolve("aiokafka:AIOKafkaConsumer")(bootstrap_servers="127.0.0.1:9")
@@ -104,12 +120,15 @@ def with_aiokafka_consumer(check: Callable[[Any], None]) -> Callable[[], None]:
                 check(consumer)
             finally:
                 await consumer.stop()
+
         asyncio.run(main())
+
     return run
 
 
 def response_fields(prefix: str, module: str, *needed: str) -> Callable[[], None]:
     """Every version of an aiokafka protocol response has these fields in its ``to_object()``."""
+
     def paths(schema: Any, above: str = "") -> set[str]:
         found = set()
         for name, field in zip(schema.names, schema.fields):
@@ -120,17 +139,22 @@ def response_fields(prefix: str, module: str, *needed: str) -> Callable[[], None
         return found
 
     def check() -> None:
-        versions = {name: cls for name, cls in vars(importlib.import_module(module)).items()
-                    if name.startswith(prefix)}
+        versions = {
+            name: cls
+            for name, cls in vars(importlib.import_module(module)).items()
+            if name.startswith(prefix)
+        }
         assert versions, f"{module} has no {prefix}* classes"
         for name, cls in sorted(versions.items()):
             assert callable(getattr(cls, "to_object", None)), f"{name} has no to_object()"
             missing = sorted(set(needed) - paths(cls.SCHEMA))
             assert not missing, f"{name}.to_object() has no {missing}"
+
     return check
 
 
 # -- checks that need real objects ---------------------------------------------------------------
+
 
 async def worker_consumer_is_aiokafkas(app: Any) -> None:
     """The original builds an AIOKafkaConsumer whose _fetch_max_wait_ms the patch can overwrite."""
@@ -165,12 +189,14 @@ def consumer_thread(app: Any) -> None:
 def rewinding_transport(app: Any) -> None:
     """What app.py does: faust then builds its consumer from the transport's Consumer class."""
     from stream_lsh.stream.consumer import RewindingConsumer, RewindingTransport
+
     app.transport = RewindingTransport(app.conf.broker_consumer, app)
     assert isinstance(app.consumer, RewindingConsumer), f"app.consumer is a {type(app.consumer)!r}"
 
 
 def safe_table_manager(app: Any) -> None:
     from stream_lsh.stream.recovery import SafeRecovery, SafeTableManager
+
     assert type(app.tables) is SafeTableManager, f"app.tables is a {type(app.tables)!r}"
     recovery = app.tables.recovery
     assert type(recovery) is SafeRecovery, f"app.tables.recovery is a {type(recovery)!r}"
@@ -226,6 +252,7 @@ def current_event_is_a_weakref_slot() -> None:
 
 # -- the internals -----------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Internal:
     name: str  # what the library calls it
@@ -242,101 +269,252 @@ def internal(name: str, library: str, where: str, use: str, *checks: Callable[[]
 S = "stream_lsh/stream/"
 INTERNALS = [
     # fetch_wait.py: shorter fetch and drain waits
-    internal("AIOKafkaConsumerThread._create_worker_consumer", FAUST, S + "fetch_wait.py",
-             "replaces with a wrapper calling the original(self, transport)",
-             params(f"{FA}:AIOKafkaConsumerThread._create_worker_consumer", "self", "transport"),
-             with_app(worker_consumer_is_aiokafkas)),
-    internal("AIOKafkaConsumer._fetch_max_wait_ms", AIOKAFKA, S + "fetch_wait.py",
-             "overwrites after construction (read when the consumer starts)",
-             with_aiokafka_consumer(fetch_wait_slot),
-             source_has("aiokafka:AIOKafkaConsumer.start", "self._fetch_max_wait_ms")),
-    internal("Consumer.getmany", FAUST, S + "fetch_wait.py",
-             "replaces on faust.transport.consumer.Consumer, calling the original(self, timeout=...)",
-             params(f"{FC}:Consumer.getmany", "self", "timeout"),
-             same(f"{FA}:Consumer.getmany", f"{FC}:Consumer.getmany")),
-    internal("Consumer._drain_messages", FAUST, S + "fetch_wait.py",
-             "relies on its calling self.getmany (the patched one)",
-             source_has(f"{FC}:Consumer._drain_messages", "self.getmany")),
+    internal(
+        "AIOKafkaConsumerThread._create_worker_consumer",
+        FAUST,
+        S + "fetch_wait.py",
+        "replaces with a wrapper calling the original(self, transport)",
+        params(f"{FA}:AIOKafkaConsumerThread._create_worker_consumer", "self", "transport"),
+        with_app(worker_consumer_is_aiokafkas),
+    ),
+    internal(
+        "AIOKafkaConsumer._fetch_max_wait_ms",
+        AIOKAFKA,
+        S + "fetch_wait.py",
+        "overwrites after construction (read when the consumer starts)",
+        with_aiokafka_consumer(fetch_wait_slot),
+        source_has("aiokafka:AIOKafkaConsumer.start", "self._fetch_max_wait_ms"),
+    ),
+    internal(
+        "Consumer.getmany",
+        FAUST,
+        S + "fetch_wait.py",
+        "replaces on faust.transport.consumer.Consumer, calling the original(self, timeout=...)",
+        params(f"{FC}:Consumer.getmany", "self", "timeout"),
+        same(f"{FA}:Consumer.getmany", f"{FC}:Consumer.getmany"),
+    ),
+    internal(
+        "Consumer._drain_messages",
+        FAUST,
+        S + "fetch_wait.py",
+        "relies on its calling self.getmany (the patched one)",
+        source_has(f"{FC}:Consumer._drain_messages", "self.getmany"),
+    ),
     # consumer.py: rewinding partitions never committed
-    internal("faust.transport.drivers.aiokafka.Consumer.seek_to_committed", FAUST, S + "consumer.py",
-             "subclasses and overrides (calling super(); faust's perform_seek must call it)",
-             params(f"{FA}:Consumer.seek_to_committed", "self"),
-             source_has(f"{FC}:Consumer.perform_seek", "self.seek_to_committed()")),
-    internal("Consumer._is_changelog_tp", FAUST, S + "consumer.py", "calls with (tp)",
-             params(f"{FC}:Consumer._is_changelog_tp", "self", "tp")),
+    internal(
+        "faust.transport.drivers.aiokafka.Consumer.seek_to_committed",
+        FAUST,
+        S + "consumer.py",
+        "subclasses and overrides (calling super(); faust's perform_seek must call it)",
+        params(f"{FA}:Consumer.seek_to_committed", "self"),
+        source_has(f"{FC}:Consumer.perform_seek", "self.seek_to_committed()"),
+    ),
+    internal(
+        "Consumer._is_changelog_tp",
+        FAUST,
+        S + "consumer.py",
+        "calls with (tp)",
+        params(f"{FC}:Consumer._is_changelog_tp", "self", "tp"),
+    ),
     internal("Consumer._thread", FAUST, S + "consumer.py", "reads", with_app(consumer_thread)),
-    internal("AIOKafkaConsumerThread._ensure_consumer", FAUST, S + "consumer.py", "calls with ()",
-             params(f"{FA}:AIOKafkaConsumerThread._ensure_consumer", "self")),
-    internal("QueueServiceThread.call_thread", MODE, S + "consumer.py",
-             "calls on faust's consumer thread with (fun, *args)",
-             params(f"{FA}:AIOKafkaConsumerThread.call_thread", "self", "fun", "args", "kwargs")),
-    internal("faust.transport.drivers.aiokafka.Transport.Consumer", FAUST, S + "consumer.py app.py",
-             "subclasses the transport, sets its Consumer class, builds it with (url, app) and assigns "
-             "app.transport",
-             same(f"{FA}:Transport.Consumer", f"{FA}:Consumer"),
-             property_on("faust:App.transport", setter=True),
-             with_app(rewinding_transport)),
+    internal(
+        "AIOKafkaConsumerThread._ensure_consumer",
+        FAUST,
+        S + "consumer.py",
+        "calls with ()",
+        params(f"{FA}:AIOKafkaConsumerThread._ensure_consumer", "self"),
+    ),
+    internal(
+        "QueueServiceThread.call_thread",
+        MODE,
+        S + "consumer.py",
+        "calls on faust's consumer thread with (fun, *args)",
+        params(f"{FA}:AIOKafkaConsumerThread.call_thread", "self", "fun", "args", "kwargs"),
+    ),
+    internal(
+        "faust.transport.drivers.aiokafka.Transport.Consumer",
+        FAUST,
+        S + "consumer.py app.py",
+        "subclasses the transport, sets its Consumer class, builds it with (url, app) and assigns "
+        "app.transport",
+        same(f"{FA}:Transport.Consumer", f"{FA}:Consumer"),
+        property_on("faust:App.transport", setter=True),
+        with_app(rewinding_transport),
+    ),
     # app.py
-    internal("Consumer._committed_offset", FAUST, S + "app.py", "reads (.get(tp)), as faust's seek sets it",
-             with_app(committed_offsets),
-             source_has(f"{FC}:Consumer.perform_seek", "self._committed_offset")),
-    internal("App(TableManager=...)", FAUST, S + "app.py", "passes SafeTableManager as a setting",
-             with_app(safe_table_manager, TableManager="stream_lsh.stream.recovery:SafeTableManager")),
-    internal("Producer.send", FAUST, S + "app.py",
-             "calls with six positional arguments (topic, key, value, partition, timestamp, headers)",
-             params(f"{FA}:Producer.send", "self", "topic", "key", "value", "partition", "timestamp",
-                    "headers",
-                    "transactional_id")),
+    internal(
+        "Consumer._committed_offset",
+        FAUST,
+        S + "app.py",
+        "reads (.get(tp)), as faust's seek sets it",
+        with_app(committed_offsets),
+        source_has(f"{FC}:Consumer.perform_seek", "self._committed_offset"),
+    ),
+    internal(
+        "App(TableManager=...)",
+        FAUST,
+        S + "app.py",
+        "passes SafeTableManager as a setting",
+        with_app(safe_table_manager, TableManager="stream_lsh.stream.recovery:SafeTableManager"),
+    ),
+    internal(
+        "Producer.send",
+        FAUST,
+        S + "app.py",
+        "calls with six positional arguments (topic, key, value, partition, timestamp, headers)",
+        params(
+            f"{FA}:Producer.send",
+            "self",
+            "topic",
+            "key",
+            "value",
+            "partition",
+            "timestamp",
+            "headers",
+            "transactional_id",
+        ),
+    ),
     # recovery.py: true changelog ends, no input dropped after recovery
-    internal("Recovery._build_highwaters", FAUST, S + "recovery.py",
-             "overrides, calling super() with a consumer view whose highwaters() is replaced",
-             params("faust.tables.recovery:Recovery._build_highwaters",
-                    "self", "consumer", "tps", "destination", "title"),
-             source_has("faust.tables.recovery:Recovery._build_highwaters", "consumer.highwaters(")),
-    internal("Service.crash", MODE, S + "recovery.py", "overrides on Recovery, calling super()",
-             params("faust.tables.recovery:Recovery.crash", "self", "reason")),
-    internal("Recovery.on_recovery_completed", FAUST, S + "recovery.py", "overrides, calling super()",
-             params("faust.tables.recovery:Recovery.on_recovery_completed", "self", "generation_id")),
-    internal("TableManager.recovery / TableManager._recovery", FAUST, S + "recovery.py",
-             "overrides the property, filling faust's _recovery slot",
-             property_on("faust.tables:TableManager.recovery"), with_app(recovery_slot)),
-    internal("Recovery(app, tables, beacon=, loop=)", FAUST, S + "recovery.py", "constructs",
-             with_app(recovery_built_as_stream_lsh_does)),
-    internal("faust.transport.drivers.aiokafka.server_list", FAUST, S + "recovery.py",
-             "imports and calls with (urls, default_port)",
-             params(f"{FA}:server_list", "urls", "default_port")),
-    internal("faust.transport.drivers.aiokafka.credentials_to_aiokafka_auth", FAUST, S + "recovery.py",
-             "imports and calls with (credentials, ssl_context)",
-             params(f"{FA}:credentials_to_aiokafka_auth", "credentials", "ssl_context")),
-    internal("Transport.url / Transport.default_port", FAUST, S + "recovery.py", "reads",
-             with_app(transport_address)),
+    internal(
+        "Recovery._build_highwaters",
+        FAUST,
+        S + "recovery.py",
+        "overrides, calling super() with a consumer view whose highwaters() is replaced",
+        params(
+            "faust.tables.recovery:Recovery._build_highwaters",
+            "self",
+            "consumer",
+            "tps",
+            "destination",
+            "title",
+        ),
+        source_has("faust.tables.recovery:Recovery._build_highwaters", "consumer.highwaters("),
+    ),
+    internal(
+        "Service.crash",
+        MODE,
+        S + "recovery.py",
+        "overrides on Recovery, calling super()",
+        params("faust.tables.recovery:Recovery.crash", "self", "reason"),
+    ),
+    internal(
+        "Recovery.on_recovery_completed",
+        FAUST,
+        S + "recovery.py",
+        "overrides, calling super()",
+        params("faust.tables.recovery:Recovery.on_recovery_completed", "self", "generation_id"),
+    ),
+    internal(
+        "TableManager.recovery / TableManager._recovery",
+        FAUST,
+        S + "recovery.py",
+        "overrides the property, filling faust's _recovery slot",
+        property_on("faust.tables:TableManager.recovery"),
+        with_app(recovery_slot),
+    ),
+    internal(
+        "Recovery(app, tables, beacon=, loop=)",
+        FAUST,
+        S + "recovery.py",
+        "constructs",
+        with_app(recovery_built_as_stream_lsh_does),
+    ),
+    internal(
+        "faust.transport.drivers.aiokafka.server_list",
+        FAUST,
+        S + "recovery.py",
+        "imports and calls with (urls, default_port)",
+        params(f"{FA}:server_list", "urls", "default_port"),
+    ),
+    internal(
+        "faust.transport.drivers.aiokafka.credentials_to_aiokafka_auth",
+        FAUST,
+        S + "recovery.py",
+        "imports and calls with (credentials, ssl_context)",
+        params(f"{FA}:credentials_to_aiokafka_auth", "credentials", "ssl_context"),
+    ),
+    internal(
+        "Transport.url / Transport.default_port",
+        FAUST,
+        S + "recovery.py",
+        "reads",
+        with_app(transport_address),
+    ),
     # state.py: journal rows written for the right partition, and awaited
-    internal("faust.streams._current_event", FAUST, S + "state.py",
-             "imports, sets to weakref.ref(event) and resets", current_event_is_a_weakref_slot),
-    internal("Table.send_changelog", FAUST, S + "state.py",
-             "overrides (keeping the future it returns); table writes must go through it",
-             params("faust:Table.send_changelog", "self", "partition", "key", "value", "key_serializer",
-                    "value_serializer"),
-             source_has("faust.tables.table:Table.on_key_set", "self.send_changelog("),
-             source_has("faust.tables.table:Table.on_key_del", "self.send_changelog(")),
-    internal("rocksdb Store._db_for_partition", FAUST, S + "state.py", "calls with (partition)",
-             params("faust.stores.rocksdb:Store._db_for_partition", "self", "partition")),
+    internal(
+        "faust.streams._current_event",
+        FAUST,
+        S + "state.py",
+        "imports, sets to weakref.ref(event) and resets",
+        current_event_is_a_weakref_slot,
+    ),
+    internal(
+        "Table.send_changelog",
+        FAUST,
+        S + "state.py",
+        "overrides (keeping the future it returns); table writes must go through it",
+        params(
+            "faust:Table.send_changelog",
+            "self",
+            "partition",
+            "key",
+            "value",
+            "key_serializer",
+            "value_serializer",
+        ),
+        source_has("faust.tables.table:Table.on_key_set", "self.send_changelog("),
+        source_has("faust.tables.table:Table.on_key_del", "self.send_changelog("),
+    ),
+    internal(
+        "rocksdb Store._db_for_partition",
+        FAUST,
+        S + "state.py",
+        "calls with (partition)",
+        params("faust.stores.rocksdb:Store._db_for_partition", "self", "partition"),
+    ),
     internal("Producer.buffer", FAUST, S + "state.py", "reads", with_app(producer_buffer)),
-    internal("Service.crashed / Service.crash_reason", MODE, S + "state.py",
-             "reads on faust's ProducerBuffer", with_app(buffer_crash_state)),
+    internal(
+        "Service.crashed / Service.crash_reason",
+        MODE,
+        S + "state.py",
+        "reads on faust's ProducerBuffer",
+        with_app(buffer_crash_state),
+    ),
     # client.py, admin.py
-    internal("AIOKafkaConsumer._client.force_metadata_update", AIOKAFKA, S + "client.py", "calls with ()",
-             with_aiokafka_consumer(client_of),
-             params("aiokafka.client:AIOKafkaClient.force_metadata_update", "self")),
-    internal("CreateTopicsResponse.to_object()['topic_errors']", AIOKAFKA, S + "admin.py",
-             "reads topic, error_code (and error_message if there) from create_topics' response",
-             response_fields("CreateTopicsResponse_v", "aiokafka.protocol.admin",
-                             "topic_errors.topic", "topic_errors.error_code")),
-    internal("MetadataResponse.to_object()['topics'] (describe_topics)", AIOKAFKA,
-             S + "admin.py", "reads topic, error_code, partitions[].leader",
-             response_fields("MetadataResponse_v", "aiokafka.protocol.metadata",
-                             "topics.topic", "topics.error_code", "topics.partitions",
-                             "topics.partitions.leader")),
+    internal(
+        "AIOKafkaConsumer._client.force_metadata_update",
+        AIOKAFKA,
+        S + "client.py",
+        "calls with ()",
+        with_aiokafka_consumer(client_of),
+        params("aiokafka.client:AIOKafkaClient.force_metadata_update", "self"),
+    ),
+    internal(
+        "CreateTopicsResponse.to_object()['topic_errors']",
+        AIOKAFKA,
+        S + "admin.py",
+        "reads topic, error_code (and error_message if there) from create_topics' response",
+        response_fields(
+            "CreateTopicsResponse_v",
+            "aiokafka.protocol.admin",
+            "topic_errors.topic",
+            "topic_errors.error_code",
+        ),
+    ),
+    internal(
+        "MetadataResponse.to_object()['topics'] (describe_topics)",
+        AIOKAFKA,
+        S + "admin.py",
+        "reads topic, error_code, partitions[].leader",
+        response_fields(
+            "MetadataResponse_v",
+            "aiokafka.protocol.metadata",
+            "topics.topic",
+            "topics.error_code",
+            "topics.partitions",
+            "topics.partitions.leader",
+        ),
+    ),
 ]
 
 
@@ -346,7 +524,8 @@ def test_internal_keeps_the_shape_stream_lsh_relies_on(entry: Internal) -> None:
         try:
             check()
             continue
-        except Exception as error:  # noqa: BLE001 - AttributeError, TypeError, ImportError...: "changed"
+        except Exception as error:
             failure = f"{type(error).__name__}: {error}"
-        pytest.fail(f"{entry.library} changed {entry.name}, which {entry.where} {entry.use}: {failure}",
-                    pytrace=False)
+        pytest.fail(
+            f"{entry.library} changed {entry.name}, which {entry.where} {entry.use}: {failure}", pytrace=False
+        )

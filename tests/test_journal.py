@@ -14,15 +14,15 @@ from datetime import datetime, timedelta, timezone
 
 import orjson
 import pytest
+from crashing_pipeline import CrashingPipeline
+from stream_helpers import batch_reference
 
-from stream_lsh.core.dedup import DedupConfig, Deduplicator
+from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.pipeline.journal import Journal, StateMismatchError
 from stream_lsh.pipeline.local import LocalPipeline
-from crashing_pipeline import CrashingPipeline
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.routing import Layout
 from stream_lsh.synthetic import generate_corpus
-from stream_helpers import batch_reference
 
 LAYOUT = Layout(3, 4, 3)
 
@@ -49,7 +49,9 @@ def test_restarting_partitions_one_page_at_a_time_changes_no_decision(corpus):
         for stage, partition in rng.sample(every_partition(pipe), 2):
             pipe.restart(stage, partition)
     assert decisions(pipe) == batch_reference(corpus)
-    assert all(j.generation > 0 for j in pipe.journals.values()), "compaction never ran: the test would not cover it"
+    assert all(j.generation > 0 for j in pipe.journals.values()), (
+        "compaction never ran: the test would not cover it"
+    )
 
 
 @pytest.mark.parametrize("inputs", [None, 1])  # 1: watermarks, probes held at the band partitions
@@ -60,9 +62,11 @@ def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed, inputs):
     runs = []
     for crash in (False, True):
         schedule, crashes = random.Random(seed), random.Random(100 + seed)
-        pipe = LocalPipeline(DedupConfig(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000, inputs=inputs)
+        pipe = LocalPipeline(
+            DedupConfig(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000, inputs=inputs
+        )
         for start in range(0, len(lines), 30):
-            pipe.feed(lines[start:start + 30])
+            pipe.feed(lines[start : start + 30])
             for _ in range(schedule.randint(0, 60)):
                 pipe.step()
                 if crash and crashes.random() < 0.1:
@@ -93,7 +97,7 @@ def run_with_kills(pages: list[dict], seed: int, *, lose_after_kill: bool = Fals
 
     lines = [orjson.dumps(record) for record in pages]
     for start in range(0, len(lines), 10):
-        pipe.feed(lines[start:start + 10])
+        pipe.feed(lines[start : start + 10])
         for _ in range(rng.randint(0, 40)):
             pipe.step()
         if rng.random() < 0.3:
@@ -149,12 +153,18 @@ def test_snapshot_restore_is_exact_for_every_stage(corpus, inputs):
 @pytest.mark.parametrize("inputs", [None, 1])
 def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus, inputs):
     """Replay hands a segment's batches to the stage one by one, live may have handled them as one."""
-    pipe = LocalPipeline(DedupConfig(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40,
-                         inputs=inputs)
+    pipe = LocalPipeline(
+        DedupConfig(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40, inputs=inputs
+    )
     pipe.feed([orjson.dumps(record) for record in corpus])
     pipe.run()
     for (stage, partition), rows in pipe.rows.items():
-        batches = [records for key, value in sorted(rows.items()) if key[4:5] == b"j" for records in orjson.loads(value)]
+        batches = [
+            records
+            for key, value in sorted(rows.items())
+            if key[4:5] == b"j"
+            for records in orjson.loads(value)
+        ]
         one_by_one, whole = pipe._make[stage](partition), pipe._make[stage](partition)
         for records in batches:
             one_by_one.handle(records)

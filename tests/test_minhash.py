@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_lsh.core.minhash import MinHasher, agreement, signature_matrix
 
@@ -20,8 +21,12 @@ def test_signature_matrix_validates_rows():
 
 def test_signatures_are_deterministic_from_the_seed():
     shingles = np.arange(1, 200, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
-    assert np.array_equal(MinHasher(64, seed=5).signature(shingles), MinHasher(64, seed=5).signature(shingles))
-    assert not np.array_equal(MinHasher(64, seed=5).signature(shingles), MinHasher(64, seed=6).signature(shingles))
+    assert np.array_equal(
+        MinHasher(64, seed=5).signature(shingles), MinHasher(64, seed=5).signature(shingles)
+    )
+    assert not np.array_equal(
+        MinHasher(64, seed=5).signature(shingles), MinHasher(64, seed=6).signature(shingles)
+    )
     assert MinHasher(64).signature(shingles).dtype == np.uint32
 
 
@@ -35,7 +40,7 @@ def _pair_with_jaccard(rng, jaccard, union_size):
     """Two sets of random 64-bit values whose Jaccard similarity is exactly round(j*u)/u."""
     values = np.unique(rng.integers(0, 2**63, size=union_size * 2, dtype=np.uint64))[:union_size]
     rng.shuffle(values)
-    shared = int(round(jaccard * union_size))
+    shared = round(jaccard * union_size)
     rest = values[shared:]
     half = rest.size // 2
     a = np.concatenate([values[:shared], rest[:half]])

@@ -11,16 +11,31 @@ def test_minimal_page():
 
 
 def test_all_fields_and_integer_id():
-    page = page_from_dict({"id": 7, "html": "<p>x</p>", "url": "https://www.example.com/a", "title": "T",
-                           "published_at": "2026-03-01T12:00:00Z", "lang": "en"})
+    page = page_from_dict(
+        {
+            "id": 7,
+            "html": "<p>x</p>",
+            "url": "https://www.example.com/a",
+            "title": "T",
+            "published_at": "2026-03-01T12:00:00Z",
+            "lang": "en",
+        }
+    )
     assert page.id == "7" and page.html == "<p>x</p>" and page.lang == "en"
     assert page.published_at == read_date("2026-03-01T13:00:00+01:00").seconds
     assert page.site == "example.com"
 
 
 def test_news_please_names():
-    page = page_from_dict({"id": "n", "maintext": "body", "date_publish": "2017-07-17 17:03:00",
-                           "source_domain": "www.rt.com", "language": "en"})
+    page = page_from_dict(
+        {
+            "id": "n",
+            "maintext": "body",
+            "date_publish": "2017-07-17 17:03:00",
+            "source_domain": "www.rt.com",
+            "language": "en",
+        }
+    )
     assert page.text == "body" and page.source == "www.rt.com" and page.lang == "en"
     assert page.published_at == read_date("2017-07-17T17:03:00Z").seconds
 
@@ -39,16 +54,19 @@ def test_empty_text_is_a_valid_page():
     assert page_from_dict({"id": "a", "text": ""}).text == ""
 
 
-@pytest.mark.parametrize("record, code", [
-    ({"text": "x"}, "missing_id"),
-    ({"id": None, "text": "x"}, "missing_id"),
-    ({"id": "", "text": "x"}, "bad_id"),
-    ({"id": True, "text": "x"}, "bad_id"),
-    ({"id": ["a"], "text": "x"}, "bad_id"),
-    ({"id": "a"}, "missing_body"),
-    ({"id": "a", "text": 5}, "bad_field"),
-    ([1, 2], "not_an_object"),
-])
+@pytest.mark.parametrize(
+    "record, code",
+    [
+        ({"text": "x"}, "missing_id"),
+        ({"id": None, "text": "x"}, "missing_id"),
+        ({"id": "", "text": "x"}, "bad_id"),
+        ({"id": True, "text": "x"}, "bad_id"),
+        ({"id": ["a"], "text": "x"}, "bad_id"),
+        ({"id": "a"}, "missing_body"),
+        ({"id": "a", "text": 5}, "bad_field"),
+        ([1, 2], "not_an_object"),
+    ],
+)
 def test_bad_pages_say_why(record, code):
     with pytest.raises(PageError) as caught:
         page_from_dict(record)

@@ -15,8 +15,8 @@ import pytest
 
 from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
-from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.page import page_from_dict
+from stream_lsh.core.prepare import Preparer
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.gather import Gather
 from stream_lsh.pipeline.ingest import Ingest, Message
@@ -78,7 +78,7 @@ def test_any_interleaving_gives_one_decision_per_page_and_the_batch_clusters(cor
     pipe = LocalPipeline(DedupConfig(), Layout(3, 4, 3), rng=rng)
     lines = [orjson.dumps(record) for record in corpus]
     for start in range(0, len(lines), 40):  # pages keep coming while earlier ones are in flight
-        pipe.feed(lines[start:start + 40])
+        pipe.feed(lines[start : start + 40])
         for _ in range(rng.randint(0, 80)):
             pipe.step()
     pipe.run()
@@ -100,8 +100,10 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
     two = next(s for s in sources if layout.site(s) == 1)
     for order in ([0, 1], [1, 0]):
         pipe = LocalPipeline(DedupConfig(), layout)
-        copies = [page("late-a", STORY, "2026-03-01T12:05:00Z", source=one),
-                  page("early-b", STORY + " Extra line.", "2026-03-01T12:00:00Z", source=two)]
+        copies = [
+            page("late-a", STORY, "2026-03-01T12:05:00Z", source=one),
+            page("early-b", STORY + " Extra line.", "2026-03-01T12:00:00Z", source=two),
+        ]
         received = [at("2026-03-01T12:05:00Z"), at("2026-03-01T12:00:00Z")]
         pipe.feed([copies[i] for i in order], timestamps=[received[i] for i in order])
         pipe.drain("sites")
@@ -116,7 +118,10 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
 
 def test_a_copy_decided_before_the_next_arrives_stays_first_as_in_batch():
     pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4))
-    for record in (page("late-a", STORY, "2026-03-01T12:05:00Z"), page("early-b", STORY, "2026-03-01T12:00:00Z")):
+    for record in (
+        page("late-a", STORY, "2026-03-01T12:05:00Z"),
+        page("early-b", STORY, "2026-03-01T12:00:00Z"),
+    ):
         pipe.feed([record])
         pipe.run()
     assert [d["status"] for d in decisions(pipe)] == ["unique", "duplicate"]
@@ -166,8 +171,10 @@ def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
     config = DedupConfig(ttl=3600.0)
     pipe = LocalPipeline(config, Layout(2, 3, 2))
     noon, two = at("2026-03-01T12:00:00Z"), at("2026-03-01T14:00:00Z")
-    pipe.feed([page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)],
-              timestamps=[noon + i for i in range(3)])
+    pipe.feed(
+        [page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)],
+        timestamps=[noon + i for i in range(3)],
+    )
     pipe.run()
     held = sum(len(shard) for shard in pipe.stages["bands"])
     pipe.feed([page("new", STORY, "2026-03-01T14:00:00Z")], timestamps=[two])
@@ -175,22 +182,40 @@ def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
     assert decisions(pipe)[-1]["status"] == "unique"
     assert sum(len(shard) for shard in pipe.stages["bands"]) < held
     # a home forgets a decided page once every band partition's clock has passed its window
-    pipe.feed([page(f"later-{i}", f"{OTHER} Note {i}.", "2026-03-01T14:00:00Z") for i in range(8)],
-              timestamps=[two + 1 + i for i in range(8)])
+    pipe.feed(
+        [page(f"later-{i}", f"{OTHER} Note {i}.", "2026-03-01T14:00:00Z") for i in range(8)],
+        timestamps=[two + 1 + i for i in range(8)],
+    )
     pipe.run()
     assert all(not any(k.startswith("old") for k in home.done) for home in pipe.stages["homes"])
 
 
 def test_bad_input_goes_to_dead_letters_with_its_reason_and_without_its_body():
     pipe = LocalPipeline(DedupConfig(), Layout(1, 2, 1), max_page_bytes=1000)
-    bad = [b"{not json", b"\xff\xfe{}", orjson.dumps({"text": "no id here"}), orjson.dumps({"id": "x"}),
-           None, b"   ", orjson.dumps({"id": "big", "text": "secret " * 500})]
+    bad = [
+        b"{not json",
+        b"\xff\xfe{}",
+        orjson.dumps({"text": "no id here"}),
+        orjson.dumps({"id": "x"}),
+        None,
+        b"   ",
+        orjson.dumps({"id": "big", "text": "secret " * 500}),
+    ]
     pipe.feed(bad)
-    pipe.feed([page("fine", STORY), orjson.dumps({"id": "empty-html", "html": "<script>var a;</script><p> </p>"})])
+    pipe.feed(
+        [page("fine", STORY), orjson.dumps({"id": "empty-html", "html": "<script>var a;</script><p> </p>"})]
+    )
     pipe.run()
     letters = [value for _, value in pipe.outputs.dead_letters]
-    assert [d["reason"] for d in letters] == ["invalid_json", "invalid_utf8", "missing_id", "missing_body",
-                                              "empty", "empty", "too_large"]
+    assert [d["reason"] for d in letters] == [
+        "invalid_json",
+        "invalid_utf8",
+        "missing_id",
+        "missing_body",
+        "empty",
+        "empty",
+        "too_large",
+    ]
     assert [d["offset"] for d in letters] == list(range(7))
     assert all(d["topic"] == "pages" and "secret" not in orjson.dumps(d).decode() for d in letters)
     assert {d["id"]: d["status"] for d in decisions(pipe)} == {"fine": "unique", "empty-html": "no_content"}
@@ -207,12 +232,19 @@ def input_partition(record: dict, partitions: int = INPUTS) -> int:
 
 
 def interleaved(corpus: list[dict], rng: random.Random, *, one_first: bool) -> list[dict]:
-    """A consumer's view of the input partitions (chunks of 1..128; ``one_first``: one partition whole first)."""
+    """A consumer's view of the input partitions (chunks of 1..128; ``one_first``: one partition
+    whole first)."""
     return consumer_order(corpus, input_partition, rng, max_chunk=128, whole_first=one_first)
 
 
-def feed_interleaved(pipe: LocalPipeline, corpus: list[dict], order: list[dict], rng: random.Random, *,
-                     marks_say_caught_up: bool = False) -> None:
+def feed_interleaved(
+    pipe: LocalPipeline,
+    corpus: list[dict],
+    order: list[dict],
+    rng: random.Random,
+    *,
+    marks_say_caught_up: bool = False,
+) -> None:
     """``order``: the corpus as the consumer sees it; its records carry the timestamps a producer
     gave the corpus, in file order. ``marks_say_caught_up``: a partition's last batch says so with
     its mark (as the worker does when the fetch's high watermark shows it took the last record);
@@ -223,12 +255,16 @@ def feed_interleaved(pipe: LocalPipeline, corpus: list[dict], order: list[dict],
         if not left[part]:
             pipe.idle(part)
     for start in range(0, len(order), 40):
-        chunk = order[start:start + 40]
+        chunk = order[start : start + 40]
         for record in chunk:
             left[input_partition(record)] -= 1
         done = {input_partition(r) for r in chunk if not left[input_partition(r)]}
-        pipe.feed([orjson.dumps(record) for record in chunk], partition=[input_partition(r) for r in chunk],
-                  caught_up=done if marks_say_caught_up else (), timestamps=[stamps[r["id"]] for r in chunk])
+        pipe.feed(
+            [orjson.dumps(record) for record in chunk],
+            partition=[input_partition(r) for r in chunk],
+            caught_up=done if marks_say_caught_up else (),
+            timestamps=[stamps[r["id"]] for r in chunk],
+        )
         if not marks_say_caught_up:
             for part in sorted(done):
                 pipe.idle(part)  # caught up and quiet: the idle timer's mark
@@ -246,7 +282,9 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
     reference = {p["id"]: engine.process(page_from_dict(p)).to_dict() for p in corpus}
     rng = random.Random(seed)
     pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS)
-    feed_interleaved(pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
+    feed_interleaved(
+        pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2
+    )
     got = decisions(pipe)
     assert len(got) == len(corpus) and {d["id"]: d for d in got} == reference
 
@@ -255,7 +293,9 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
 def test_with_watermarks_any_partition_interleaving_gives_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
     pipe = LocalPipeline(DedupConfig(), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
-    feed_interleaved(pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2)
+    feed_interleaved(
+        pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2
+    )
     got = decisions(pipe)
     assert Counter(d["id"] for d in got) == Counter(d["id"] for d in batch_decisions)
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_decisions}
@@ -271,13 +311,21 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
     its probes wait at the band partitions until the other input partition's mark passes them."""
     layout = Layout(2, 3, 4)
     pipe = LocalPipeline(DedupConfig(), layout, inputs=2)
-    pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, timestamps=[at("2026-03-01T12:05:00Z")])
+    pipe.feed(
+        [page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, timestamps=[at("2026-03-01T12:05:00Z")]
+    )
     pipe.run()
     assert decisions(pipe) == []  # held: input partition 0 has said nothing yet
-    pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, timestamps=[at("2026-03-01T12:00:00Z")],
-              caught_up={0})
+    pipe.feed(
+        [page("early-b", STORY, "2026-03-01T12:00:00Z")],
+        partition=0,
+        timestamps=[at("2026-03-01T12:00:00Z")],
+        caught_up={0},
+    )
     pipe.run()
-    assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("early-b", "unique")]  # late-a: partition 1 may
+    assert [(d["id"], d["status"]) for d in decisions(pipe)] == [
+        ("early-b", "unique")
+    ]  # late-a: partition 1 may
     # still have records at 12:05 with smaller ids
     pipe.finish()
     pipe.run()
@@ -287,10 +335,14 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
 
 def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule():
     pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4), inputs=1)
-    pipe.feed([page("new", STORY, "2026-03-01T12:05:00Z")], timestamps=[at("2026-03-01T12:05:00Z")], caught_up={0})
+    pipe.feed(
+        [page("new", STORY, "2026-03-01T12:05:00Z")], timestamps=[at("2026-03-01T12:05:00Z")], caught_up={0}
+    )
     pipe.run()
     # a record timestamp that goes back, below the mark already passed
-    pipe.feed([page("old", STORY + " Again.", "2026-03-01T11:00:00Z")], timestamps=[at("2026-03-01T11:00:00Z")])
+    pipe.feed(
+        [page("old", STORY + " Again.", "2026-03-01T11:00:00Z")], timestamps=[at("2026-03-01T11:00:00Z")]
+    )
     pipe.run()
     assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("new", "unique"), ("old", "duplicate")]
     assert sum(shard.late for shard in pipe.stages["bands"]) >= 1
@@ -301,10 +353,18 @@ def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next
     partition's later page is decided without waiting for its next page or for the idle timer."""
     for caught_up in (False, True):
         pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4), inputs=2)
-        pipe.feed([page("early-b", STORY, "2026-03-01T12:00:00Z")], partition=0, caught_up={0} if caught_up else (),
-                  timestamps=[at("2026-03-01T12:00:00Z")])
-        pipe.feed([page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, caught_up={1},
-                  timestamps=[at("2026-03-01T12:05:00Z")])
+        pipe.feed(
+            [page("early-b", STORY, "2026-03-01T12:00:00Z")],
+            partition=0,
+            caught_up={0} if caught_up else (),
+            timestamps=[at("2026-03-01T12:00:00Z")],
+        )
+        pipe.feed(
+            [page("late-a", STORY, "2026-03-01T12:05:00Z")],
+            partition=1,
+            caught_up={1},
+            timestamps=[at("2026-03-01T12:05:00Z")],
+        )
         pipe.run()
         got = [(d["id"], d["status"]) for d in decisions(pipe)]
         if caught_up:
@@ -312,15 +372,26 @@ def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next
         else:  # partition 0 may still have records at 12:00 or later: both wait
             assert got == []
     # partition 1 is idle after its mark; partition 0 speaks again, now with a backlog
-    pipe.feed([page("later-c", OTHER, "2026-03-01T12:10:00Z")], partition=0, timestamps=[at("2026-03-01T12:10:00Z")])
+    pipe.feed(
+        [page("later-c", OTHER, "2026-03-01T12:10:00Z")], partition=0, timestamps=[at("2026-03-01T12:10:00Z")]
+    )
     pipe.run()
-    assert "later-c" not in [d["id"] for d in decisions(pipe)]  # partition 0's next record may be at 12:10 too
-    pipe.feed([page("later-c2", OTHER + " Again.", "2026-03-01T12:11:00Z")], partition=0,
-              timestamps=[at("2026-03-01T12:11:00Z")], caught_up={0})
+    assert "later-c" not in [
+        d["id"] for d in decisions(pipe)
+    ]  # partition 0's next record may be at 12:10 too
+    pipe.feed(
+        [page("later-c2", OTHER + " Again.", "2026-03-01T12:11:00Z")],
+        partition=0,
+        timestamps=[at("2026-03-01T12:11:00Z")],
+        caught_up={0},
+    )
     pipe.run()
     assert [d["id"] for d in decisions(pipe)][-2:] == ["later-c", "later-c2"]
-    pipe.feed([page("later-d", OTHER + " Update.", "2026-03-01T12:20:00Z")], partition=1,  # no longer caught up
-              timestamps=[at("2026-03-01T12:20:00Z")])
+    pipe.feed(
+        [page("later-d", OTHER + " Update.", "2026-03-01T12:20:00Z")],
+        partition=1,  # no longer caught up
+        timestamps=[at("2026-03-01T12:20:00Z")],
+    )
     pipe.run()
     assert "later-d" not in [d["id"] for d in decisions(pipe)]  # partition 1 may still have records at 12:20
 
@@ -341,6 +412,7 @@ def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():
 
 # -- deliveries of one page (found by review; each failed before its fix) ------------------------
 
+
 def test_two_versions_with_one_record_timestamp_each_get_their_decision():
     """A producer's batch on a broker that stamps log-append time gives several records one
     timestamp: two versions of a page with one clock are still two deliveries."""
@@ -350,7 +422,10 @@ def test_two_versions_with_one_record_timestamp_each_get_their_decision():
         pipe.feed([page("a", STORY), page("a", OTHER)], timestamps=[t, t])
         pipe.finish()
         pipe.run()
-        assert [(d["id"], d["status"]) for _, d in pipe.outputs.decisions] == [("a", "unique"), ("a", "unique")]
+        assert [(d["id"], d["status"]) for _, d in pipe.outputs.decisions] == [
+            ("a", "unique"),
+            ("a", "unique"),
+        ]
         assert not any(home.flight for home in pipe.stages["homes"])
 
 
@@ -371,8 +446,12 @@ def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
     """y's new version rejoins cluster x with a later time: y's first expiry must not take it out."""
     pipe = LocalPipeline(DedupConfig(boilerplate=False, ttl=6 * 3600), Layout(1, 1, 1), inputs=1)
     when = "2026-03-01T%02d:00:00Z"
-    for page_id, text, hour in (("x", STORY, 0), ("y", STORY + " Update one.", 1), ("y", STORY + " Update two.", 4),
-                                ("z", OTHER, 8)):
+    for page_id, text, hour in (
+        ("x", STORY, 0),
+        ("y", STORY + " Update one.", 1),
+        ("y", STORY + " Update two.", 4),
+        ("z", OTHER, 8),
+    ):
         pipe.feed([page(page_id, text, when % hour)], timestamps=[at(when % hour)], caught_up={0})
         pipe.run()
     home = pipe.stages["homes"][0]
@@ -380,12 +459,25 @@ def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
     assert "y" in home.clusters["x"].live and pipe.outputs.clusters[-1][1] is not None
 
 
-
 def _tell_for(home: Gather, asker: str, clock: int) -> dict:
     """What ``home`` answers a band partition that met page "p" while probing ``asker`` at ``clock``
     (the asker lives at home 1, so the answer is a message to it)."""
-    out = home.handle([{"k": "ask", "id": "p", "from": asker, "home": 1, "q": False, "c": clock, "fbh": 0,
-                        "sim": 1.0, "b": 0, "wc": None}])
+    out = home.handle(
+        [
+            {
+                "k": "ask",
+                "id": "p",
+                "from": asker,
+                "home": 1,
+                "q": False,
+                "c": clock,
+                "fbh": 0,
+                "sim": 1.0,
+                "b": 0,
+                "wc": None,
+            }
+        ]
+    )
     [tell] = out.internal["homes"][1]
     return tell
 
@@ -394,12 +486,51 @@ def _decide(home: Gather, page_id: str, clock: int, body_hash: int, copy_of: str
     """A delivery registered, answered by its one band partition (``copy_of`` its candidate, asked
     about as that band partition would), and decided."""
     candidates = [] if copy_of is None else [[copy_of, 1.0, 0, 0, 0, None]]
-    home.handle([{"k": "reg", "id": page_id, "q": False, "c": clock, "ts": clock / 1000, "di": None, "bh": body_hash,
-                  "raw": None, "targets": [0], "nc": False},
-                 *([{"k": "ask", "id": copy_of, "from": page_id, "home": 0, "q": False, "c": clock, "fbh": body_hash,
-                     "sim": 1.0, "b": 0, "wc": None}] if copy_of else []),
-                 {"k": "res", "b": 0, "wc": None, "id": page_id, "c": clock, "bh": body_hash, "q": False,
-                  "cands": candidates, "ex": None}])
+    home.handle(
+        [
+            {
+                "k": "reg",
+                "id": page_id,
+                "q": False,
+                "c": clock,
+                "ts": clock / 1000,
+                "di": None,
+                "bh": body_hash,
+                "raw": None,
+                "targets": [0],
+                "nc": False,
+            },
+            *(
+                [
+                    {
+                        "k": "ask",
+                        "id": copy_of,
+                        "from": page_id,
+                        "home": 0,
+                        "q": False,
+                        "c": clock,
+                        "fbh": body_hash,
+                        "sim": 1.0,
+                        "b": 0,
+                        "wc": None,
+                    }
+                ]
+                if copy_of
+                else []
+            ),
+            {
+                "k": "res",
+                "b": 0,
+                "wc": None,
+                "id": page_id,
+                "c": clock,
+                "bh": body_hash,
+                "q": False,
+                "cands": candidates,
+                "ex": None,
+            },
+        ]
+    )
     assert home.done[page_id].clock == clock
 
 

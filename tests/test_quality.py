@@ -17,7 +17,9 @@ from stream_lsh.synthetic import generate_corpus
 def scores(config: DedupConfig, pages: int = 1500, seed: int = 11):
     corpus = generate_corpus(pages, seed)
     out = DecisionRecords()
-    run_batch([orjson.dumps(p) for p in corpus.pages], Deduplicator(config), out=out, rejects=RejectSink(io.BytesIO))
+    run_batch(
+        [orjson.dumps(p) for p in corpus.pages], Deduplicator(config), out=out, rejects=RejectSink(io.BytesIO)
+    )
     return pair_scores(corpus.labels, predicted_clusters(out.records, corpus.labels))
 
 

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
-
 from stream_helpers import commit_offset
+
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.topics import TopicSpec
 
@@ -59,19 +59,30 @@ def worker_main() -> None:
     set_fetch_max_wait(20)
     extra = {"TableManager": SafeTableManager} if env["WORKER_SAFE"] == "1" else {}
     app = faust.App(
-        env["WORKER_APP_ID"], broker=env["WORKER_BROKER"], datadir=env["WORKER_DATADIR"], store="rocksdb://",
-        web_enabled=False, consumer_auto_offset_reset="earliest", broker_rebalance_timeout=4,
-        broker_session_timeout=6, broker_heartbeat_interval=1, broker_commit_interval=0.5,
+        env["WORKER_APP_ID"],
+        broker=env["WORKER_BROKER"],
+        datadir=env["WORKER_DATADIR"],
+        store="rocksdb://",
+        web_enabled=False,
+        consumer_auto_offset_reset="earliest",
+        broker_rebalance_timeout=4,
+        broker_session_timeout=6,
+        broker_heartbeat_interval=1,
+        broker_commit_interval=0.5,
         # changelog batches of tens of records, so every partition's last batch holds several (the case the
         # broker gets wrong); with 0.05 s one run in five or so ends a partition in a one-record batch
         producer_linger=0.2,
-        topic_partitions=PARTITIONS, **extra,
+        topic_partitions=PARTITIONS,
+        **extra,
     )
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
     # one changelog for all three workers (their app ids, so their groups, differ)
-    changelog = app.topic(env["WORKER_CHANGELOG"], partitions=PARTITIONS, compacting=True, acks=False,
-                          internal=True, **raw)
-    table = app.Table("rows", partitions=PARTITIONS, changelog_topic=changelog, key_type=bytes, value_type=bytes)
+    changelog = app.topic(
+        env["WORKER_CHANGELOG"], partitions=PARTITIONS, compacting=True, acks=False, internal=True, **raw
+    )
+    table = app.Table(
+        "rows", partitions=PARTITIONS, changelog_topic=changelog, key_type=bytes, value_type=bytes
+    )
     write = env["WORKER_WRITE"] == "1"
 
     @app.agent(app.topic(env["WORKER_SOURCE"], **raw))
@@ -82,9 +93,14 @@ def worker_main() -> None:
 
     @table.on_recover
     async def report() -> None:
-        active = {tp.partition for tp in app.assignor.assigned_actives() if tp.topic == changelog.get_topic_name()}
-        counts = {p: sum(1 for _ in table.data._visible_keys(db))  # noqa: SLF001
-                  for p, db in table.data._dbs.items() if p in active}  # noqa: SLF001
+        active = {
+            tp.partition for tp in app.assignor.assigned_actives() if tp.topic == changelog.get_topic_name()
+        }
+        counts = {
+            p: sum(1 for _ in table.data._visible_keys(db))
+            for p, db in table.data._dbs.items()
+            if p in active
+        }
         print(RECOVERED + json.dumps(counts), flush=True)
 
     Worker(app, loglevel="warning", redirect_stdouts=False).execute_from_commandline()
@@ -114,9 +130,17 @@ def backlog_worker_main() -> None:
     faust_consumer.Consumer.perform_seek = slow_seek  # type: ignore[method-assign]
     extra = {"TableManager": SafeTableManager} if env["WORKER_SAFE"] == "1" else {}
     app = faust.App(
-        env["WORKER_APP_ID"], broker=env["WORKER_BROKER"], datadir=env["WORKER_DATADIR"], store="rocksdb://",
-        web_enabled=False, consumer_auto_offset_reset="earliest", broker_rebalance_timeout=4,
-        broker_session_timeout=6, broker_heartbeat_interval=1, broker_commit_interval=0.5, topic_partitions=1,
+        env["WORKER_APP_ID"],
+        broker=env["WORKER_BROKER"],
+        datadir=env["WORKER_DATADIR"],
+        store="rocksdb://",
+        web_enabled=False,
+        consumer_auto_offset_reset="earliest",
+        broker_rebalance_timeout=4,
+        broker_session_timeout=6,
+        broker_heartbeat_interval=1,
+        broker_commit_interval=0.5,
+        topic_partitions=1,
         **extra,
     )
     raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw"}
@@ -135,8 +159,14 @@ def backlog_worker_main() -> None:
 def start_worker(log: Path, **env: str) -> subprocess.Popen[bytes]:
     variables = dict(os.environ, **{f"WORKER_{k.upper()}": v for k, v in env.items()})
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, __file__], env=variables, stdout=out, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, __file__],
+            env=variables,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
 
 
 def stop_workers(*workers: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
@@ -161,7 +191,9 @@ def recovered_rows(worker: subprocess.Popen[bytes], log: Path, timeout: float) -
         if worker.poll() is not None:
             break
         time.sleep(0.05)
-    raise AssertionError(f"no recovery reported in {timeout} s; worker log:\n{log.read_text(errors='replace')[-3000:]}")
+    raise AssertionError(
+        f"no recovery reported in {timeout} s; worker log:\n{log.read_text(errors='replace')[-3000:]}"
+    )
 
 
 async def produce(bootstrap: str, topic: str) -> None:
@@ -169,18 +201,22 @@ async def produce(bootstrap: str, topic: str) -> None:
     producer = AIOKafkaProducer(bootstrap_servers=bootstrap, linger_ms=20)
     await producer.start()
     try:
-        sent = [await producer.send(topic, f"v{i}".encode(), key=f"k{i:05d}".encode(), partition=i % PARTITIONS)
-                for i in range(N)]
+        sent = [
+            await producer.send(topic, f"v{i}".encode(), key=f"k{i:05d}".encode(), partition=i % PARTITIONS)
+            for i in range(N)
+        ]
         await asyncio.gather(*sent)
     finally:
         await producer.stop()
 
 
-async def read_changelog(bootstrap: str, topic: str, writer: subprocess.Popen[bytes],
-                         timeout: float) -> tuple[dict[int, int], dict[int, int], int]:
+async def read_changelog(
+    bootstrap: str, topic: str, writer: subprocess.Popen[bytes], timeout: float
+) -> tuple[dict[int, int], dict[int, int], int]:
     """(reported end offsets, true end offsets, distinct keys) once the changelog holds N distinct keys."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=50,
-                                auto_offset_reset="earliest")
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, fetch_max_wait_ms=50, auto_offset_reset="earliest"
+    )
     await consumer.start()
     try:
         tps = [TopicPartition(topic, p) for p in range(PARTITIONS)]
@@ -205,22 +241,44 @@ def scenario(broker, tmp_path_factory):
     base = tmp_path_factory.mktemp("recovery")
     run = f"r{uuid.uuid4().hex[:8]}"
     source, changelog = f"{run}-source", f"{run}-rows-changelog"
-    asyncio.run(ensure_topics(broker.bootstrap, [TopicSpec(source, PARTITIONS, {}),
-                                                 TopicSpec(changelog, PARTITIONS, {"cleanup.policy": "compact"})]))
+    asyncio.run(
+        ensure_topics(
+            broker.bootstrap,
+            [
+                TopicSpec(source, PARTITIONS, {}),
+                TopicSpec(changelog, PARTITIONS, {"cleanup.policy": "compact"}),
+            ],
+        )
+    )
     common = dict(broker=broker.url, source=source, changelog=changelog)
 
     writer_log = base / "writer.log"
-    writer = start_worker(writer_log, app_id=f"{run}-w", datadir=str(base / "w"), write="1", safe="0", **common)
+    writer = start_worker(
+        writer_log, app_id=f"{run}-w", datadir=str(base / "w"), write="1", safe="0", **common
+    )
     try:
         asyncio.run(produce(broker.bootstrap, source))
-        reported, true_end, keys = asyncio.run(read_changelog(broker.bootstrap, changelog, writer, timeout=20))
-        assert keys == N, f"the writer put {keys} of {N} rows in the changelog:\n{writer_log.read_text()[-3000:]}"
+        reported, true_end, keys = asyncio.run(
+            read_changelog(broker.bootstrap, changelog, writer, timeout=20)
+        )
+        assert keys == N, (
+            f"the writer put {keys} of {N} rows in the changelog:\n{writer_log.read_text()[-3000:]}"
+        )
     finally:
         stop_workers(writer)
 
     logs = {name: base / f"{name}.log" for name in ("safe", "plain")}
-    workers = {name: start_worker(logs[name], app_id=f"{run}-{name}", datadir=str(base / name), write="0",
-                                  safe="1" if name == "safe" else "0", **common) for name in logs}
+    workers = {
+        name: start_worker(
+            logs[name],
+            app_id=f"{run}-{name}",
+            datadir=str(base / name),
+            write="0",
+            safe="1" if name == "safe" else "0",
+            **common,
+        )
+        for name in logs
+    }
     try:
         rows = {name: recovered_rows(workers[name], logs[name], timeout=20) for name in workers}
     finally:
@@ -231,8 +289,10 @@ def scenario(broker, tmp_path_factory):
 def test_safe_table_manager_recovers_every_row(scenario):
     rows = scenario["rows"]["safe"]
     assert rows == {p: N // PARTITIONS for p in range(PARTITIONS)}, (
-        f"recovered {sum(rows.values())} of {N} rows: {rows}; changelog ends reported {scenario['reported']}, "
-        f"true {scenario['true_end']}")
+        f"recovered {sum(rows.values())} of {N} rows: {rows}; "
+        f"changelog ends reported {scenario['reported']}, "
+        f"true {scenario['true_end']}"
+    )
 
 
 def test_plain_recovery_loses_rows_on_tansu_and_not_on_kafka(scenario, broker):
@@ -253,8 +313,10 @@ def test_plain_recovery_loses_rows_on_tansu_and_not_on_kafka(scenario, broker):
         assert "under-reported" not in scenario["logs"]["safe"].read_text()
         return
     if max(reported.values()) >= min(true_end.values()):
-        pytest.skip(f"some changelog partition ended in a one-record batch this run: reported {reported}, "
-                    f"true {true_end}")
+        pytest.skip(
+            f"some changelog partition ended in a one-record batch this run: reported {reported}, "
+            f"true {true_end}"
+        )
     assert sum(scenario["rows"]["plain"].values()) < N
 
 
@@ -269,7 +331,8 @@ async def test_true_end_offsets(broker):
     producer = AIOKafkaProducer(bootstrap_servers=broker.bootstrap, linger_ms=50)
     await producer.start()
     try:
-        # p0: one batch of 10 records; p1: three one-record batches; p2: empty; p3: a batch of 5, then 1 record
+        # p0: one batch of 10 records; p1: three one-record batches; p2: empty;
+        # p3: a batch of 5, then 1 record
         await asyncio.gather(*[await producer.send(topic, b"x", partition=0) for _ in range(10)])
         for _ in range(3):
             await producer.send_and_wait(topic, b"x", partition=1)
@@ -333,10 +396,20 @@ def backlog(broker, tmp_path_factory):
     for name in logs:  # as after a crash: the group committed the first record
         asyncio.run(commit_offset(broker.bootstrap, f"{run}-{name}", TopicPartition(source, 0), 1))
     # the seek waits 1 s while the agent handles about 50 records: the rest wait in its queue
-    workers = {name: start_worker(logs[name], role="backlog", app_id=f"{run}-{name}",
-                                  datadir=str(base / name), broker=broker.url, source=source,
-                                  safe="1" if name == "safe" else "0", seek_delay="1.0", handle_s="0.02")
-               for name in logs}
+    workers = {
+        name: start_worker(
+            logs[name],
+            role="backlog",
+            app_id=f"{run}-{name}",
+            datadir=str(base / name),
+            broker=broker.url,
+            source=source,
+            safe="1" if name == "safe" else "0",
+            seek_delay="1.0",
+            handle_s="0.02",
+        )
+        for name in logs
+    }
     try:
         return {name: seen_offsets(workers[name], logs[name], idle=3.0, timeout=60.0) for name in workers}
     finally:

@@ -18,18 +18,16 @@ from pathlib import Path
 
 import orjson
 from aiokafka import AIOKafkaProducer
+from stream_helpers import DecisionReader, batch_reference, follow_decisions, stream_settings
 
 from stream_lsh.errors import ExitCode
+from stream_lsh.evaluation import pair_scores
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import embedded_broker
 from stream_lsh.stream.client import FileFeeder, feed_lines
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
-
-from stream_helpers import DecisionReader, batch_reference, follow_decisions, stream_settings
-from stream_lsh.evaluation import pair_scores
-
 
 KEEP, WIPE = "keep the data dir", "wipe the data dir"
 
@@ -50,6 +48,8 @@ async def wait_until(done, *pools: Workers, timeout: float = 120.0) -> None:
         for pool in pools:
             pool.check()
         await asyncio.sleep(0.02)
+
+
 # one plan per broker, so that each broker sees a kill and a wipe (tests/test_chaos.py has more)
 PLANS = {
     "kafka": ("sigterm-keep,kill-wipe", {35: (signal.SIGTERM, KEEP), 70: (signal.SIGKILL, WIPE)}),
@@ -71,7 +71,9 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
     try:
         decided = []
         feeder = await FileFeeder.start(producer, names.input)
-        async with DecisionReader(settings.stream.broker, names.decisions, settings.stream.input_partitions) as reader:
+        async with DecisionReader(
+            settings.stream.broker, names.decisions, settings.stream.input_partitions
+        ) as reader:
             for index, page in enumerate(pages):
                 await feeder.send_record(page)
                 if index in stops:
@@ -81,14 +83,19 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
                     if disk == WIPE:
                         shutil.rmtree(data_dir)
                     pool = Workers(settings, settings.stream.broker, 1)
-                decided.append(await reader.until(page["id"], timeout=60.0 if index in (0, *stops) else 20.0,
-                                                  check=pool.check))
+                decided.append(
+                    await reader.until(
+                        page["id"], timeout=60.0 if index in (0, *stops) else 20.0, check=pool.check
+                    )
+                )
             assert decided == batch_reference(pages)
             await reader.drain(1.0)  # decisions given again after the restarts
             every: dict[str, set[bytes]] = defaultdict(set)
             for record in reader.records:
                 every[record["id"]].add(orjson.dumps(record))
-            assert all(len(versions) == 1 for versions in every.values()), "a page got two different decisions"
+            assert all(len(versions) == 1 for versions in every.values()), (
+                "a page got two different decisions"
+            )
     finally:
         await producer.stop()
         pool.stop()
@@ -126,10 +133,13 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
     progress = Progress()
     reader = follow_decisions(settings.stream.broker, names.decisions, progress)
     try:
-        fed = asyncio.create_task(feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages],
-                                             rate=150.0))
+        fed = asyncio.create_task(
+            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=150.0)
+        )
         await wait_until(lambda: len(progress.decisions) >= 80, first)
-        second = Workers(settings, settings.stream.broker, 1, first=1)  # joins: a rebalance moves partitions to it
+        second = Workers(
+            settings, settings.stream.broker, 1, first=1
+        )  # joins: a rebalance moves partitions to it
         await wait_until(lambda: len(progress.decisions) >= 250, first, second)
         assert len(progress.decisions) < len(pages), "the second worker must leave mid-stream"
         first.stop()  # leaves: its partitions move to the second worker, which loads their state

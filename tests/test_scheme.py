@@ -5,8 +5,15 @@ import pytest
 from stream_lsh.core.scheme import Scheme, check_compatible
 from stream_lsh.errors import StateMismatchError
 
-BASE = Scheme(shingles="stopword", shingle_size=3, num_perm=128, seed=1, stop_words_source="stopwords==1.0.2",
-              stop_words_digest="abc", stop_words_languages=("en", "fr"))
+BASE = Scheme(
+    shingles="stopword",
+    shingle_size=3,
+    num_perm=128,
+    seed=1,
+    stop_words_source="stopwords==1.0.2",
+    stop_words_digest="abc",
+    stop_words_languages=("en", "fr"),
+)
 
 
 def test_fingerprint_is_stable_and_round_trips():
@@ -14,9 +21,19 @@ def test_fingerprint_is_stable_and_round_trips():
     assert len(BASE.fingerprint) == 16
 
 
-@pytest.mark.parametrize("change", [dict(seed=2), dict(num_perm=64), dict(shingles="char"), dict(shingle_size=4),
-                                    dict(stop_words_digest="abd"), dict(stop_words_languages=("en",)),
-                                    dict(hash="other"), dict(text_pipeline="v2")])
+@pytest.mark.parametrize(
+    "change",
+    [
+        dict(seed=2),
+        dict(num_perm=64),
+        dict(shingles="char"),
+        dict(shingle_size=4),
+        dict(stop_words_digest="abd"),
+        dict(stop_words_languages=("en",)),
+        dict(hash="other"),
+        dict(text_pipeline="v2"),
+    ],
+)
 def test_every_signature_parameter_changes_the_fingerprint_and_is_refused(change):
     other = dataclasses.replace(BASE, **change)
     assert other.fingerprint != BASE.fingerprint

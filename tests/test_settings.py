@@ -9,10 +9,19 @@ def test_defaults_build_a_valid_engine_config():
 
 
 def test_environment_then_flags():
-    env = {"STREAM_LSH_THRESHOLD": "0.7", "STREAM_LSH_NUM_PERM": "64", "STREAM_LSH_BOILERPLATE": "off",
-           "STREAM_LSH_LANGUAGES": "en, fr", "STREAM_LSH_BANDS": "auto"}
+    env = {
+        "STREAM_LSH_THRESHOLD": "0.7",
+        "STREAM_LSH_NUM_PERM": "64",
+        "STREAM_LSH_BOILERPLATE": "off",
+        "STREAM_LSH_LANGUAGES": "en, fr",
+        "STREAM_LSH_BANDS": "auto",
+    }
     settings = Settings.load(environ=env, num_perm=256, threshold=None)
-    assert (settings.engine.threshold, settings.engine.num_perm, settings.engine.boilerplate) == (0.7, 256, False)
+    assert (settings.engine.threshold, settings.engine.num_perm, settings.engine.boilerplate) == (
+        0.7,
+        256,
+        False,
+    )
     assert settings.engine.languages == ("en", "fr") and settings.engine.bands is None
 
 
@@ -20,15 +29,18 @@ def test_ttl_zero_means_forever():
     assert Settings.load(environ={}, ttl_hours=0).dedup_config().ttl is None
 
 
-@pytest.mark.parametrize("env, message", [
-    ({"STREAM_LSH_THRESHOLD": "high"}, "STREAM_LSH_THRESHOLD='high'"),
-    ({"STREAM_LSH_BOILERPLATE": "maybe"}, "expected true/false"),
-    ({"STREAM_LSH_THRESHOLD": "1.5"}, "threshold must be in"),
-    ({"STREAM_LSH_SHINGLES": "sentences"}, "unknown shingle kind"),
-    ({"STREAM_LSH_BANDS": "40", "STREAM_LSH_ROWS": "4"}, "exceeds the signature length"),
-    ({"STREAM_LSH_LANGUAGES": "en,klingon"}, "unknown stop-word languages"),
-    ({"STREAM_LSH_TTL_HOURS": "-1"}, "ttl_hours must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "env, message",
+    [
+        ({"STREAM_LSH_THRESHOLD": "high"}, "STREAM_LSH_THRESHOLD='high'"),
+        ({"STREAM_LSH_BOILERPLATE": "maybe"}, "expected true/false"),
+        ({"STREAM_LSH_THRESHOLD": "1.5"}, "threshold must be in"),
+        ({"STREAM_LSH_SHINGLES": "sentences"}, "unknown shingle kind"),
+        ({"STREAM_LSH_BANDS": "40", "STREAM_LSH_ROWS": "4"}, "exceeds the signature length"),
+        ({"STREAM_LSH_LANGUAGES": "en,klingon"}, "unknown stop-word languages"),
+        ({"STREAM_LSH_TTL_HOURS": "-1"}, "ttl_hours must be >= 0"),
+    ],
+)
 def test_bad_settings_are_refused_with_the_reason(env, message):
     with pytest.raises(SettingsError, match=message):
         Settings.load(environ=env)
@@ -66,13 +78,26 @@ def test_the_readme_tables_give_every_setting_with_its_default():
     from pathlib import Path
 
     readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    rows = {match[0]: match[1] for match in re.findall(r"^\| `(STREAM_LSH_[A-Z_]+)`[^|]*\| `([^`]*)` \|", readme, re.M)}
+    rows = {
+        match[0]: match[1]
+        for match in re.findall(r"^\| `(STREAM_LSH_[A-Z_]+)`[^|]*\| `([^`]*)` \|", readme, re.M)
+    }
     for name in Settings.names():
         variable = f"STREAM_LSH_{name.upper()}"
         assert variable in readme or f"…_{name.upper()}" in readme, f"{variable} is missing from the README"
         if variable in rows:
             default = Settings.default(name)
-            shown = (",".join(default) if isinstance(default, tuple) else str(default.value) if isinstance(default, Enum)
-                     else str(default).lower() if isinstance(default, bool) else f"{default:g}"
-                     if isinstance(default, float) else str(default))
-            assert rows[variable] == shown, f"README says {variable} defaults to {rows[variable]}, the code {shown}"
+            shown = (
+                ",".join(default)
+                if isinstance(default, tuple)
+                else str(default.value)
+                if isinstance(default, Enum)
+                else str(default).lower()
+                if isinstance(default, bool)
+                else f"{default:g}"
+                if isinstance(default, float)
+                else str(default)
+            )
+            assert rows[variable] == shown, (
+                f"README says {variable} defaults to {rows[variable]}, the code {shown}"
+            )

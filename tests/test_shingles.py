@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from stream_lsh.core.hashing import TokenHasher, combine
-from stream_lsh.core.shingles import ShingleKind, ShingleSpec, Shingler, tokenize
+from stream_lsh.core.shingles import ShingleKind, Shingler, ShingleSpec, tokenize
 from stream_lsh.core.stopwords import StopWordLists
 from stream_lsh.core.text import normalize
 
@@ -25,18 +25,32 @@ def hashes_of(shingles, tokens_of=str.split):
 
 
 def test_mmds_example_3_5(stop_words):
-    text = ("A spokesperson for the Sudzo Corporation revealed today that studies have shown it is "
-            "good for people to buy Sudzo products.")
+    text = (
+        "A spokesperson for the Sudzo Corporation revealed today that studies have shown it is "
+        "good for people to buy Sudzo products."
+    )
     # With the Snowball English list, the stop words here are: a, for, the, that, have, it, is, to.
     assert {"a", "for", "the", "that", "have", "it", "is", "to"} <= stop_words.words["en"]
-    assert not {"spokesperson", "sudzo", "today", "studies", "shown", "good", "people", "buy"} & stop_words.words["en"]
+    assert (
+        not {"spokesperson", "sudzo", "today", "studies", "shown", "good", "people", "buy"}
+        & stop_words.words["en"]
+    )
     got = set(shingler(stop_words=stop_words).shingles(normalize(text), "en").tolist())
     # The book: "the first three shingles made from a stop word and the next two following are".
     assert hashes_of(["a spokesperson for", "for the sudzo", "the sudzo corporation"]) <= got
-    assert got == hashes_of([
-        "a spokesperson for", "for the sudzo", "the sudzo corporation", "that studies have",
-        "have shown it", "it is good", "is good for", "for people to", "to buy sudzo",
-    ])
+    assert got == hashes_of(
+        [
+            "a spokesperson for",
+            "for the sudzo",
+            "the sudzo corporation",
+            "that studies have",
+            "have shown it",
+            "it is good",
+            "is good for",
+            "for people to",
+            "to buy sudzo",
+        ]
+    )
 
 
 def test_the_ad_has_no_shingles(stop_words):
@@ -46,12 +60,15 @@ def test_the_ad_has_no_shingles(stop_words):
 def test_mmds_example_3_23(stop_words):
     text = "I recommend that you buy Sudzo for your laundry. Tomorrow"
     got = set(shingler(stop_words=stop_words).shingles(normalize(text), "en").tolist())
-    assert got == hashes_of(["i recommend that", "that you buy", "you buy sudzo", "for your laundry",
-                             "your laundry tomorrow"])
+    assert got == hashes_of(
+        ["i recommend that", "that you buy", "you buy sudzo", "for your laundry", "your laundry tomorrow"]
+    )
 
 
 def test_a_stop_word_without_two_followers_starts_no_shingle(stop_words):
-    got = set(shingler(stop_words=stop_words).shingles(normalize("buy Sudzo for your laundry"), "en").tolist())
+    got = set(
+        shingler(stop_words=stop_words).shingles(normalize("buy Sudzo for your laundry"), "en").tolist()
+    )
     assert got == hashes_of(["for your laundry"])
 
 
@@ -76,7 +93,9 @@ def test_word_shingles():
 
 
 def test_output_is_sorted_unique_uint64(stop_words):
-    got = shingler(stop_words=stop_words).shingles(normalize("it is what it is and it is what it is " * 5), "en")
+    got = shingler(stop_words=stop_words).shingles(
+        normalize("it is what it is and it is what it is " * 5), "en"
+    )
     assert got.dtype == np.uint64
     assert np.array_equal(got, np.unique(got))
 

@@ -22,8 +22,9 @@ pytestmark = pytest.mark.asyncio
 
 
 async def changelog_rows(bootstrap: str, topic: str, partition: int) -> dict[bytes, bytes]:
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
-                                enable_auto_commit=False)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest", enable_auto_commit=False
+    )
     await consumer.start()
     try:
         tp = TopicPartition(topic, partition)
@@ -35,9 +36,16 @@ async def changelog_rows(bootstrap: str, topic: str, partition: int) -> dict[byt
 
 
 async def test_rows_are_awaited_and_a_row_the_broker_refuses_fails_the_batch(broker):
-    app = faust.App(f"durable{uuid.uuid4().hex[:6]}", broker=faust_broker_url(broker.bootstrap), store="memory://",
-                    producer_max_request_size=100_000, topic_allow_declare=False)
-    store = StageStore(app, "homes", 2, lambda partition: None, {}, compact_bytes=1 << 20, chunk_bytes=1 << 16)
+    app = faust.App(
+        f"durable{uuid.uuid4().hex[:6]}",
+        broker=faust_broker_url(broker.bootstrap),
+        store="memory://",
+        producer_max_request_size=100_000,
+        topic_allow_declare=False,
+    )
+    store = StageStore(
+        app, "homes", 2, lambda partition: None, {}, compact_bytes=1 << 20, chunk_bytes=1 << 16
+    )
     changelog = store.table.changelog_topic.get_topic_name()
     await ensure_topics(broker.bootstrap, [TopicSpec(changelog, 2, {})])
     await app.producer.start()
@@ -46,10 +54,13 @@ async def test_rows_are_awaited_and_a_row_the_broker_refuses_fails_the_batch(bro
         store.table.send_changelog(1, b"segment-2", b"[2]")
         await store.durable()
         assert store.table.unsent == []
-        assert await changelog_rows(broker.bootstrap, changelog, 1) == {b"segment-1": b"[1]", b"segment-2": b"[2]"}
+        assert await changelog_rows(broker.bootstrap, changelog, 1) == {
+            b"segment-1": b"[1]",
+            b"segment-2": b"[2]",
+        }
 
         store.table.send_changelog(1, b"segment-3", b"x" * 200_000)  # larger than a request may be
-        with pytest.raises(Exception, match="(?i)size|large"):
+        with pytest.raises(Exception, match=r"(?i)size|large"):
             await store.durable()
     finally:
         await app.producer.stop()

@@ -35,23 +35,35 @@ def test_unknown_or_repeated_language_is_refused():
         StopWordLists.load(("en", "en"))
 
 
-@pytest.mark.parametrize("given, expected", [
-    ("en", "en"), ("EN-us", "en"), ("pt_BR", "pt"), ("English", "en"), ("russian", "ru"),
-    ("zz", None), ("", None), (None, None),
-])
+@pytest.mark.parametrize(
+    "given, expected",
+    [
+        ("en", "en"),
+        ("EN-us", "en"),
+        ("pt_BR", "pt"),
+        ("English", "en"),
+        ("russian", "ru"),
+        ("zz", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_canonical_language(given, expected):
     assert canonical_language(given) == expected
 
 
-@pytest.mark.parametrize("language, text", [
-    ("en", "The minister said that the plan would be ready for the vote by the end of the week"),
-    ("fr", "Le ministre a déclaré que le plan serait prêt pour le vote à la fin de la semaine"),
-    ("de", "Der Minister sagte, dass der Plan bis zum Ende der Woche für die Abstimmung bereit sei"),
-    ("es", "El ministro dijo que el plan estaría listo para la votación al final de la semana"),
-    ("it", "Il ministro ha detto che il piano sarà pronto per il voto entro la fine della settimana"),
-    ("nl", "De minister zei dat het plan aan het eind van de week klaar zou zijn voor de stemming"),
-    ("ru", "Министр сказал, что план будет готов к голосованию к концу недели, и что он его поддержит"),
-])
+@pytest.mark.parametrize(
+    "language, text",
+    [
+        ("en", "The minister said that the plan would be ready for the vote by the end of the week"),
+        ("fr", "Le ministre a déclaré que le plan serait prêt pour le vote à la fin de la semaine"),
+        ("de", "Der Minister sagte, dass der Plan bis zum Ende der Woche für die Abstimmung bereit sei"),
+        ("es", "El ministro dijo que el plan estaría listo para la votación al final de la semana"),
+        ("it", "Il ministro ha detto che il piano sarà pronto per il voto entro la fine della settimana"),
+        ("nl", "De minister zei dat het plan aan het eind van de week klaar zou zijn voor de stemming"),
+        ("ru", "Министр сказал, что план будет готов к голосованию к концу недели, и что он его поддержит"),
+    ],
+)
 def test_detection_picks_the_language_of_the_prose(lists, language, text):
     hasher = TokenHasher(seed=1)
     matcher = StopWordMatcher(lists, hasher)

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from stream_helpers import batch_reference, run_page_by_page, stream_settings
 
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.settings import Settings
 from stream_lsh.stream.runner import run_stream
 from stream_lsh.synthetic import generate_corpus
-from stream_helpers import batch_reference, run_page_by_page, stream_settings
 
 
 @pytest.mark.parametrize("workers", [1, 2])
@@ -32,8 +32,9 @@ async def test_pages_fed_one_at_a_time_get_exactly_the_batch_decisions(broker, t
 async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(broker, tmp_path):
     pages = generate_corpus(400, seed=8).pages
     settings = stream_settings(broker, tmp_path)
-    progress = await run_stream(settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True,
-                                timeout=120)
+    progress = await run_stream(
+        settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True, timeout=120
+    )
     assert sorted(progress.decisions) == sorted(p["id"] for p in pages)
     assert max(progress.decided.values()) == 1
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in batch_reference(pages)}
@@ -45,14 +46,18 @@ async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(br
 
 
 async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(broker, tmp_path):
-    story = " ".join(["The council said that the plan would go ahead in the spring despite the protests."] * 8)
+    story = " ".join(
+        ["The council said that the plan would go ahead in the spring despite the protests."] * 8
+    )
     lines = [
         b"{not json",
         b'{"id": "u", "text": "caf\xe9 au lait"}',
         orjson.dumps({"text": "no id"}),
         orjson.dumps({"id": "no-body"}),
         orjson.dumps({"id": "blank", "text": "   "}),
-        orjson.dumps({"id": "html-only", "html": "<html><script>var x = 1;</script><style>p{}</style></html>"}),
+        orjson.dumps(
+            {"id": "html-only", "html": "<html><script>var x = 1;</script><style>p{}</style></html>"}
+        ),
         orjson.dumps({"id": "huge", "text": "word " * 4_200_000}),  # 21 MB, over the 10 MB default limit
         orjson.dumps({"id": "good", "text": story}),
     ]
@@ -84,8 +89,13 @@ def _descendants(pid: int) -> set[int]:
 def test_sigterm_stops_run_with_its_workers_and_embedded_broker(tmp_path):
     """A supervisor's SIGTERM must not leave the broker and workers of `stream-lsh run` behind."""
     env = dict(os.environ, STREAM_LSH_DATA_DIR=str(tmp_path / "data"))
-    run = subprocess.Popen([sys.executable, "-m", "stream_lsh", "run", "--quiet"], env=env, cwd=tmp_path,
-                           stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "stream_lsh", "run", "--quiet"],
+        env=env,
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         first_status = run.stderr.readline()  # printed once the workers are up
         assert first_status.startswith("[stream-lsh]"), first_status
@@ -108,6 +118,7 @@ async def test_run_with_the_embedded_broker_starts_again_in_the_same_directory(t
     pages = generate_corpus(30, seed=3).pages
     settings = Settings.load(environ={}, data_dir=str(tmp_path / "data"))
     for _ in range(2):
-        progress = await run_stream(settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True,
-                                    timeout=120)
+        progress = await run_stream(
+            settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True, timeout=120
+        )
         assert sorted(progress.decisions) == sorted(p["id"] for p in pages)

@@ -6,12 +6,12 @@ cover the same rules under every delivery order, this checks the real topics say
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import orjson
 from aiokafka import AIOKafkaProducer
-
 from stream_helpers import DecisionReader, stream_settings
+
 from stream_lsh.core.prepare import Preparer
 from stream_lsh.pipeline.journal import Journal
 from stream_lsh.pipeline.outbox import Stage
@@ -46,16 +46,21 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     await producer.start()
     try:
         feeder = await FileFeeder.start(producer, names.input, clock=settings.file_clock())
-        async with DecisionReader(broker.bootstrap, names.decisions, settings.stream.input_partitions) as decisions, \
-                DecisionReader(broker.bootstrap, names.answers, settings.stream.input_partitions, "correlation_id") as answers:
+        async with (
+            DecisionReader(broker.bootstrap, names.decisions, settings.stream.input_partitions) as decisions,
+            DecisionReader(
+                broker.bootstrap, names.answers, settings.stream.input_partitions, "correlation_id"
+            ) as answers,
+        ):
 
             async def page(page_id: str, text: str, when: str) -> dict:
                 await feeder.send_record({"id": page_id, "text": text, "published_at": when})
                 return await decisions.until(page_id, timeout=60, check=pool.check)
 
             async def ask(correlation_id: str, text: str) -> dict:
-                await producer.send_and_wait(names.queries, orjson.dumps({"correlation_id": correlation_id,
-                                                                          "text": text}))
+                await producer.send_and_wait(
+                    names.queries, orjson.dumps({"correlation_id": correlation_id, "text": text})
+                )
                 return await answers.until(correlation_id, timeout=30, check=pool.check)
 
             async def delete(page_id: str) -> None:
@@ -81,14 +86,18 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
                 return answer
 
             await delete("a2")
-            after = await once_retracted("q2", "Breaking.\n" + story, lambda answer: answer["duplicate_of"] != "a2")
+            after = await once_retracted(
+                "q2", "Breaking.\n" + story, lambda answer: answer["duplicate_of"] != "a2"
+            )
             assert (after["status"], after["duplicate_of"]) == ("duplicate", "a")  # a2 is gone, a is not
             await delete("a")
             gone = await once_retracted("q3", story, lambda answer: answer["status"] != "duplicate")
             assert (gone["status"], gone["cluster_id"]) == ("unique", None), gone
 
             assert (await page("b", other, at(12, 20)))["status"] == "unique"
-            assert (await page("late", make_prose(4, 160), at(15, 0)))["status"] == "unique"  # moves the window on
+            assert (await page("late", make_prose(4, 160), at(15, 0)))[
+                "status"
+            ] == "unique"  # moves the window on
             again = await page("b2", other, at(15, 1))
             assert again["status"] == "unique", "b left the 1-hour window: its copy founds a new cluster"
     finally:
@@ -103,8 +112,9 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     # only the pages inside the window are left.
     rows = await latest(broker.bootstrap, names.changelog("bands"))
     indexed = set()
-    make_shard = stage_factories(Preparer(settings.dedup_config()), layout_of(settings),
-                                 stage_inputs(settings))[Stage.BANDS]  # as the app builds it
+    make_shard = stage_factories(
+        Preparer(settings.dedup_config()), layout_of(settings), stage_inputs(settings)
+    )[Stage.BANDS]  # as the app builds it
     for partition in range(settings.stream.band_partitions):
         shard = make_shard(partition)
         journal = Journal(partition, guard)

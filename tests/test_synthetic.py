@@ -124,8 +124,12 @@ def test_output_does_not_depend_on_string_hashing(messy_dates: bool) -> None:
         "print(hashlib.sha256(pages + orjson.dumps(corpus.labels)).hexdigest())\n"
     )
     runs = [
-        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "PYTHONHASHSEED": str(hash_seed)})
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": str(hash_seed)},
+        )
         for hash_seed in (1, 2)
     ]
     digests = {run.communicate(timeout=60)[0].strip() for run in runs}
@@ -220,8 +224,11 @@ def test_wire_and_local_story_shares(world: Corpus) -> None:
 
 def test_short_and_long_articles(world: Corpus) -> None:
     corpus, truth = world
-    lengths = [sum(len(_WORD.findall(p)) for p in truth[ids[0]].article)
-               for ids in _clusters(corpus).values() if truth[ids[0]].kind == "local"]
+    lengths = [
+        sum(len(_WORD.findall(p)) for p in truth[ids[0]].article)
+        for ids in _clusters(corpus).values()
+        if truth[ids[0]].kind == "local"
+    ]
     short = sum(length < 250 for length in lengths)
     long = sum(length > 550 for length in lengths)
     assert short + long == len(lengths)
@@ -310,8 +317,19 @@ def test_networks_share_a_prose_paragraph(world: Corpus) -> None:
 def test_html_chrome_variants(world: Corpus) -> None:
     corpus, _ = world
     html_pages = [page["html"] for page in corpus.pages if "html" in page]
-    for marker in ("<nav", 'class="menu"', "<aside", 'class="sidebar"', "<footer>", 'class="site-footer"',
-                   'class="newsletter"', "<article>", 'class="story-body"', "<script>", "<style>"):
+    for marker in (
+        "<nav",
+        'class="menu"',
+        "<aside",
+        'class="sidebar"',
+        "<footer>",
+        'class="site-footer"',
+        'class="newsletter"',
+        "<article>",
+        'class="story-body"',
+        "<script>",
+        "<style>",
+    ):
         assert any(marker in page for page in html_pages), marker
     assert all(page.startswith("<!DOCTYPE html>") and page.count("<script") >= 2 for page in html_pages)
 
@@ -331,7 +349,7 @@ def test_sidebar_lists_other_headlines_of_the_outlet(world: Corpus) -> None:
         outlet = truth[page["id"]].outlet
         if "text" in page and truth[page["id"]].lang == "en":
             lines = page["text"].split("\n")
-            related = [line[len("Related: "):] for line in lines if line.startswith("Related: ")]
+            related = [line[len("Related: ") :] for line in lines if line.startswith("Related: ")]
             assert 1 <= len(related) <= 3 and page["title"] not in related
             from_corpus += sum(headline in earlier[outlet] for headline in related)
         earlier[outlet].add(page["title"])
@@ -340,8 +358,12 @@ def test_sidebar_lists_other_headlines_of_the_outlet(world: Corpus) -> None:
 
 def test_ads_have_few_stop_words(world: Corpus) -> None:
     corpus, _ = world
-    ads = [ad for page in corpus.pages if "html" in page and page.get("lang") == "en"
-           for ad in re.findall(r'rel="sponsored">([^<]*)<', page["html"])]
+    ads = [
+        ad
+        for page in corpus.pages
+        if "html" in page and page.get("lang") == "en"
+        for ad in re.findall(r'rel="sponsored">([^<]*)<', page["html"])
+    ]
     tokens = [token.lower() for ad in ads for token in _WORD.findall(ad)]
     assert ads and sum(token in _STOPS["en"] for token in tokens) / len(tokens) < 0.15
 
@@ -434,9 +456,8 @@ def test_messy_dates_are_deterministic_per_seed(tmp_path) -> None:
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
     other = generate_corpus(400, seed=6, messy_dates=True)
     assert [page.get("published_at") for page in other.pages[:50]] != [
-        page.get("published_at") for page in first.pages[:50]]
-
-
+        page.get("published_at") for page in first.pages[:50]
+    ]
 
 
 def test_messy_corpus_is_the_clean_one_reordered_with_other_dates(messy: Corpus) -> None:
@@ -452,7 +473,8 @@ def test_messy_corpus_is_the_clean_one_reordered_with_other_dates(messy: Corpus)
         assert _moment(original) == truth[page["id"]].published
         field = _date_field(original)
         assert {key: value for key, value in page.items() if key != field} == {
-            key: value for key, value in original.items() if key != field}
+            key: value for key, value in original.items() if key != field
+        }
         assert list(page) == [key for key in original if key in page]  # the date keeps its place
         if "<time datetime=" in page.get("html", ""):  # the page itself still shows the true time
             assert f'<time datetime="{truth[page["id"]].published:%Y-%m-%dT%H:%M:%SZ}">' in page["html"]
@@ -464,8 +486,11 @@ def test_messy_file_is_in_arrival_order_with_some_pages_days_late(messy: Corpus)
     assert arrivals == sorted(arrivals)
     delays = [(page_truth.received - page_truth.published).total_seconds() for page_truth in truth.values()]
     late = [delay for delay in delays if delay >= LATE_DELAY_SECONDS[0]]
-    assert all(CRAWL_DELAY_SECONDS[0] <= delay <= CRAWL_DELAY_SECONDS[1]
-               or LATE_DELAY_SECONDS[0] <= delay <= LATE_DELAY_SECONDS[1] for delay in delays)
+    assert all(
+        CRAWL_DELAY_SECONDS[0] <= delay <= CRAWL_DELAY_SECONDS[1]
+        or LATE_DELAY_SECONDS[0] <= delay <= LATE_DELAY_SECONDS[1]
+        for delay in delays
+    )
     assert _near(len(late), LATE_SHARE, MESSY_PAGES)
     published = [truth[page["id"]].published for page in corpus.pages]
     newest = list(accumulate(published, max))
@@ -519,8 +544,10 @@ def test_messy_dates_use_every_variant(messy: Corpus) -> None:
     values: dict[str, list] = defaultdict(list)
     for page in corpus.pages:
         values[truth[page["id"]].date_form].append(page.get(_date_field(page)))
-    offsets = {f"{'+' if minutes > 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
-               for minutes in LOCAL_OFFSET_MINUTES}
+    offsets = {
+        f"{'+' if minutes > 0 else '-'}{abs(minutes) // 60:02d}{abs(minutes) % 60:02d}"
+        for minutes in LOCAL_OFFSET_MINUTES
+    }
     assert {value[-6:].replace(":", "") for value in values["iso-offset"]} == offsets
     assert {value.rsplit(" ", 1)[1] for value in values["rfc-2822"]} == offsets | {"GMT"}
     assert all(value.endswith("Z") for value in values["iso-utc"] + values["hours-ahead"])
@@ -540,8 +567,21 @@ def test_cli_messy_feed_is_deduplicated_without_rejects(messy: Corpus, tmp_path)
     corpus, truth = messy
     runner = CliRunner()
     pages, labels = tmp_path / "pages.jsonl", tmp_path / "labels.json"
-    result = runner.invoke(cli, ["generate", "--pages", str(MESSY_PAGES), "--seed", str(SEED),
-                                 "--messy-dates", "-o", str(pages), "--labels", str(labels)])
+    result = runner.invoke(
+        cli,
+        [
+            "generate",
+            "--pages",
+            str(MESSY_PAGES),
+            "--seed",
+            str(SEED),
+            "--messy-dates",
+            "-o",
+            str(pages),
+            "--labels",
+            str(labels),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "arrival order with messy dates" in result.stderr
     write_corpus(corpus, tmp_path / "expected.jsonl", tmp_path / "expected.json")

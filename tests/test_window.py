@@ -4,7 +4,8 @@ from dataclasses import dataclass, field
 
 import orjson
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from stream_lsh.core.window import BandWindow
 
@@ -74,15 +75,22 @@ def test_invalid_parameters_are_refused():
         BandWindow(bucket_cap=1, ttl=0)
 
 
-operations = st.lists(st.tuples(st.sampled_from(["insert", "remove", "advance"]), st.integers(0, 6),
-                                st.lists(st.integers(0, 4), min_size=1, max_size=3), st.integers(0, 50)),
-                      max_size=50)
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(["insert", "remove", "advance"]),
+        st.integers(0, 6),
+        st.lists(st.integers(0, 4), min_size=1, max_size=3),
+        st.integers(0, 50),
+    ),
+    max_size=50,
+)
 
 
 @settings(max_examples=150, deadline=None)
 @given(operations)
 def test_saved_tables_restore_a_window_that_behaves_the_same(ops):
     """Saved mid-way (as JSON) and restored, a window goes on exactly like one never saved."""
+
     def apply(window, op, number, keys, time):
         if op == "insert":
             window.insert(f"p{number}", Entry(keys, content_hash=keys[0], event_time=float(time)))
@@ -97,8 +105,10 @@ def test_saved_tables_restore_a_window_that_behaves_the_same(ops):
         apply(kept, *op)
     tables = orjson.loads(orjson.dumps(kept.tables()))
     restored: BandWindow[Entry] = BandWindow(bucket_cap=2, ttl=5.0)
-    restored.load({page_id: Entry(list(e.keys), e.content_hash, e.event_time) for page_id, e in kept.entries.items()},
-                  tables)
+    restored.load(
+        {page_id: Entry(list(e.keys), e.content_hash, e.event_time) for page_id, e in kept.entries.items()},
+        tables,
+    )
     for op in ops[half:]:
         apply(kept, *op)
         apply(restored, *op)

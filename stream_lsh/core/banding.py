@@ -65,8 +65,10 @@ def _optimal(threshold: float, num_perm: int, fp_weight: float, fn_weight: float
     pairs = [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)]
     best, best_loss = pairs[0], np.inf
     for low in range(0, len(pairs), _PAIRS_PER_CHUNK):  # bounded memory for large num_perm
-        chunk = pairs[low:low + _PAIRS_PER_CHUNK]
-        fp, fn = _areas(threshold, np.array([p[0] for p in chunk], float), np.array([p[1] for p in chunk], float))
+        chunk = pairs[low : low + _PAIRS_PER_CHUNK]
+        fp, fn = _areas(
+            threshold, np.array([p[0] for p in chunk], float), np.array([p[1] for p in chunk], float)
+        )
         loss = fp_weight * fp + fn_weight * fn
         i = int(np.argmin(loss))
         if loss[i] < best_loss:  # strict: on a tie the earlier pair (fewer bands) stays
@@ -74,7 +76,9 @@ def _optimal(threshold: float, num_perm: int, fp_weight: float, fn_weight: float
     return best
 
 
-def optimal_banding(threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weight: float = 0.5) -> "Banding":
+def optimal_banding(
+    threshold: float, num_perm: int, fp_weight: float = 0.5, fn_weight: float = 0.5
+) -> Banding:
     """The (b, r) with b*r <= num_perm that minimises fp_weight*FP + fn_weight*FN (see module doc)."""
     _check_threshold(threshold)
     if not isinstance(num_perm, int) or num_perm < 1:

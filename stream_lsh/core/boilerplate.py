@@ -31,8 +31,8 @@ first), and a capped set of boilerplate blocks.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 __all__ = ["BoilerplateLearner"]
 
@@ -74,8 +74,10 @@ class BoilerplateLearner:
 
     def __post_init__(self) -> None:
         if self.min_pages < 2 or self.min_pages_unknown_site < 2:
-            raise ValueError("min_pages and min_pages_unknown_site must be >= 2 (a block on one page is just "
-                             f"content), got {self.min_pages} and {self.min_pages_unknown_site}")
+            raise ValueError(
+                "min_pages and min_pages_unknown_site must be >= 2 (a block on one page is just "
+                f"content), got {self.min_pages} and {self.min_pages_unknown_site}"
+            )
         if self.min_words < 1:
             raise ValueError(f"min_words must be >= 1, got {self.min_words}")
         if self.sketch_size < 1 or not 0.0 < self.same_page_similarity <= 1.0:
@@ -126,7 +128,9 @@ class BoilerplateLearner:
             else:
                 table[block] = seen
         if len(table) > self.max_blocks_per_site:
-            for block in [key for _, key in zip(range(len(table) - self.max_blocks_per_site * 3 // 4), table)]:
+            for block in [
+                key for _, key in zip(range(len(table) - self.max_blocks_per_site * 3 // 4), table)
+            ]:
                 del table[block]
         return flagged
 
@@ -155,12 +159,16 @@ class BoilerplateLearner:
     def state(self) -> dict:
         """A JSON-friendly snapshot (for saving batch state)."""
         return {
-            "contexts": {site: [[k, [list(c) for c in v]] for k, v in table.items()]
-                         for site, table in self._contexts.items()},
+            "contexts": {
+                site: [[k, [list(c) for c in v]] for k, v in table.items()]
+                for site, table in self._contexts.items()
+            },
             "boilerplate": list(self._boilerplate),
         }
 
     def load_state(self, state: dict) -> None:
-        self._contexts = {site: {int(k): tuple(tuple(int(x) for x in c) for c in v) for k, v in items}
-                          for site, items in state["contexts"].items()}
+        self._contexts = {
+            site: {int(k): tuple(tuple(int(x) for x in c) for c in v) for k, v in items}
+            for site, items in state["contexts"].items()
+        }
         self._boilerplate = dict.fromkeys(int(k) for k in state["boilerplate"])

@@ -49,7 +49,9 @@ def clock_of_record(timestamp_ms: int | None) -> int | None:
     return timestamp_ms
 
 
-def event_time(date: DateReading, clock_ms: int | None, *, window: float | None, max_future: float) -> EventTime:
+def event_time(
+    date: DateReading, clock_ms: int | None, *, window: float | None, max_future: float
+) -> EventTime:
     """The event time of a page with ``date`` read at ``clock_ms``.
 
     * a plausible date is the event time: not before 1990, not more than ``max_future`` seconds
@@ -105,7 +107,9 @@ class FileClock:
         self.max_future_ms = int(max_future * 1000)
         self.ms: int | None = now_ms
         self.fixed = now_ms is not None
-        self.recent: deque[tuple[int, str]] = deque(maxlen=self.RECENT)  # (date, site) of the last dated lines
+        self.recent: deque[tuple[int, str]] = deque(
+            maxlen=self.RECENT
+        )  # (date, site) of the last dated lines
         self.first_site: str | None = None
         self.several_sites = False  # a file of one site lets that site move the clock alone
 
@@ -148,8 +152,12 @@ class FileClock:
                 self.ms = max(self.ms, date_ms)
 
     def state(self) -> dict[str, Any]:
-        return {"ms": self.ms, "recent": [list(item) for item in self.recent], "first_site": self.first_site,
-                "several_sites": self.several_sites}
+        return {
+            "ms": self.ms,
+            "recent": [list(item) for item in self.recent],
+            "first_site": self.first_site,
+            "several_sites": self.several_sites,
+        }
 
     def load_state(self, state: dict[str, Any]) -> None:
         """Continue a saved clock (``--state``); a fixed clock (``--now``) keeps the later of the two."""

@@ -59,8 +59,15 @@ class Decision:
     @classmethod
     def from_dict(cls, record: dict[str, Any]) -> Decision:
         """The inverse of :meth:`to_dict` (``replayed`` is not part of the record)."""
-        return cls(record["id"], record["status"], record["cluster_id"], record["duplicate_of"],
-                   record["similarity"], record["candidates"], record.get("date_ignored"))
+        return cls(
+            record["id"],
+            record["status"],
+            record["cluster_id"],
+            record["duplicate_of"],
+            record["similarity"],
+            record["candidates"],
+            record.get("date_ignored"),
+        )
 
 
 class Match(NamedTuple):
@@ -72,8 +79,15 @@ class Match(NamedTuple):
     cluster_id: str | None
 
 
-def decide(page_id: str, *, signed: bool, exact: Match | None, candidates: Sequence[Match], threshold: float,
-           founds: str | None) -> Decision:
+def decide(
+    page_id: str,
+    *,
+    signed: bool,
+    exact: Match | None,
+    candidates: Sequence[Match],
+    threshold: float,
+    founds: str | None,
+) -> Decision:
     """The page's decision (see the module doc).
 
     Args:

@@ -46,8 +46,19 @@ from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
 
-__all__ = ["DUPLICATE", "NO_CONTENT", "UNIQUE", "Decision", "DedupConfig", "Deduplicator", "PreparedPage",
-           "SignedPage", "Status", "export_state", "import_state"]
+__all__ = [
+    "DUPLICATE",
+    "NO_CONTENT",
+    "UNIQUE",
+    "Decision",
+    "DedupConfig",
+    "Deduplicator",
+    "PreparedPage",
+    "SignedPage",
+    "Status",
+    "export_state",
+    "import_state",
+]
 
 OWN_CLOCK = object()  # "read by the engine's own file clock", where None means "no clock yet"
 
@@ -67,9 +78,13 @@ class Deduplicator:
         self.scheme = self.preparer.scheme
         self.banding = self.preparer.banding
         self.index = LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
-        self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
+        self.learner = (
+            BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
+        )
         self.file_clock = FileClock(max_future=config.max_future)  # the clock of pages given without one
-        self.dates_ignored: Counter[str] = Counter()  # indexed pages whose published_at was not used, by reason
+        self.dates_ignored: Counter[str] = (
+            Counter()
+        )  # indexed pages whose published_at was not used, by reason
 
     @property
     def clock_ms(self) -> int | None:
@@ -87,13 +102,15 @@ class Deduplicator:
         return self.preparer.sign(prepared)
 
     # -- decisions --------------------------------------------------------------------------
-    def process(self, page: Page, clock_ms: int | None | object = OWN_CLOCK) -> Decision:
+    def process(self, page: Page, clock_ms: int | object | None = OWN_CLOCK) -> Decision:
         """Decide on one page and add it to the index (see the module doc). ``clock_ms``: when it was
         read (None: before a file's clock started); by default the engine's own file clock reads it."""
         clocks = None if clock_ms is OWN_CLOCK else [clock_ms if isinstance(clock_ms, int) else None]
         return self.process_batch([page], clocks)[0]
 
-    def process_batch(self, pages: Sequence[Page], clocks: Sequence[int | None] | None = None) -> list[Decision]:
+    def process_batch(
+        self, pages: Sequence[Page], clocks: Sequence[int | None] | None = None
+    ) -> list[Decision]:
         """Decide on pages in order, as :meth:`process` would one by one.
 
         ``clocks``: when each page was read (:mod:`.clock`); without them, the engine's own
@@ -115,7 +132,9 @@ class Deduplicator:
     def process_signed(self, page: SignedPage) -> Decision:
         """Decide on a signed page and index it: the last step of :meth:`process_batch`."""
         prepared = page.prepared
-        self.index.advance(prepared.clock_ms)  # first: a redelivery after its page left the window is a new page
+        self.index.advance(
+            prepared.clock_ms
+        )  # first: a redelivery after its page left the window is a new page
         known = self.index.get(prepared.id)
         if known is not None and known.decision is not None:
             if known.body_hash == prepared.body_hash:  # a redelivery: the same answer, nothing changes
@@ -138,10 +157,14 @@ class Deduplicator:
             if found:
                 similarities = self._similarities(page, found).tolist()
                 candidates = [Match(c.id, s, c.cluster_id) for c, s in zip(found, similarities)]
-        decision = decide(prepared.id, signed=page.signed,
-                          exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
-                          candidates=candidates, threshold=self.config.threshold,
-                          founds=cluster_name(prepared.id, self.index.cluster_sizes))
+        decision = decide(
+            prepared.id,
+            signed=page.signed,
+            exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
+            candidates=candidates,
+            threshold=self.config.threshold,
+            founds=cluster_name(prepared.id, self.index.cluster_sizes),
+        )
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 
@@ -159,25 +182,27 @@ class Deduplicator:
         if exact is not None:  # share the original's arrays: same text, same signature
             signature, band_keys, shingles = exact.signature, exact.band_keys, exact.shingles
         assert signature is not None and band_keys is not None
-        self.index.insert(IndexEntry(
-            id=decision.id,
-            signature=signature,
-            band_keys=band_keys,
-            cluster_id=decision.cluster_id or decision.id,
-            event_time=prepared.time.seconds,
-            content_hash=prepared.content_hash,
-            scheme=self.scheme.fingerprint,
-            body_hash=prepared.body_hash,
-            shingles=shingles if self.config.verify == "jaccard" else None,
-            decision=decision,
-        ))
+        self.index.insert(
+            IndexEntry(
+                id=decision.id,
+                signature=signature,
+                band_keys=band_keys,
+                cluster_id=decision.cluster_id or decision.id,
+                event_time=prepared.time.seconds,
+                content_hash=prepared.content_hash,
+                scheme=self.scheme.fingerprint,
+                body_hash=prepared.body_hash,
+                shingles=shingles if self.config.verify == "jaccard" else None,
+                decision=decision,
+            )
+        )
 
 
 #: 4: the buckets of all bands in one table (3 kept one table per band; read and migrated).
 STATE_FORMAT = 4
 
 
-def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     """The engine's state as a JSON-friendly header plus numpy arrays (no I/O here).
 
     Entries are listed in insertion order, so re-inserting them rebuilds identical buckets
@@ -199,8 +224,12 @@ def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.nd
     width = dedup.scheme.num_perm
     shingles = [e.shingles if e.shingles is not None else np.zeros(0, np.uint64) for e in entries]
     arrays = {
-        "signatures": np.stack([e.signature for e in entries]) if entries else np.zeros((0, width), np.uint32),
-        "event_times": np.array([np.nan if e.event_time is None else e.event_time for e in entries], dtype=np.float64),
+        "signatures": np.stack([e.signature for e in entries])
+        if entries
+        else np.zeros((0, width), np.uint32),
+        "event_times": np.array(
+            [np.nan if e.event_time is None else e.event_time for e in entries], dtype=np.float64
+        ),
         "content_hashes": np.array([e.content_hash for e in entries], dtype=np.uint64),
         "body_hashes": np.array([e.body_hash for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
@@ -209,13 +238,14 @@ def export_state(dedup: "Deduplicator") -> tuple[dict[str, Any], dict[str, np.nd
     return header, arrays
 
 
-def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Load state exported by :func:`export_state` into an empty engine; refuse another scheme."""
     if header.get("format") == 3:
         header = _migrate_from_3(header)
     if header.get("format") != STATE_FORMAT:
-        raise ValueError(f"unsupported state format {header.get('format')!r} (this version reads 3 and "
-                         f"{STATE_FORMAT})")
+        raise ValueError(
+            f"unsupported state format {header.get('format')!r} (this version reads 3 and {STATE_FORMAT})"
+        )
     check_compatible(dedup.scheme, Scheme.from_dict(header["scheme"]), what="saved state")
     if list(header["banding"]) != [dedup.banding.bands, dedup.banding.rows]:
         raise StateMismatchError(
@@ -230,18 +260,20 @@ def import_state(dedup: "Deduplicator", header: dict[str, Any], arrays: dict[str
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
-        entries.append(IndexEntry(
-            id=page_id,
-            signature=signature,
-            band_keys=dedup.banding.band_keys(signature),
-            cluster_id=header["clusters"][i],
-            event_time=None if np.isnan(arrays["event_times"][i]) else float(arrays["event_times"][i]),
-            content_hash=int(arrays["content_hashes"][i]),
-            scheme=dedup.scheme.fingerprint,  # checked against the header above
-            body_hash=int(arrays["body_hashes"][i]),
-            shingles=arrays["shingles"][offsets[i]:offsets[i + 1]].copy() if keep_shingles else None,
-            decision=Decision.from_dict(header["decisions"][i]),
-        ))
+        entries.append(
+            IndexEntry(
+                id=page_id,
+                signature=signature,
+                band_keys=dedup.banding.band_keys(signature),
+                cluster_id=header["clusters"][i],
+                event_time=None if np.isnan(arrays["event_times"][i]) else float(arrays["event_times"][i]),
+                content_hash=int(arrays["content_hashes"][i]),
+                scheme=dedup.scheme.fingerprint,  # checked against the header above
+                body_hash=int(arrays["body_hashes"][i]),
+                shingles=arrays["shingles"][offsets[i] : offsets[i + 1]].copy() if keep_shingles else None,
+                decision=Decision.from_dict(header["decisions"][i]),
+            )
+        )
     dedup.index.restore(entries, header["tables"], header["clock"])
     dedup.file_clock.load_state(header["file_clock"])
     if dedup.learner is not None and header.get("learner") is not None:

@@ -20,8 +20,8 @@ against the regex reference on random text.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Sequence
 
 import numpy as np
 import xxhash
@@ -34,8 +34,16 @@ WORD = re.compile(r"\w+(?:'\w+)*")
 _U64 = np.uint64
 # Odd 64-bit constants (from the golden ratio and murmur3); any odd constants work.
 _POSITION_MULTIPLIERS = np.array(
-    [0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93,
-     0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x27D4EB2F165667C5, 0x94D049BB133111EB],
+    [
+        0x9E3779B97F4A7C15,
+        0xC2B2AE3D27D4EB4F,
+        0x165667B19E3779F9,
+        0xD6E8FEB86659FD93,
+        0xFF51AFD7ED558CCD,
+        0xC4CEB9FE1A85EC53,
+        0x27D4EB2F165667C5,
+        0x94D049BB133111EB,
+    ],
     dtype=_U64,
 )
 _FMIX_C1 = _U64(0xFF51AFD7ED558CCD)
@@ -102,9 +110,15 @@ def _word_bytes(data: np.ndarray) -> np.ndarray:
         def cont(offset: int) -> np.ndarray:
             return data[np.minimum(leads + offset, last)].astype(np.uint32) & 0x3F
 
-        code = np.where(length == 2, ((first & 0x1F) << 6) | cont(1),
-                        np.where(length == 3, ((first & 0x0F) << 12) | (cont(1) << 6) | cont(2),
-                                 ((first & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3)))
+        code = np.where(
+            length == 2,
+            ((first & 0x1F) << 6) | cont(1),
+            np.where(
+                length == 3,
+                ((first & 0x0F) << 12) | (cont(1) << 6) | cont(2),
+                ((first & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
+            ),
+        )
         is_word[high] = np.repeat(_word_codepoints()[np.minimum(code, 0x10FFFF)], length)
     apostrophes = np.flatnonzero(data[1:-1] == _APOSTROPHE) + 1
     if apostrophes.size:
@@ -153,7 +167,9 @@ class TokenHasher:
         self.seed = seed
         self.max_cached = max_cached
         self._by_text: dict[str, int] = {}
-        self._slot_keys = np.zeros(1 << _SLOT_BITS, dtype=_U64)  # 0: empty (a word whose key is 0 is just never cached)
+        self._slot_keys = np.zeros(
+            1 << _SLOT_BITS, dtype=_U64
+        )  # 0: empty (a word whose key is 0 is just never cached)
         self._slot_hashes = np.zeros(1 << _SLOT_BITS, dtype=_U64)
         self._powers = _Powers()
 
@@ -183,7 +199,9 @@ class TokenHasher:
         if sum(map(len, encoded)) > _MAX_BLOB and len(texts) > 1:  # keep the byte arrays small
             half = len(texts) // 2
             first, second = self.hash_words_batch(texts[:half]), self.hash_words_batch(texts[half:])
-            return np.concatenate([first[0], second[0]]), np.concatenate([first[1], second[1][1:] + first[1][-1]])
+            return np.concatenate([first[0], second[0]]), np.concatenate(
+                [first[1], second[1][1:] + first[1][-1]]
+            )
         if len(encoded) == 1 and len(encoded[0]) > _MAX_BLOB:
             return self._hash_huge_text(texts[0])
         return self._hash_encoded(encoded)
@@ -210,8 +228,12 @@ class TokenHasher:
         if starts.size == 0:
             return np.zeros(0, dtype=_U64), offsets
         self._powers.ensure(blob.size + 1)
-        prefix = np.concatenate([np.zeros(1, _U64), np.cumsum(blob.astype(_U64) * self._powers.up[: blob.size])])
-        keys = fmix64((prefix[ends] - prefix[starts]) * self._powers.down[starts] + (ends - starts).astype(_U64))
+        prefix = np.concatenate(
+            [np.zeros(1, _U64), np.cumsum(blob.astype(_U64) * self._powers.up[: blob.size])]
+        )
+        keys = fmix64(
+            (prefix[ends] - prefix[starts]) * self._powers.down[starts] + (ends - starts).astype(_U64)
+        )
         slots = (keys >> _U64(64 - _SLOT_BITS)).astype(np.intp)
         hashes = self._slot_hashes[slots]
         missing = np.flatnonzero(self._slot_keys[slots] != keys)
@@ -223,8 +245,13 @@ class TokenHasher:
         """xxh3 of words missing from the cache (each distinct one hashed once), stored in their slots."""
         distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         data, seed = blob.tobytes(), self.seed
-        values = np.array([xxhash.xxh3_64_intdigest(data[a:b], seed)
-                           for a, b in zip(starts[first].tolist(), ends[first].tolist())], dtype=_U64)
+        values = np.array(
+            [
+                xxhash.xxh3_64_intdigest(data[a:b], seed)
+                for a, b in zip(starts[first].tolist(), ends[first].tolist())
+            ],
+            dtype=_U64,
+        )
         slots = (distinct >> _U64(64 - _SLOT_BITS)).astype(np.intp)
         self._slot_keys[slots] = distinct
         self._slot_hashes[slots] = values

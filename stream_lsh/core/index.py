@@ -9,8 +9,9 @@ list slot plus, for a new key, one dict entry in the table. ``verify="jaccard"``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -53,7 +54,9 @@ class LSHIndex:
         ttl: seconds of event time a page stays indexed (None: forever).
     """
 
-    def __init__(self, scheme: Scheme, banding: Banding, *, bucket_cap: int = 64, ttl: float | None = None) -> None:
+    def __init__(
+        self, scheme: Scheme, banding: Banding, *, bucket_cap: int = 64, ttl: float | None = None
+    ) -> None:
         if banding.num_perm != scheme.num_perm:
             raise ValueError(f"banding is for {banding.num_perm} values, scheme has {scheme.num_perm}")
         self.scheme = scheme
@@ -89,7 +92,8 @@ class LSHIndex:
     def _check(self, scheme: str, what: str) -> None:
         if scheme != self.scheme.fingerprint:
             raise StateMismatchError(
-                f"{what} was signed under scheme {scheme}, but this index holds scheme {self.scheme.fingerprint}: "
+                f"{what} was signed under scheme {scheme}, but this index holds scheme "
+                f"{self.scheme.fingerprint}: "
                 "its band keys would be compared with keys of different hash functions"
             )
 
@@ -106,7 +110,9 @@ class LSHIndex:
         """Index a page; re-inserting an id replaces its previous entry. Another scheme is refused."""
         self._check(entry.scheme, f"page {entry.id!r}")
         if entry.signature.shape != (self.scheme.num_perm,):
-            raise ValueError(f"signature has shape {entry.signature.shape}, expected ({self.scheme.num_perm},)")
+            raise ValueError(
+                f"signature has shape {entry.signature.shape}, expected ({self.scheme.num_perm},)"
+            )
         self.remove(entry.id)
         self.window.insert(entry.id, entry)
         self.cluster_sizes[entry.cluster_id] = self.cluster_sizes.get(entry.cluster_id, 0) + 1
@@ -126,7 +132,9 @@ class LSHIndex:
             del self.cluster_sizes[entry.cluster_id]
 
     def advance(self, clock_ms: int | None) -> int:
-        """Move the clock (milliseconds, only forward); pages older than the window leave. Returns how many."""
+        """Move the clock (milliseconds, only forward); pages older than the window leave.
+
+        Returns how many left."""
         left = self.window.advance(clock_ms)
         for entry in left:
             self._left(entry)

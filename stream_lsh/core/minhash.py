@@ -11,7 +11,7 @@ costs 4 bytes per value. The estimator's bias and spread are property-tested.
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -76,7 +76,7 @@ class MinHasher:
     def _large(self, values: np.ndarray) -> np.ndarray:
         minimum = np.full(self.num_perm, _EMPTY_VALUE, dtype=np.uint32)
         for low in range(0, values.size, _CHUNK):
-            matrix = np.multiply.outer(self._a, values[low:low + _CHUNK])
+            matrix = np.multiply.outer(self._a, values[low : low + _CHUNK])
             matrix += self._b[:, None]
             np.minimum(minimum, matrix.min(axis=1), out=minimum)
         return minimum

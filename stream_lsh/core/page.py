@@ -11,25 +11,29 @@ the page undated, never rejected: the story must not vanish from a feed because 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 from urllib.parse import urlsplit
 
-from .dates import DateReading, read_date
 from ..errors import PageError
+from .dates import DateReading, read_date
 
 __all__ = ["Page", "PageError", "page_from_dict"]
 
 MAX_ID_LENGTH = 1024
 _HEAD_BYTES = 65_536  # where <link rel=canonical> and og: tags live; bounded so odd pages stay cheap
-_SITE_TAG = re.compile(r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
-                       re.IGNORECASE)
+_SITE_TAG = re.compile(
+    r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
+    re.IGNORECASE,
+)
 _SITE_VALUE = re.compile(r"\b(?:href|content)\s*=\s*[\"']([^\"']+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Page:
-    """One news page. Exactly one of ``text``/``html`` is set (a non-blank ``text`` wins when both are given)."""
+    """One news page. Exactly one of ``text``/``html`` is set (a non-blank ``text`` wins when both
+    are given)."""
 
     id: str
     text: str | None = None

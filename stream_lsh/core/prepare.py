@@ -73,8 +73,9 @@ class SignedPage:
         return self.signature is not None
 
 
-def drop_boilerplate(blocks: list[str], learner: BoilerplateLearner | None,
-                     learn_for_site: str | None) -> tuple[list[str], list[int]]:
+def drop_boilerplate(
+    blocks: list[str], learner: BoilerplateLearner | None, learn_for_site: str | None
+) -> tuple[list[str], list[int]]:
     """The blocks left once known boilerplate is dropped, and the blocks this page made boilerplate.
 
     With ``learn_for_site``, the blocks first teach the learner, so the page is already filtered
@@ -97,7 +98,9 @@ class Preparer:
     def __init__(self, config: DedupConfig) -> None:
         self.config = config
         hasher = TokenHasher(seed=config.seed)
-        stop_words = StopWordLists.load(config.languages) if config.shingles.kind is ShingleKind.STOPWORD else None
+        stop_words = (
+            StopWordLists.load(config.languages) if config.shingles.kind is ShingleKind.STOPWORD else None
+        )
         self.shingler = Shingler(config.shingles, hasher, stop_words)
         self.minhasher = MinHasher(num_perm=config.num_perm, seed=config.seed)
         self.banding: Banding = config.banding()
@@ -127,21 +130,39 @@ class Preparer:
         """The page's event time when read at ``clock_ms`` (:func:`.clock.event_time`)."""
         return event_time(page.date, clock_ms, window=self.config.ttl, max_future=self.config.max_future)
 
-    def prepare(self, page_id: str, lang: str | None, blocks: list[str], *, clock_ms: int | None, time: EventTime,
-                body_hash: int, learner: BoilerplateLearner | None,
-                learn_for_site: str | None) -> tuple[PreparedPage, list[int]]:
+    def prepare(
+        self,
+        page_id: str,
+        lang: str | None,
+        blocks: list[str],
+        *,
+        clock_ms: int | None,
+        time: EventTime,
+        body_hash: int,
+        learner: BoilerplateLearner | None,
+        learn_for_site: str | None,
+    ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks: the prepared page, and the blocks it made boilerplate."""
         kept, flagged = drop_boilerplate(blocks, learner, learn_for_site)
         text = " ".join(kept)
-        return PreparedPage(page_id, lang, clock_ms, time, text, xxh64_text(text, self.config.seed),
-                            body_hash), flagged
+        return PreparedPage(
+            page_id, lang, clock_ms, time, text, xxh64_text(text, self.config.seed), body_hash
+        ), flagged
 
-    def prepare_page(self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *,
-                     learn: bool) -> PreparedPage:
+    def prepare_page(
+        self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *, learn: bool
+    ) -> PreparedPage:
         """:meth:`prepare` for a whole page, as batch reads it."""
-        prepared, _ = self.prepare(page.id, page.lang, self.blocks(page), clock_ms=clock_ms,
-                                   time=self.event_time(page, clock_ms), body_hash=self.body_hash(page),
-                                   learner=learner, learn_for_site=page.site if learn else None)
+        prepared, _ = self.prepare(
+            page.id,
+            page.lang,
+            self.blocks(page),
+            clock_ms=clock_ms,
+            time=self.event_time(page, clock_ms),
+            body_hash=self.body_hash(page),
+            learner=learner,
+            learn_for_site=page.site if learn else None,
+        )
         return prepared
 
     def sign(self, prepared: Sequence[PreparedPage]) -> list[SignedPage]:
@@ -155,7 +176,12 @@ class Preparer:
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"
         minimum = self.config.min_shingles
-        return [SignedPage(p, signatures[i] if counts[i] >= minimum else None,
-                           keys[i] if counts[i] >= minimum else None,
-                           batch.page_set(i) if keep_sets else None)
-                for i, p in enumerate(prepared)]
+        return [
+            SignedPage(
+                p,
+                signatures[i] if counts[i] >= minimum else None,
+                keys[i] if counts[i] >= minimum else None,
+                batch.page_set(i) if keep_sets else None,
+            )
+            for i, p in enumerate(prepared)
+        ]

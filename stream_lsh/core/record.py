@@ -7,16 +7,26 @@ dead-letter topic.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import orjson
 
 from .dates import DateReading
 from .page import Page, PageError, page_from_dict
 
-__all__ = ["DEFAULT_MAX_PAGE_BYTES", "Delete", "InputLine", "Rejected", "parse_line", "parse_query", "parse_record",
-           "read_lines", "record_id"]
+__all__ = [
+    "DEFAULT_MAX_PAGE_BYTES",
+    "Delete",
+    "InputLine",
+    "Rejected",
+    "parse_line",
+    "parse_query",
+    "parse_record",
+    "read_lines",
+    "record_id",
+]
 
 DEFAULT_MAX_PAGE_BYTES = 10_000_000  # larger records are rejected unless configured otherwise
 _BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark some tools put at the start of a file
@@ -120,6 +130,6 @@ def read_lines(lines: Iterable[bytes], max_bytes: int) -> Iterator[InputLine]:
     for number, raw in enumerate(lines, start=1):
         stripped = raw.strip()
         if number == 1 and stripped.startswith(_BOM):
-            stripped = stripped[len(_BOM):].strip()
+            stripped = stripped[len(_BOM) :].strip()
         if stripped:
             yield InputLine(number, stripped, parse_record(stripped, max_bytes))

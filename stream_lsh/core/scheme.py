@@ -48,7 +48,7 @@ class Scheme:
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> "Scheme":
+    def from_dict(cls, data: dict) -> Scheme:
         data = dict(data)
         data["stop_words_languages"] = tuple(data.get("stop_words_languages", ()))
         return cls(**data)

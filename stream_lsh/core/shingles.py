@@ -18,8 +18,8 @@ whose stop words cover most of its words.
 from __future__ import annotations
 
 import enum
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -68,7 +68,9 @@ class ShingleSpec:
             object.__setattr__(self, "k", _DEFAULT_SIZE[kind])
         low, high = _SIZE_RANGE[kind]
         if not isinstance(self.k, int) or not low <= self.k <= high:
-            raise ValueError(f"{kind.value} shingle size must be an integer in [{low}, {high}], got {self.k!r}")
+            raise ValueError(
+                f"{kind.value} shingle size must be an integer in [{low}, {high}], got {self.k!r}"
+            )
 
     @property
     def size(self) -> int:
@@ -95,7 +97,7 @@ class ShingleBatch:
 
     def page_set(self, i: int) -> np.ndarray:
         """Sorted unique shingle hashes of page i."""
-        return np.unique(self.values[self.offsets[i]:self.offsets[i + 1]])
+        return np.unique(self.values[self.offsets[i] : self.offsets[i + 1]])
 
 
 class Shingler:
@@ -107,7 +109,9 @@ class Shingler:
         stop_words: needed for ``stopword`` shingles.
     """
 
-    def __init__(self, spec: ShingleSpec, hasher: TokenHasher, stop_words: StopWordLists | None = None) -> None:
+    def __init__(
+        self, spec: ShingleSpec, hasher: TokenHasher, stop_words: StopWordLists | None = None
+    ) -> None:
         if spec.kind is ShingleKind.STOPWORD and stop_words is None:
             raise ValueError("stop-word shingles need stop-word lists")
         self.spec = spec
@@ -140,16 +144,20 @@ class Shingler:
         """The stop-word language that :meth:`shingles` would use (None for char/word shingles)."""
         if self._matcher is None:
             return None
-        hashes, offsets = self.hasher.hash_words_batch([normalized_text])
+        hashes, _ = self.hasher.hash_words_batch([normalized_text])
         masks = self._matcher.language_masks(hashes)
-        return self._matcher.languages[self._language_indexes(masks, np.zeros(hashes.size, int), [language])[0]]
+        return self._matcher.languages[
+            self._language_indexes(masks, np.zeros(hashes.size, int), [language])[0]
+        ]
 
     def _characters(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         pieces = [self.hasher.hash_tokens(text) for text in texts]
         offsets = np.cumsum([0] + [p.size for p in pieces])
         return (np.concatenate(pieces) if pieces else _EMPTY), offsets
 
-    def _language_indexes(self, masks: np.ndarray, page_of: np.ndarray, hints: Sequence[str | None]) -> np.ndarray:
+    def _language_indexes(
+        self, masks: np.ndarray, page_of: np.ndarray, hints: Sequence[str | None]
+    ) -> np.ndarray:
         """Index (into the matcher's languages) of each page's stop-word language."""
         assert self._matcher is not None
         known = self._matcher.languages
@@ -160,7 +168,9 @@ class Shingler:
             chosen[undecided] = np.argmax(counts[undecided], axis=1)  # first maximum: earlier language wins
         return chosen
 
-    def _stop_word_positions(self, hashes: np.ndarray, page_of: np.ndarray, hints: Sequence[str | None]) -> np.ndarray:
+    def _stop_word_positions(
+        self, hashes: np.ndarray, page_of: np.ndarray, hints: Sequence[str | None]
+    ) -> np.ndarray:
         assert self._matcher is not None
         masks = self._matcher.language_masks(hashes)
         chosen = self._language_indexes(masks, page_of, hints)

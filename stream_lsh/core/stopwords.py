@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version as _package_version
 from types import MappingProxyType
-from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -22,11 +22,25 @@ from .text import normalize
 __all__ = ["DEFAULT_LANGUAGES", "LANGUAGE_NAMES", "StopWordLists", "StopWordMatcher", "canonical_language"]
 
 #: ISO 639-1 code -> name used by the ``stopwords`` package.
-LANGUAGE_NAMES: Mapping[str, str] = MappingProxyType({
-    "en": "english", "es": "spanish", "fr": "french", "de": "german", "it": "italian",
-    "pt": "portuguese", "nl": "dutch", "ru": "russian", "sv": "swedish", "da": "danish",
-    "no": "norwegian", "fi": "finnish", "pl": "polish", "tr": "turkish", "ro": "romanian",
-})
+LANGUAGE_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "en": "english",
+        "es": "spanish",
+        "fr": "french",
+        "de": "german",
+        "it": "italian",
+        "pt": "portuguese",
+        "nl": "dutch",
+        "ru": "russian",
+        "sv": "swedish",
+        "da": "danish",
+        "no": "norwegian",
+        "fi": "finnish",
+        "pl": "polish",
+        "tr": "turkish",
+        "ro": "romanian",
+    }
+)
 #: The big news languages; detection picks among these. English first: it wins ties.
 DEFAULT_LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de", "it", "pt", "nl", "ru")
 _NAME_TO_CODE = {name: code for code, name in LANGUAGE_NAMES.items()}
@@ -83,7 +97,7 @@ class StopWordLists:
         return tuple(self.words)
 
     @classmethod
-    def load(cls, languages: Sequence[str] = DEFAULT_LANGUAGES) -> "StopWordLists":
+    def load(cls, languages: Sequence[str] = DEFAULT_LANGUAGES) -> StopWordLists:
         """The packaged lists for ``languages`` (ISO 639-1 codes), in that order of preference."""
         unknown = [lang for lang in languages if lang not in LANGUAGE_NAMES]
         if unknown:

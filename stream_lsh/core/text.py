@@ -24,10 +24,12 @@ from typing import NamedTuple
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
-__all__ = ["normalize", "text_blocks", "html_blocks", "html_to_text"]
+__all__ = ["html_blocks", "html_to_text", "normalize", "text_blocks"]
 
-_DROP = ("\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen, zero-width
-         "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")  # bidi controls
+_DROP = (
+    "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen, zero-width
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)  # bidi controls
 _APOSTROPHES = "\u2018\u2019\u02bc\uff07"
 _SPACES = "".join(c for c in map(chr, range(0x3001)) if c.isspace() and c != " ")
 _SPACES_NOT_NL = _SPACES.replace("\n", "")
@@ -79,13 +81,17 @@ def _split_blocks(text: str) -> list[str]:
     return [b for b in map(str.strip, text.split("\n")) if b]
 
 
-_BLOCK = frozenset("""address article aside blockquote body br caption center dd details dialog dir div dl
+_BLOCK = frozenset(
+    """address article aside blockquote body br caption center dd details dialog dir div dl
     dt fieldset figcaption figure footer form frameset h1 h2 h3 h4 h5 h6 header hgroup hr html legend li
-    listing main menu nav ol p pre search section summary table tbody td tfoot th thead tr ul""".split())
+    listing main menu nav ol p pre search section summary table tbody td tfoot th thead tr ul""".split()
+)
 _FORMATTING = frozenset("a b big code em font i nobr s small strike strong tt u".split())
 _RAWTEXT = frozenset("script style textarea title iframe noembed noframes xmp plaintext".split())
-_VOID = frozenset("""area base basefont bgsound br col embed frame hr image img input keygen link meta
-    param source track wbr""".split())
+_VOID = frozenset(
+    """area base basefont bgsound br col embed frame hr image img input keygen link meta
+    param source track wbr""".split()
+)
 # Elements that close an open element of the same kind instead of nesting in it: deep nesting
 # of these needs a counted element in between, so leaving them out of the depth count costs at
 # most a constant factor and keeps sloppy pages full of unclosed <p>/<li> cheap.
@@ -132,14 +138,23 @@ def _name_key(name: str) -> tuple[int, int]:
 
 def _build_table() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cats: dict[tuple[int, int], int] = {}
-    groups = ((_BLOCK, _BLOCK_BIT), (_FORMATTING, _FMT_BIT), (_RAWTEXT, _RAW_BIT), (_STRIP, _SKIP_BIT),
-              (_UNCOUNTED, _UNCOUNTED_BIT), (_CHROME | {"header"}, _CHROME_BIT))
+    groups = (
+        (_BLOCK, _BLOCK_BIT),
+        (_FORMATTING, _FMT_BIT),
+        (_RAWTEXT, _RAW_BIT),
+        (_STRIP, _SKIP_BIT),
+        (_UNCOUNTED, _UNCOUNTED_BIT),
+        (_CHROME | {"header"}, _CHROME_BIT),
+    )
     for names, bit in groups:
         for name in names:
             cats[_name_key(name)] = cats.get(_name_key(name), 0) | bit
     keys = sorted(cats)  # first 8 bytes are unique among these names, so search on k0 alone
-    return (np.array([k[0] for k in keys], "<u8"), np.array([k[1] for k in keys], "<u8"),
-            np.array([cats[k] for k in keys], np.int64))
+    return (
+        np.array([k[0] for k in keys], "<u8"),
+        np.array([k[1] for k in keys], "<u8"),
+        np.array([cats[k] for k in keys], np.int64),
+    )
 
 
 _K0, _K1, _CATS = _build_table()
@@ -182,8 +197,10 @@ def _scan(buf: bytes, n: int) -> tuple[_Tags, np.ndarray]:
     ok = (first >= 0x61) & (first <= 0x7A)
     bogus_pos, lt, close = lt[bogus], lt[ok], close[ok]
     chunk = 1 << 18
-    parts = [_name_keys(buf, n, lt[i:i + chunk] + 1 + close[i:i + chunk])
-             for i in range(0, max(len(lt), 1), chunk)]
+    parts = [
+        _name_keys(buf, n, lt[i : i + chunk] + 1 + close[i : i + chunk])
+        for i in range(0, max(len(lt), 1), chunk)
+    ]
     k0, k1, ln, has_lt = (np.concatenate(x) for x in zip(*parts))
     i = np.minimum(np.searchsorted(_K0, k0), len(_K0) - 1)
     cat = np.where((_K0[i] == k0) & (_K1[i] == k1), _CATS[i], 0)
@@ -329,8 +346,9 @@ def _depth_by_name(close: np.ndarray, k0: np.ndarray, k1: np.ndarray, step: np.n
 
 
 def _within_budget(depth: np.ndarray) -> bool:
-    return not depth.size or (int(depth.max()) <= _MAX_DEPTH
-                              and int(depth.sum()) <= _WORK_BASE + _WORK_PER_TAG * depth.size)
+    return not depth.size or (
+        int(depth.max()) <= _MAX_DEPTH and int(depth.sum()) <= _WORK_BASE + _WORK_PER_TAG * depth.size
+    )
 
 
 def _route(html: str) -> tuple[bool, bytes, _Tags]:
@@ -391,7 +409,10 @@ _TAG_RE = re.compile(r"""<(/?)([A-Za-z][^ />]*)([^>"']*(?:(?:"[^"]*"?|'[^']*'?)[
 _ATTR_RE = re.compile(r"""([^\s/>][^\s/>=]*)(?:\s*=\s*(?:"([^"]*)"?|'([^']*)'?|([^\s>]*)))?""")
 _CLOSES_SKIP = {  # start tags that implicitly end a skipped element of this name
     "p": _BLOCK - {"br", "td", "th", "tr", "tbody", "thead", "tfoot", "caption", "body", "html"},
-    "li": {"li"}, "dd": {"dd", "dt"}, "dt": {"dd", "dt"}}
+    "li": {"li"},
+    "dd": {"dd", "dt"},
+    "dt": {"dd", "dt"},
+}
 _MAIN = ("article", "main")
 
 
@@ -402,8 +423,11 @@ def _hidden_by_attrs(attrs: str, drop_chrome: bool) -> bool:
     found: dict[str, str] = {}
     for m in _ATTR_RE.finditer(low):
         found.setdefault(m.group(1), m.group(2) or m.group(3) or m.group(4) or "")
-    return ("hidden" in found or found.get("aria-hidden") == "true"
-            or (drop_chrome and not _CHROME_ROLES.isdisjoint(found.get("role", "").split())))
+    return (
+        "hidden" in found
+        or found.get("aria-hidden") == "true"
+        or (drop_chrome and not _CHROME_ROLES.isdisjoint(found.get("role", "").split()))
+    )
 
 
 def _skipped(name: str, attrs: str, drop_chrome: bool, in_main: int) -> bool:
@@ -433,7 +457,7 @@ def _fallback_extract(s: str, drop_chrome: bool) -> list[str]:
                 kept = m.end()
                 continue
             skip, kept = "", m.start()
-        out.append(s[kept:m.start()])
+        out.append(s[kept : m.start()])
         kept = m.end()
         if name in _BLOCK:
             out.append("\n")

@@ -8,7 +8,8 @@ wait for an answer nobody asks for.
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import Any, NamedTuple
 
 __all__ = ["LINK_BAND", "Candidate", "needed"]
 
@@ -29,8 +30,9 @@ class Candidate(NamedTuple):
     clock_or_event_time: Any  # the candidate's event time, or for a link its clock (not used to decide)
 
 
-def needed(candidates: Sequence[Sequence[Any]], exact: Sequence[Any] | None,
-           threshold: float) -> dict[str, tuple[int, float]]:
+def needed(
+    candidates: Sequence[Sequence[Any]], exact: Sequence[Any] | None, threshold: float
+) -> dict[str, tuple[int, float]]:
     """Candidate id -> (its home, its similarity), for every candidate whose status the decision
     needs: the verified ones (at or above ``threshold``), and the exact copy (``[id, home, ...]``)."""
     wanted: dict[str, tuple[int, float]] = {}

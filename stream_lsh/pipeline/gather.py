@@ -7,7 +7,8 @@ Once all have answered, the page needs to know, for each candidate at or above t
 
 * a **decided** candidate is earlier: it was decided before this page was;
 * a candidate **in flight** (registered, not yet decided) is earlier if its ``(clock, id)``
-  is smaller (the clock: its record's timestamp, the order batch and the band partitions use). Then this page waits for its decision (it will join its cluster). If it is larger,
+  is smaller (the clock: its record's timestamp, the order batch and the band partitions use).
+  Then this page waits for its decision (it will join its cluster). If it is larger,
   it is later: this page ignores it, and its home is told that this page is an earlier candidate
   for it, so the later one will wait for this one, whichever band partition saw whom first;
 * a candidate its home no longer knows (expired, retracted) is gone.
@@ -38,8 +39,9 @@ import dataclasses
 import heapq
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..core.clock import clock_of_record
 from ..core.decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, cluster_name, decide
@@ -49,6 +51,7 @@ from .routing import Layout
 from .waits import Wait, clock_text
 
 __all__ = ["Gather"]
+
 
 def _canon(clock: int, page_id: str) -> tuple[int, str]:
     """The order that settles races between pages in flight: clock, then id (see .order)."""
@@ -109,14 +112,24 @@ class _Cluster:
 class Gather:
     """One home partition."""
 
-    def __init__(self, partition: int, layout: Layout, *, threshold: float, ttl: float | None,
-                 recent_members: int = 20, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        partition: int,
+        layout: Layout,
+        *,
+        threshold: float,
+        ttl: float | None,
+        recent_members: int = 20,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.partition = partition
         # when waits began (not state: for reports of stuck waits, see .waits)
         self._monotonic = clock
         self._loaded_at = clock()
         self._since: dict[tuple[bool, str, int, int], float] = {}  # a delivery -> registered (or loaded)
-        self._resolved_at: dict[tuple[bool, str, int, int], float] = {}  # ... -> all its band partitions had answered
+        self._resolved_at: dict[
+            tuple[bool, str, int, int], float
+        ] = {}  # ... -> all its band partitions had answered
         self._band_heard: dict[int, float] = {}  # band partition -> its last answer here
         self._reported: set[tuple[bool, str, int, int]] = set()
         self.layout = layout
@@ -134,7 +147,9 @@ class Gather:
         self.waiters: dict[tuple[str, int, int], list[tuple[str, int, int, int, bool]]] = {}
         self.band_clocks: dict[int, int] = {}  # the clock each band partition reported last
         self.clock_ms: int | None = None  # the smallest of them, once all have reported: moves the window
-        self._expiry: list[tuple[float, int, str | None, str]] = []  # (time, seq, cluster or None for a page, id)
+        self._expiry: list[
+            tuple[float, int, str | None, str]
+        ] = []  # (time, seq, cluster or None for a page, id)
         self._sequence = 0
         self._ended: list[tuple[int, str]] = []  # the history by when it ended: (until, page id)
 
@@ -146,9 +161,13 @@ class Gather:
             "queries": [_delivery_state(d) for d in self.queries.values()],
             "done": [[page_id, *_done_state(d)] for page_id, d in self.done.items()],
             "history": [[page_id, *_done_state(d)] for page_id, past in self.history.items() for d in past],
-            "clusters": [[cid, c.first, sorted(c.live.items()), list(c.members), c.updated_at]
-                         for cid, c in self.clusters.items()],
-            "waiters": [[list(delivery), [list(w) for w in waiting]] for delivery, waiting in self.waiters.items()],
+            "clusters": [
+                [cid, c.first, sorted(c.live.items()), list(c.members), c.updated_at]
+                for cid, c in self.clusters.items()
+            ],
+            "waiters": [
+                [list(delivery), [list(w) for w in waiting]] for delivery, waiting in self.waiters.items()
+            ],
             "band_clocks": [[band, clock] for band, clock in self.band_clocks.items()],
             "clock": self.clock_ms,
             "expiry": [list(item) for item in self._expiry],
@@ -165,16 +184,21 @@ class Gather:
         self.history = {}
         for page_id, *rest in state["history"]:
             self.history.setdefault(page_id, []).append(_done_from(rest))
-        self.clusters = {cid: _Cluster(first, dict(live), deque(members, maxlen=self.recent_members), updated_at)
-                         for cid, first, live, members, updated_at in state["clusters"]}
-        self.waiters = {tuple(delivery): [tuple(w) for w in waiting]  # type: ignore[misc]
-                        for delivery, waiting in state["waiters"]}
+        self.clusters = {
+            cid: _Cluster(first, dict(live), deque(members, maxlen=self.recent_members), updated_at)
+            for cid, first, live, members, updated_at in state["clusters"]
+        }
+        self.waiters = {
+            tuple(delivery): [tuple(w) for w in waiting]  # type: ignore[misc]
+            for delivery, waiting in state["waiters"]
+        }
         self.band_clocks = {band: clock for band, clock in state["band_clocks"]}
         self.clock_ms = state["clock"]
         self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
         self._sequence = state["sequence"]
-        self._ended = sorted((d.until, page_id) for page_id, past in self.history.items() for d in past
-                             if d.until is not None)
+        self._ended = sorted(
+            (d.until, page_id) for page_id, past in self.history.items() for d in past if d.until is not None
+        )
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
@@ -207,15 +231,26 @@ class Gather:
         version, or the page again after it left the window, is a new delivery, decided after
         those before it (as batch meets them, in clock order)."""
         page_id, query = record["id"], bool(record["q"])
-        delivery = _Delivery(page_id, query, record["c"], record["ts"], record["di"], record["bh"], record.get("raw"),
-                             set(record["targets"]), bool(record["nc"]))
+        delivery = _Delivery(
+            page_id,
+            query,
+            record["c"],
+            record["ts"],
+            record["di"],
+            record["bh"],
+            record.get("raw"),
+            set(record["targets"]),
+            bool(record["nc"]),
+        )
         if query:
             if page_id not in self.queries:
                 self.queries[page_id] = delivery
                 self._since[self._key(delivery)] = self._monotonic()
             return
         flight = self.flight.setdefault(page_id, [])
-        same = next((d for d in flight if d.clock == delivery.clock and d.body_hash == delivery.body_hash), None)
+        same = next(
+            (d for d in flight if d.clock == delivery.clock and d.body_hash == delivery.body_hash), None
+        )
         if same is not None:
             same.repeats += 1  # this very delivery again (a producer's retry, a redelivered registration)
             return
@@ -228,8 +263,11 @@ class Gather:
     def _replays(self, done: _Done | None, delivery: _Delivery) -> bool:
         """Whether a delivery is a redelivery of a decided page still in the window: batch gives it
         that page's decision again."""
-        return (done is not None and done.body_hash == delivery.body_hash
-                and not self._left_window(done.event_time, delivery.clock))
+        return (
+            done is not None
+            and done.body_hash == delivery.body_hash
+            and not self._left_window(done.event_time, delivery.clock)
+        )
 
     def _result(self, record: dict[str, Any], out: Outbox) -> None:
         self._band_clock(record["b"], record["wc"], out)
@@ -248,7 +286,9 @@ class Gather:
         if query:
             delivery = self.queries.get(page_id)
             return delivery if delivery is not None and delivery.body_hash == body_hash else None
-        return next((d for d in self.flight.get(page_id, ()) if d.clock == clock and d.body_hash == body_hash), None)
+        return next(
+            (d for d in self.flight.get(page_id, ()) if d.clock == clock and d.body_hash == body_hash), None
+        )
 
     @staticmethod
     def _key(delivery: _Delivery) -> tuple[bool, str, int, int]:
@@ -280,16 +320,28 @@ class Gather:
         self._resolved_at[self._key(delivery)] = self._monotonic()
         if not delivery.no_content:
             wanted = needed(self._candidates(delivery), self._exact(delivery), self.threshold)
-            delivery.awaiting.update(c for c in wanted if c not in delivery.status)  # answers may have come already
+            delivery.awaiting.update(
+                c for c in wanted if c not in delivery.status
+            )  # answers may have come already
             for candidate, (home, similarity) in wanted.items():
                 if candidate in delivery.links and candidate not in delivery.status:
                     self._ask_about(delivery, candidate, home, similarity, out)
         self._maybe_decide(delivery, out)
 
-    def _ask_about(self, delivery: _Delivery, candidate: str, home: int, similarity: float, out: Outbox) -> None:
+    def _ask_about(
+        self, delivery: _Delivery, candidate: str, home: int, similarity: float, out: Outbox
+    ) -> None:
         delivery.awaiting.add(candidate)
-        ask = {"k": "ask", "id": candidate, "from": delivery.id, "home": self.partition, "q": delivery.query,
-               "c": delivery.clock, "fbh": delivery.body_hash, "sim": similarity}
+        ask = {
+            "k": "ask",
+            "id": candidate,
+            "from": delivery.id,
+            "home": self.partition,
+            "q": delivery.query,
+            "c": delivery.clock,
+            "fbh": delivery.body_hash,
+            "sim": similarity,
+        }
         if home == self.partition:
             self._ask(ask, out)
         else:
@@ -326,8 +378,9 @@ class Gather:
             self._reply(record, "later", None, None, out)
             first = flight[0]
             if record["from"] not in first.links and record["from"] not in first.status:
-                first.links[record["from"]] = list(Candidate(record["from"], record["sim"], LINK_BAND, 0, record["home"],
-                                                             record["c"]))
+                first.links[record["from"]] = list(
+                    Candidate(record["from"], record["sim"], LINK_BAND, 0, record["home"], record["c"])
+                )
                 if first.resolved and record["sim"] >= self.threshold:
                     self._ask_about(first, record["from"], record["home"], record["sim"], out)
         else:
@@ -338,13 +391,29 @@ class Gather:
         latest one before it, decided (perhaps replaced or retracted since) or in flight. Band
         partitions apply probes and retractions in clock order, so that is the one they held."""
         done = self.done.get(page_id)
-        known = [*self.history.get(page_id, ()), *(() if done is None else (done,)), *self.flight.get(page_id, ())]
-        return max((d for d in known if _canon(d.clock, page_id) < asker), key=lambda d: d.clock, default=None)
+        known = [
+            *self.history.get(page_id, ()),
+            *(() if done is None else (done,)),
+            *self.flight.get(page_id, ()),
+        ]
+        return max(
+            (d for d in known if _canon(d.clock, page_id) < asker), key=lambda d: d.clock, default=None
+        )
 
-    def _reply(self, ask: dict[str, Any], status: str, cluster: str | None, cluster_home: int | None,
-               out: Outbox) -> None:
-        tell = {"k": "tell", "id": ask["from"], "ac": ask["c"], "abh": ask["fbh"], "q": ask["q"], "cand": ask["id"],
-                "st": status, "cl": cluster, "clh": cluster_home}
+    def _reply(
+        self, ask: dict[str, Any], status: str, cluster: str | None, cluster_home: int | None, out: Outbox
+    ) -> None:
+        tell = {
+            "k": "tell",
+            "id": ask["from"],
+            "ac": ask["c"],
+            "abh": ask["fbh"],
+            "q": ask["q"],
+            "cand": ask["id"],
+            "st": status,
+            "cl": cluster,
+            "clh": cluster_home,
+        }
         if ask["home"] == self.partition:
             self._tell(tell, out)
         else:
@@ -356,7 +425,11 @@ class Gather:
         once (several of them ask)."""
         delivery = self._delivery(record["id"], record["ac"], record["abh"], bool(record["q"]))
         candidate = record["cand"]
-        if delivery is None or candidate in delivery.status or (delivery.resolved and candidate not in delivery.awaiting):
+        if (
+            delivery is None
+            or candidate in delivery.status
+            or (delivery.resolved and candidate not in delivery.awaiting)
+        ):
             return
         delivery.awaiting.discard(candidate)
         delivery.status[candidate] = (record["st"], record["cl"], record["clh"])
@@ -385,7 +458,9 @@ class Gather:
                     self._emit(previous.decision, None, out)
                 self._notify(delivery, previous.decision, previous.cluster_home, out)
             else:
-                if previous is not None:  # replaced by a new version, or left the window: batch removes it first
+                if (
+                    previous is not None
+                ):  # replaced by a new version, or left the window: batch removes it first
                     self._forget(page_id, delivery.clock, out)
                 self._finish(delivery, *self._conclusion(delivery), out)
             if delivery.delete_after is not None and page_id in self.done:
@@ -394,7 +469,11 @@ class Gather:
         if not flight:
             self.flight.pop(page_id, None)
             done = self.done.get(page_id)
-            if done is not None and self.clock_ms is not None and self._left_window(done.event_time, self.clock_ms):
+            if (
+                done is not None
+                and self.clock_ms is not None
+                and self._left_window(done.event_time, self.clock_ms)
+            ):
                 del self.done[page_id]  # expired while deliveries of it were in flight
 
     def _conclusion(self, delivery: _Delivery) -> tuple[Decision, int | None]:
@@ -403,11 +482,14 @@ class Gather:
         status = delivery.status
         exact = None if delivery.no_content else self._exact(delivery)
         candidates = [] if delivery.no_content else self._candidates(delivery)
-        decision = decide(delivery.id, signed=not delivery.no_content,
-                          exact=None if exact is None else self._match(exact[0], 1.0, status),
-                          candidates=[self._match(c[0], c[1], status) for c in candidates],
-                          threshold=self.threshold,
-                          founds=None if delivery.query else cluster_name(delivery.id, self.clusters))
+        decision = decide(
+            delivery.id,
+            signed=not delivery.no_content,
+            exact=None if exact is None else self._match(exact[0], 1.0, status),
+            candidates=[self._match(c[0], c[1], status) for c in candidates],
+            threshold=self.threshold,
+            founds=None if delivery.query else cluster_name(delivery.id, self.clusters),
+        )
         if decision.status == DUPLICATE:
             cluster_home = status[decision.duplicate_of][2]  # type: ignore[index]
         else:
@@ -415,7 +497,9 @@ class Gather:
         return dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home
 
     @staticmethod
-    def _match(page_id: str, similarity: float, status: dict[str, tuple[str, str | None, int | None]]) -> Match:
+    def _match(
+        page_id: str, similarity: float, status: dict[str, tuple[str, str | None, int | None]]
+    ) -> Match:
         """A candidate for the rule: its cluster if its home said it is decided (an earlier page),
         else None (later, gone, or not asked about: below the threshold)."""
         said = status.get(page_id)
@@ -430,8 +514,14 @@ class Gather:
     def _finish(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         self._forget_times(delivery)
         if decision.status != NO_CONTENT:
-            self.done[delivery.id] = _Done(delivery.clock, delivery.event_time, delivery.body_hash, decision,
-                                           sorted(delivery.targets), cluster_home)
+            self.done[delivery.id] = _Done(
+                delivery.clock,
+                delivery.event_time,
+                delivery.body_hash,
+                decision,
+                sorted(delivery.targets),
+                cluster_home,
+            )
             self._schedule(delivery.event_time, None, delivery.id)
             self._cluster_add(decision.cluster_id, cluster_home, delivery.id, delivery.event_time, out)
         self._emit(decision, delivery.raw, out)
@@ -448,9 +538,15 @@ class Gather:
     def _notify(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         status = "decided" if decision.status != NO_CONTENT else "gone"
         for asker, clock, body_hash, home, query in self.waiters.pop(
-                (delivery.id, delivery.clock, delivery.body_hash), ()):
-            self._reply({"from": asker, "c": clock, "fbh": body_hash, "home": home, "q": query, "id": delivery.id},
-                        status, decision.cluster_id, cluster_home, out)
+            (delivery.id, delivery.clock, delivery.body_hash), ()
+        ):
+            self._reply(
+                {"from": asker, "c": clock, "fbh": body_hash, "home": home, "q": query, "id": delivery.id},
+                status,
+                decision.cluster_id,
+                cluster_home,
+                out,
+            )
 
     @staticmethod
     def _emit(decision: Decision, raw: str | None, out: Outbox) -> None:
@@ -483,21 +579,29 @@ class Gather:
             missing = sorted(delivery.targets - delivery.results.keys())
             silent = [band for band in missing if now - self._band_heard.get(band, self._loaded_at) > bound]
             if missing and len(silent) == len(missing):
-                return f"band partitions {', '.join(map(str, missing))} to answer (nothing from them here for {bound:g} s)"
+                listed = ", ".join(map(str, missing))
+                return f"band partitions {listed} to answer (nothing from them here for {bound:g} s)"
             return None
         if now - self._resolved_at.get(self._key(delivery), self._loaded_at) <= bound:
             return None
         if not delivery.awaiting:
             earlier = next((d for d in self.flight.get(delivery.id, ()) if not d.ready), None)
-            return None if earlier is None else f"an earlier delivery of the same page (clock {clock_text(earlier.clock)})"
+            return (
+                None
+                if earlier is None
+                else f"an earlier delivery of the same page (clock {clock_text(earlier.clock)})"
+            )
         homes = needed(self._candidates(delivery), self._exact(delivery), self.threshold)
-        waiting = ", ".join(f"{candidate} (home {homes[candidate][0] if candidate in homes else '?'})"
-                            for candidate in sorted(delivery.awaiting))
+        waiting = ", ".join(
+            f"{candidate} (home {homes[candidate][0] if candidate in homes else '?'})"
+            for candidate in sorted(delivery.awaiting)
+        )
         return f"the decision of earlier candidates: {waiting}"
 
     # -- clusters -------------------------------------------------------------------------------
-    def _cluster_add(self, cluster: str | None, home: int | None, member: str, event_time: float | None,
-                     out: Outbox) -> None:
+    def _cluster_add(
+        self, cluster: str | None, home: int | None, member: str, event_time: float | None, out: Outbox
+    ) -> None:
         record = {"k": "join", "cl": cluster, "m": member, "ts": event_time}
         if home == self.partition:
             self._join(record, out)
@@ -508,7 +612,9 @@ class Gather:
         cluster_id, member = record["cl"], record["m"]
         cluster = self.clusters.get(cluster_id)
         if cluster is None:
-            cluster = self.clusters[cluster_id] = _Cluster(first=member, members=deque(maxlen=self.recent_members))
+            cluster = self.clusters[cluster_id] = _Cluster(
+                first=member, members=deque(maxlen=self.recent_members)
+            )
         if member in cluster.live and cluster.live[member] == record["ts"]:
             return  # a repeated join (redelivery)
         fresh = member not in cluster.live
@@ -535,8 +641,13 @@ class Gather:
 
     @staticmethod
     def _cluster_record(cluster_id: str, cluster: _Cluster) -> dict[str, Any]:
-        return {"cluster_id": cluster_id, "first": cluster.first, "size": len(cluster.live),
-                "members": list(cluster.members), "updated_at": cluster.updated_at}
+        return {
+            "cluster_id": cluster_id,
+            "first": cluster.first,
+            "size": len(cluster.live),
+            "members": list(cluster.members),
+            "updated_at": cluster.updated_at,
+        }
 
     # -- retraction and expiry --------------------------------------------------------------------
     def _delete(self, page_id: str, clock: int, out: Outbox) -> None:
@@ -586,8 +697,12 @@ class Gather:
         """Whether a page of ``event_time`` is older than the window at a delivery's clock (the
         band partitions evict it by then, whatever this home's lagging clock says)."""
         clock = clock_of_record(timestamp_ms)
-        return (self.ttl is not None and clock is not None and event_time is not None
-                and event_time < clock / 1000.0 - self.ttl)
+        return (
+            self.ttl is not None
+            and clock is not None
+            and event_time is not None
+            and event_time < clock / 1000.0 - self.ttl
+        )
 
     def _band_clock(self, band: int, clock_ms: int | None, out: Outbox) -> None:
         """A band partition's answer says how far its clock has come; once every band partition
@@ -620,18 +735,63 @@ class Gather:
 
 
 def _delivery_state(d: _Delivery) -> list[Any]:
-    return [d.id, d.query, d.clock, d.event_time, d.date_ignored, d.body_hash, d.raw, sorted(d.targets), d.no_content,
-            [[band, result] for band, result in d.results.items()], [[k, v] for k, v in d.links.items()],
-            [[k, list(v)] for k, v in d.status.items()], sorted(d.awaiting), d.resolved, d.delete_after, d.repeats]
+    return [
+        d.id,
+        d.query,
+        d.clock,
+        d.event_time,
+        d.date_ignored,
+        d.body_hash,
+        d.raw,
+        sorted(d.targets),
+        d.no_content,
+        [[band, result] for band, result in d.results.items()],
+        [[k, v] for k, v in d.links.items()],
+        [[k, list(v)] for k, v in d.status.items()],
+        sorted(d.awaiting),
+        d.resolved,
+        d.delete_after,
+        d.repeats,
+    ]
 
 
 def _delivery_from(state: list[Any]) -> _Delivery:
-    (page_id, query, clock, event_time, date_ignored, body_hash, raw, targets, no_content, results, links, status,
-     awaiting, resolved, delete_after, repeats) = state
-    return _Delivery(page_id, query, clock, event_time, date_ignored, body_hash, raw, set(targets), no_content,
-                     {band: r for band, r in results}, {k: v for k, v in links},
-                     {k: tuple(v) for k, v in status}, set(awaiting),  # type: ignore[misc]
-                     resolved, delete_after, repeats)
+    (
+        page_id,
+        query,
+        clock,
+        event_time,
+        date_ignored,
+        body_hash,
+        raw,
+        targets,
+        no_content,
+        results,
+        links,
+        status,
+        awaiting,
+        resolved,
+        delete_after,
+        repeats,
+    ) = state
+    return _Delivery(
+        page_id,
+        query,
+        clock,
+        event_time,
+        date_ignored,
+        body_hash,
+        raw,
+        set(targets),
+        no_content,
+        {band: r for band, r in results},
+        {k: v for k, v in links},
+        {k: tuple(v) for k, v in status},
+        set(awaiting),  # type: ignore[misc]
+        resolved,
+        delete_after,
+        repeats,
+    )
 
 
 def _done_state(d: _Done) -> list[Any]:

@@ -10,18 +10,19 @@ from its date and that clock, here, once, so that every later stage sees the sam
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any, Collection, Sequence
+from typing import Any
 
 from ..core.clock import clock_of_record
-from ..core.prepare import Preparer
 from ..core.page import Page
+from ..core.prepare import Preparer
 from ..core.record import Delete, Rejected, parse_query, parse_record
 from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 
-__all__ = ["Message", "Ingest"]
+__all__ = ["Ingest", "Message"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +40,15 @@ class Message:
 class Ingest:
     """Turns input messages into site-stage records (pages, queries) and home records (retractions)."""
 
-    def __init__(self, preparer: Preparer, layout: Layout, *, max_page_bytes: int, watermarks: bool = False,
-                 lateness: float = 0.0) -> None:
+    def __init__(
+        self,
+        preparer: Preparer,
+        layout: Layout,
+        *,
+        max_page_bytes: int,
+        watermarks: bool = False,
+        lateness: float = 0.0,
+    ) -> None:
         self.preparer = preparer
         self.layout = layout
         self.max_page_bytes = max_page_bytes
@@ -94,8 +102,13 @@ class Ingest:
         """To every band partition, which drops the page in clock order (held like a probe), and
         one of which passes it on to the page's home (:meth:`Layout.retraction_band`); sent before
         the batch's marks, so no release can pass it first."""
-        record = {"k": "delete", "id": page_id, "c": timestamp_ms, "home": self.layout.home(page_id),
-                  "tell": self.layout.retraction_band(page_id)}
+        record = {
+            "k": "delete",
+            "id": page_id,
+            "c": timestamp_ms,
+            "home": self.layout.home(page_id),
+            "tell": self.layout.retraction_band(page_id),
+        }
         for band in range(self.layout.bands):
             out.send(Stage.BANDS, band, record, first=True)
 

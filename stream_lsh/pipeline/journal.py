@@ -26,8 +26,9 @@ Pure: rows in, rows out. :mod:`stream_lsh.stream.state` puts them in a RocksDB-b
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Protocol, Sequence
+from typing import Any, Protocol
 
 import orjson
 
@@ -49,13 +50,18 @@ def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:
         if mine == theirs:
             continue
         if isinstance(mine, dict) and isinstance(theirs, dict):  # name the parameters, not the whole dict
-            diffs += [f"{key}.{k}: stored {theirs.get(k)!r}, running {mine.get(k)!r}"
-                      for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+            diffs += [
+                f"{key}.{k}: stored {theirs.get(k)!r}, running {mine.get(k)!r}"
+                for k in sorted(set(mine) | set(theirs))
+                if mine.get(k) != theirs.get(k)
+            ]
         else:
             diffs.append(f"{key}: stored {theirs!r}, running {mine!r}")
-    return (f"the stored state was built with other parameters ({'; '.join(diffs)}). It cannot be probed with "
-            "these: run with the parameters it was built with, or start from empty state (a new app id, or "
-            "delete the app's internal topics and data directories).")
+    return (
+        f"the stored state was built with other parameters ({'; '.join(diffs)}). It cannot be probed with "
+        "these: run with the parameters it was built with, or start from empty state (a new app id, or "
+        "delete the app's internal topics and data directories)."
+    )
 
 
 class Replayable(Protocol):
@@ -114,8 +120,15 @@ class Journal:
 
     def _head(self) -> Row:
         self._head_written = True
-        return self._head_key(), orjson.dumps({"format": FORMAT, "guard": self.guard, "generation": self.generation,
-                                               "chunks": self.chunks, "upto": self.upto})
+        return self._head_key(), orjson.dumps(
+            {
+                "format": FORMAT,
+                "guard": self.guard,
+                "generation": self.generation,
+                "chunks": self.chunks,
+                "upto": self.upto,
+            }
+        )
 
     # -- loading ------------------------------------------------------------------------------
     def load(self, rows: Iterable[Row], stage: Replayable) -> int:
@@ -135,8 +148,10 @@ class Journal:
                 chunks[struct.unpack(">QI", rest)] = value
         if head is None:
             if segments or chunks:
-                raise StateMismatchError(f"partition {self.partition} has state rows but no head row: the state "
-                                         "was not written by this version of stream-lsh")
+                raise StateMismatchError(
+                    f"partition {self.partition} has state rows but no head row: the state "
+                    "was not written by this version of stream-lsh"
+                )
             return 0
         self._check(head)
         self.generation, self.chunks, self.upto = head["generation"], head["chunks"], head["upto"]
@@ -144,8 +159,10 @@ class Journal:
         if self.generation:
             parts = [chunks.get((self.generation, i)) for i in range(self.chunks)]
             if any(part is None for part in parts):
-                raise StateMismatchError(f"partition {self.partition}: snapshot {self.generation} is incomplete "
-                                         f"({sum(p is not None for p in parts)} of {self.chunks} chunks)")
+                raise StateMismatchError(
+                    f"partition {self.partition}: snapshot {self.generation} is incomplete "
+                    f"({sum(p is not None for p in parts)} of {self.chunks} chunks)"
+                )
             blob = b"".join(parts)  # type: ignore[arg-type]
             self.snapshot_bytes = len(blob)
             stage.restore(orjson.loads(blob))
@@ -165,8 +182,10 @@ class Journal:
 
     def _check(self, head: dict[str, Any]) -> None:
         if head.get("format") != FORMAT:
-            raise StateMismatchError(f"partition {self.partition}: state format {head.get('format')!r}, this "
-                                     f"version of stream-lsh reads format {FORMAT}")
+            raise StateMismatchError(
+                f"partition {self.partition}: state format {head.get('format')!r}, this "
+                f"version of stream-lsh reads format {FORMAT}"
+            )
         theirs = head.get("guard", {})
         if theirs != self.guard:
             raise StateMismatchError(f"partition {self.partition}: {mismatch(theirs, self.guard)}")
@@ -209,8 +228,10 @@ class Journal:
         old += [self._segment_key(n) for n in range(self.upto + 1, self.next_segment)]
         self.generation += 1
         self.chunks = max(1, -(-len(blob) // self.chunk_bytes))
-        rows: list[Row] = [(self._chunk_key(self.generation, i), blob[i * self.chunk_bytes:(i + 1) * self.chunk_bytes])
-                           for i in range(self.chunks)]
+        rows: list[Row] = [
+            (self._chunk_key(self.generation, i), blob[i * self.chunk_bytes : (i + 1) * self.chunk_bytes])
+            for i in range(self.chunks)
+        ]
         self.upto = self.next_segment - 1
         rows.append(self._head())  # the switch: a crash before it leaves the old snapshot in charge
         rows.extend((key, None) for key in old)

@@ -16,14 +16,15 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from typing import Any, Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
+from typing import Any
 
 import orjson
 
 from ..core.clock import FileClock
 from ..core.config import DedupConfig
-from ..core.prepare import Preparer
 from ..core.dates import DateReading
+from ..core.prepare import Preparer
 from ..core.record import InputLine, parse_record
 from .ingest import Ingest, Message
 from .journal import Journal
@@ -38,28 +39,40 @@ __all__ = ["LocalPipeline"]
 class LocalPipeline:
     """All partitions of all stages, fed through :meth:`feed`, drained by :meth:`run`."""
 
-    def __init__(self, config: DedupConfig, layout: Layout, *, max_page_bytes: int = 10_000_000,
-                 rng: random.Random | None = None, durable: bool = False, compact_bytes: int = 16 << 20,
-                 inputs: int | None = None, lateness: float = 0.0,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        config: DedupConfig,
+        layout: Layout,
+        *,
+        max_page_bytes: int = 10_000_000,
+        rng: random.Random | None = None,
+        durable: bool = False,
+        compact_bytes: int = 16 << 20,
+        inputs: int | None = None,
+        lateness: float = 0.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         """``inputs``: the number of input partitions, to apply probes in (clock, id) order under
         watermarks (:mod:`.order`); None keeps arrival order. Fed values are stamped with the
         clock ``stream-lsh produce`` would give them, as lines of one file, in feed order."""
         self.inputs = inputs
         preparer = Preparer(config)
         self.max_page_bytes = max_page_bytes
-        self.ingest = Ingest(preparer, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None,
-                             lateness=lateness)
+        self.ingest = Ingest(
+            preparer, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None, lateness=lateness
+        )
         self._make = stage_factories(preparer, layout, inputs, int(lateness * 1000), clock)
         self.feeder_clock = FileClock(max_future=config.max_future)
-        self.stages: dict[str, list[Any]] = {stage: [self._make[stage](p) for p in range(layout.partitions(stage))]
-                                             for stage in Stage.ALL}
+        self.stages: dict[str, list[Any]] = {
+            stage: [self._make[stage](p) for p in range(layout.partitions(stage))] for stage in Stage.ALL
+        }
         self.compact_bytes = compact_bytes
         self.journals: dict[tuple[str, int], Journal] | None = None
         self.rows: dict[tuple[str, int], dict[bytes, bytes]] = {}
         if durable:
-            self.journals = {(stage, p): self._journal(p) for stage in Stage.ALL
-                             for p in range(layout.partitions(stage))}
+            self.journals = {
+                (stage, p): self._journal(p) for stage in Stage.ALL for p in range(layout.partitions(stage))
+            }
             self.rows = {key: {} for key in self.journals}
         self.queues: dict[tuple[str, int], deque[list[dict[str, Any]]]] = {
             (stage, p): deque() for stage, parts in self.stages.items() for p in range(len(parts))
@@ -68,13 +81,22 @@ class LocalPipeline:
         self.outputs = Outbox()
         self._offset = 0
 
-    def feed(self, values: Iterable[bytes | None], *, topic: str = "pages", partition: int | Iterable[int] = 0,
-             caught_up: Collection[int] = (), timestamps: Iterable[int] | None = None) -> None:
+    def feed(
+        self,
+        values: Iterable[bytes | None],
+        *,
+        topic: str = "pages",
+        partition: int | Iterable[int] = 0,
+        caught_up: Collection[int] = (),
+        timestamps: Iterable[int] | None = None,
+    ) -> None:
         """One ingest batch; ``partition``: the input partition of every value, or of each;
         ``caught_up``: the input partitions whose last record is in the batch; ``timestamps``:
         the records' timestamps (default: :meth:`stamp`)."""
         values = list(values)
-        self._ingest(values, topic, partition, caught_up, self.stamp(values) if timestamps is None else timestamps)
+        self._ingest(
+            values, topic, partition, caught_up, self.stamp(values) if timestamps is None else timestamps
+        )
 
     def stamp(self, values: Iterable[bytes | None]) -> list[int]:
         """Record timestamps for values fed in this order, as ``produce`` stamps a file's lines."""
@@ -85,8 +107,14 @@ class LocalPipeline:
             stamps.append(self.feeder_clock.stamp(date, self._offset + len(stamps) + 1, site))
         return stamps
 
-    def _ingest(self, values: list[bytes | None], topic: str, partition: int | Iterable[int],
-                caught_up: Collection[int], timestamps: Iterable[int]) -> None:
+    def _ingest(
+        self,
+        values: list[bytes | None],
+        topic: str,
+        partition: int | Iterable[int],
+        caught_up: Collection[int],
+        timestamps: Iterable[int],
+    ) -> None:
         partitions = [partition] * len(values) if isinstance(partition, int) else list(partition)
         messages = []
         for value, part, stamp in zip(values, partitions, timestamps, strict=True):
@@ -113,8 +141,13 @@ class LocalPipeline:
         for section in (out.first, out.internal):  # first: durable before the rest is sent
             for key, records in _messages(section):
                 self._enqueue(key, records)
-        internal_free = Outbox(decisions=out.decisions, unique_pages=out.unique_pages, clusters=out.clusters,
-                               answers=out.answers, dead_letters=out.dead_letters)
+        internal_free = Outbox(
+            decisions=out.decisions,
+            unique_pages=out.unique_pages,
+            clusters=out.clusters,
+            answers=out.answers,
+            dead_letters=out.dead_letters,
+        )
         self.outputs.extend(internal_free)
 
     def _enqueue(self, key: tuple[str, int], records: list[dict[str, Any]]) -> None:
@@ -171,8 +204,13 @@ class LocalPipeline:
 
     def stalled(self, bound: float) -> list[Wait]:
         """Waits of every partition stuck for more than ``bound`` seconds (see :mod:`.waits`)."""
-        return [wait for parts in self.stages.values() for stage in parts if hasattr(stage, "stalled")
-                for wait in stage.stalled(bound)]
+        return [
+            wait
+            for parts in self.stages.values()
+            for stage in parts
+            if hasattr(stage, "stalled")
+            for wait in stage.stalled(bound)
+        ]
 
     def run(self, max_steps: int = 10_000_000) -> None:
         for _ in range(max_steps):

@@ -40,7 +40,8 @@ Marks are ``(clock, id)`` pairs, lists on the wire, ``None`` for "idle".
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["InputMarks", "Mark", "ReleasePoints", "decode_mark", "encode_mark"]
 
@@ -104,12 +105,17 @@ class InputMarks:
         point = self.release_point()
         if point is None:
             return sorted(set(range(self.sources)) - self.last.keys() - self.idle)
-        return sorted(source for source, mark in self.last.items()
-                      if source not in self.idle and mark[0] - self.lateness_ms == point[0])
+        return sorted(
+            source
+            for source, mark in self.last.items()
+            if source not in self.idle and mark[0] - self.lateness_ms == point[0]
+        )
 
     def state(self) -> list[list[Any]]:
-        return [[source, encode_mark(self.last.get(source)), source in self.idle]
-                for source in sorted(self.last.keys() | self.idle)]
+        return [
+            [source, encode_mark(self.last.get(source)), source in self.idle]
+            for source in sorted(self.last.keys() | self.idle)
+        ]
 
     def load(self, state: Iterable[list[Any]]) -> None:
         self.last = {source: decode_mark(mark) for source, mark, _ in state if mark is not None}  # type: ignore[misc]

@@ -33,8 +33,12 @@ class Outbox:
     page finds its home already knows it (the causal order the gather relies on).
     """
 
-    first: dict[str, dict[int, list[Record]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
-    internal: dict[str, dict[int, list[Record]]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(list)))
+    first: dict[str, dict[int, list[Record]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
+    internal: dict[str, dict[int, list[Record]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(list))
+    )
     decisions: list[tuple[str, Record]] = field(default_factory=list)
     unique_pages: list[tuple[str, bytes]] = field(default_factory=list)
     clusters: list[tuple[str, Record | None]] = field(default_factory=list)
@@ -44,7 +48,7 @@ class Outbox:
     def send(self, stage: str, partition: int, record: Record, *, first: bool = False) -> None:
         (self.first if first else self.internal)[stage][partition].append(record)
 
-    def extend(self, other: "Outbox") -> None:
+    def extend(self, other: Outbox) -> None:
         for mine, theirs in ((self.first, other.first), (self.internal, other.internal)):
             for stage, partitions in theirs.items():
                 for partition, records in partitions.items():
@@ -56,5 +60,12 @@ class Outbox:
         self.dead_letters.extend(other.dead_letters)
 
     def is_empty(self) -> bool:
-        return not (any(self.first.values()) or any(self.internal.values()) or self.decisions or self.unique_pages
-                    or self.clusters or self.answers or self.dead_letters)
+        return not (
+            any(self.first.values())
+            or any(self.internal.values())
+            or self.decisions
+            or self.unique_pages
+            or self.clusters
+            or self.answers
+            or self.dead_letters
+        )

@@ -28,8 +28,9 @@ from __future__ import annotations
 import base64
 import heapq
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -62,8 +63,16 @@ def _signature(encoded: str) -> np.ndarray:
 class Shard:
     """One band partition."""
 
-    def __init__(self, partition: int, *, bucket_cap: int, ttl: float | None, threshold: float,
-                 sources: int | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        partition: int,
+        *,
+        bucket_cap: int,
+        ttl: float | None,
+        threshold: float,
+        sources: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.partition = partition
         # when the held probes last moved (not state: for reports of stuck waits, see .waits)
         self._monotonic = clock
@@ -158,23 +167,39 @@ class Shard:
         sites = self.marks.holding_back()
         inputs = sorted({source for site in sites for source in self._held_back_by.get(site, [])})
         released = "nothing yet" if self.released is None else f"clock {clock_text(self.released[0])}"
-        cause = (f"the watermark: {len(self.held)} probes held, released up to {released}; site partitions "
-                 f"{_listed(sites)} hold it back" + (f" (waiting for input partitions {_listed(inputs)})" if inputs else ""))
+        cause = (
+            f"the watermark: {len(self.held)} probes held, released up to {released}; site partitions "
+            f"{_listed(sites)} hold it back"
+            + (f" (waiting for input partitions {_listed(inputs)})" if inputs else "")
+        )
         return [Wait("bands", self.partition, page_id, clock, waited, cause)]
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state; buckets keep their order (it breaks ties) and the expiry heap its layout."""
         state = self._snapshot()
         if self.marks is not None:
-            state.update(marks=self.marks.state(), released=encode_mark(self.released),
-                         held=[[encode_mark((t, i)), n, r] for t, i, n, r in self.held],
-                         held_sequence=self._held_sequence)
+            state.update(
+                marks=self.marks.state(),
+                released=encode_mark(self.released),
+                held=[[encode_mark((t, i)), n, r] for t, i, n, r in self.held],
+                held_sequence=self._held_sequence,
+            )
         return state
 
     def _snapshot(self) -> dict[str, Any]:
         return {
-            "entries": [[page_id, base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii"), e.keys,
-                         e.content_hash, e.body_hash, e.event_time, e.home] for page_id, e in self.entries.items()],
+            "entries": [
+                [
+                    page_id,
+                    base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii"),
+                    e.keys,
+                    e.content_hash,
+                    e.body_hash,
+                    e.event_time,
+                    e.home,
+                ]
+                for page_id, e in self.entries.items()
+            ],
             **self.window.tables(),
         }
 
@@ -182,7 +207,8 @@ class Shard:
         """Replace the state with one made by :meth:`snapshot`."""
         entries = {
             page_id: _Entry(_signature(signature), keys, content_hash, body_hash, event_time, home)
-            for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]}
+            for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]
+        }
         self.window.load(entries, state)
         if self.marks is not None:
             self.marks.load(state["marks"])
@@ -205,17 +231,29 @@ class Shard:
         signature = None if record["sig"] is None else _signature(record["sig"])
         exact = self._exact(record["ch"], page_id)
         candidates = self._candidates(record["keys"], signature, page_id)
-        out.send(Stage.HOMES, record["home"], {
-            "k": "res", "id": page_id, "q": query, "b": self.partition, "c": record["c"], "bh": record["bh"],
-            "wc": self.clock_ms, "ex": exact, "cands": candidates,
-        })
+        out.send(
+            Stage.HOMES,
+            record["home"],
+            {
+                "k": "res",
+                "id": page_id,
+                "q": query,
+                "b": self.partition,
+                "c": record["c"],
+                "bh": record["bh"],
+                "wc": self.clock_ms,
+                "ex": exact,
+                "cands": candidates,
+            },
+        )
         self._ask_homes(record, exact, candidates, out)
         if insert:
             assert signature is not None
             self._insert(page_id, record, signature)
 
-    def _ask_homes(self, record: dict[str, Any], exact: list[Any] | None, candidates: list[list[Any]],
-                   out: Outbox) -> None:
+    def _ask_homes(
+        self, record: dict[str, Any], exact: list[Any] | None, candidates: list[list[Any]], out: Outbox
+    ) -> None:
         """Ask the home of every verified candidate (and of the exact copy) whether it is earlier
         than the probing page, on the page's behalf.
 
@@ -227,9 +265,22 @@ class Shard:
         question could come later and find the candidate gone, where batch still had it).
         """
         for candidate, (home, similarity) in needed(candidates, exact, self.threshold).items():
-            out.send(Stage.HOMES, home, {"k": "ask", "id": candidate, "from": record["id"], "home": record["home"],
-                                         "q": bool(record["q"]), "c": record["c"], "fbh": record["bh"],
-                                         "sim": similarity, "b": self.partition, "wc": self.clock_ms})
+            out.send(
+                Stage.HOMES,
+                home,
+                {
+                    "k": "ask",
+                    "id": candidate,
+                    "from": record["id"],
+                    "home": record["home"],
+                    "q": bool(record["q"]),
+                    "c": record["c"],
+                    "fbh": record["bh"],
+                    "sim": similarity,
+                    "b": self.partition,
+                    "wc": self.clock_ms,
+                },
+            )
 
     def _exact(self, content_hash: int | None, page_id: str) -> list[Any] | None:
         match = self.window.exact(content_hash)
@@ -238,7 +289,9 @@ class Shard:
         entry = self.entries[match]
         return [match, entry.home, entry.event_time]
 
-    def _candidates(self, keys: list[list[int]], signature: np.ndarray | None, page_id: str) -> list[list[Any]]:
+    def _candidates(
+        self, keys: list[list[int]], signature: np.ndarray | None, page_id: str
+    ) -> list[list[Any]]:
         seen = self.window.lookup((band, key) for band, key in keys)
         seen.pop(page_id, None)
         if not seen:
@@ -254,8 +307,14 @@ class Shard:
         return result
 
     def _insert(self, page_id: str, record: dict[str, Any], signature: np.ndarray) -> None:
-        entry = _Entry(signature, [key for _, key in record["keys"]], record["ch"], record["bh"], record["ts"],
-                       record["home"])
+        entry = _Entry(
+            signature,
+            [key for _, key in record["keys"]],
+            record["ch"],
+            record["bh"],
+            record["ts"],
+            record["home"],
+        )
         self.window.insert(page_id, entry)
 
 

@@ -14,7 +14,8 @@ does not know can be sure the page is gone, not on its way.
 from __future__ import annotations
 
 import base64
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
@@ -29,13 +30,22 @@ __all__ = ["Signer"]
 class Signer:
     """One site partition: its learner, and the signing of its pages."""
 
-    def __init__(self, preparer: Preparer, layout: Layout, partition: int, *, inputs: int | None = None,
-                 lateness_ms: int = 0) -> None:
+    def __init__(
+        self,
+        preparer: Preparer,
+        layout: Layout,
+        partition: int,
+        *,
+        inputs: int | None = None,
+        lateness_ms: int = 0,
+    ) -> None:
         self.preparer = preparer
         self.layout = layout
         self.partition = partition
         config = preparer.config
-        self.learner = BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
+        self.learner = (
+            BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
+        )
         # with ``inputs`` (input partitions), watermarks: see stream_lsh.pipeline.order
         self.marks = InputMarks(inputs, lateness_ms) if inputs is not None else None
         self.sent: list[Any] | None = None  # the last release point forwarded, and who held it back
@@ -103,17 +113,31 @@ class Signer:
     def _prepare(self, record: dict[str, Any]) -> tuple[PreparedPage, list[int]]:
         """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
         learn_for_site = record["site"] if record["k"] == "page" else None
-        return self.preparer.prepare(record["id"], record.get("lang"), record["blocks"], clock_ms=record["c"],
-                                     time=EventTime(record["ts"], record["di"]), body_hash=record["bh"],
-                                     learner=self.learner, learn_for_site=learn_for_site)
+        return self.preparer.prepare(
+            record["id"],
+            record.get("lang"),
+            record["blocks"],
+            clock_ms=record["c"],
+            time=EventTime(record["ts"], record["di"]),
+            body_hash=record["bh"],
+            learner=self.learner,
+            learn_for_site=learn_for_site,
+        )
 
     def _route(self, record: dict[str, Any], page: SignedPage, out: Outbox) -> None:
         layout = self.layout
         page_id = record["id"]
         query = record["k"] == "query"
         home = layout.home(page_id)
-        registration: dict[str, Any] = {"k": "reg", "id": page_id, "q": query, "c": record["c"], "ts": record["ts"],
-                                        "di": record["di"], "bh": page.prepared.body_hash}
+        registration: dict[str, Any] = {
+            "k": "reg",
+            "id": page_id,
+            "q": query,
+            "c": record["c"],
+            "ts": record["ts"],
+            "di": record["di"],
+            "bh": page.prepared.body_hash,
+        }
         if not query:
             registration["raw"] = record["raw"]
         # Every band partition answers every delivery: those that hold none of its band keys get a
@@ -135,9 +159,19 @@ class Signer:
         registration.update(targets=sorted(by_partition), nc=not signed)
         out.send(Stage.HOMES, home, registration, first=True)
         for partition, keys in by_partition.items():
-            out.send(Stage.BANDS, partition, {
-                "k": "probe", "id": page_id, "q": query, "home": home, "c": record["c"], "ts": record["ts"],
-                "bh": page.prepared.body_hash,
-                "sig": signature if keys or partition == exact_partition else None, "keys": keys,
-                "ch": page.prepared.content_hash if partition == exact_partition else None,
-            })
+            out.send(
+                Stage.BANDS,
+                partition,
+                {
+                    "k": "probe",
+                    "id": page_id,
+                    "q": query,
+                    "home": home,
+                    "c": record["c"],
+                    "ts": record["ts"],
+                    "bh": page.prepared.body_hash,
+                    "sig": signature if keys or partition == exact_partition else None,
+                    "keys": keys,
+                    "ch": page.prepared.content_hash if partition == exact_partition else None,
+                },
+            )

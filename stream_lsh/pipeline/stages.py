@@ -5,7 +5,8 @@ arguments than the one that wrote the rows would restore it wrongly, e.g. drop i
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..core.prepare import Preparer
 from .gather import Gather
@@ -17,8 +18,13 @@ from .signer import Signer
 __all__ = ["stage_factories"]
 
 
-def stage_factories(preparer: Preparer, layout: Layout, inputs: int | None, lateness_ms: int = 0,
-                    clock: Callable[[], float] = time.monotonic) -> dict[str, Callable[[int], Any]]:
+def stage_factories(
+    preparer: Preparer,
+    layout: Layout,
+    inputs: int | None,
+    lateness_ms: int = 0,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Callable[[int], Any]]:
     """Partition number -> empty state machine, per stage. ``inputs``: the input partition count
     under clock order (watermarks, :mod:`.order`), None for arrival order; ``lateness_ms``: how far
     one input partition's record timestamps may go backwards; ``clock``: seconds, for when waits
@@ -27,7 +33,13 @@ def stage_factories(preparer: Preparer, layout: Layout, inputs: int | None, late
     sources = None if inputs is None else layout.sites
     return {
         Stage.SITES: lambda p: Signer(preparer, layout, p, inputs=inputs, lateness_ms=lateness_ms),
-        Stage.BANDS: lambda p: Shard(p, bucket_cap=config.bucket_cap, ttl=config.ttl, threshold=config.threshold,
-                                     sources=sources, clock=clock),
+        Stage.BANDS: lambda p: Shard(
+            p,
+            bucket_cap=config.bucket_cap,
+            ttl=config.ttl,
+            threshold=config.threshold,
+            sources=sources,
+            clock=clock,
+        ),
         Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl, clock=clock),
     }

@@ -37,5 +37,7 @@ class Wait:
     waits_for: str
 
     def describe(self) -> str:
-        return (f"page {self.page_id!r} (clock {clock_text(self.clock_ms)}) undecided for {self.seconds:.1f} s: "
-                f"{self.stage} partition {self.partition} waits for {self.waits_for}")
+        return (
+            f"page {self.page_id!r} (clock {clock_text(self.clock_ms)}) undecided for {self.seconds:.1f} s: "
+            f"{self.stage} partition {self.partition} waits for {self.waits_for}"
+        )

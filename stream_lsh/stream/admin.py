@@ -4,7 +4,6 @@ built under other parameters (the guard topic) while nothing has been consumed y
 from __future__ import annotations
 
 import asyncio
-
 from typing import Any
 
 import orjson
@@ -27,8 +26,10 @@ async def _start(client: Any, bootstrap: str) -> None:
         await client.start()
     except (KafkaConnectionError, OSError) as error:
         await _close(client)
-        raise BrokerUnreachableError(f"cannot reach a Kafka broker at {bootstrap!r} ({error}); check --broker or "
-                                     "STREAM_LSH_BROKER and that the broker is up") from None
+        raise BrokerUnreachableError(
+            f"cannot reach a Kafka broker at {bootstrap!r} ({error}); check --broker or "
+            "STREAM_LSH_BROKER and that the broker is up"
+        ) from None
 
 
 async def _close(client: Any) -> None:
@@ -85,7 +86,8 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
         missing = [spec for spec in specs if spec.name not in existing]
         if missing:
             response = await admin.create_topics(
-                [NewTopic(s.name, s.partitions, s.replication, topic_configs=s.config) for s in missing])
+                [NewTopic(s.name, s.partitions, s.replication, topic_configs=s.config) for s in missing]
+            )
             _raise_for(response)
             await _wait_for_leaders(bootstrap, admin, [spec.name for spec in missing])
         return [spec.name for spec in missing]
@@ -95,15 +97,18 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
 
 def _raise_for(response: Any) -> None:
     """aiokafka returns the broker's per-topic errors instead of raising them."""
-    failures = [f"{e['topic']}: {for_code(e['error_code']).__name__}: {e.get('error_message') or ''}".rstrip(": ")
-                for e in response.to_object()["topic_errors"]
-                if e["error_code"] not in (0, TopicAlreadyExistsError.errno)]  # already exists: created meanwhile
+    failures = [
+        f"{e['topic']}: {for_code(e['error_code']).__name__}: {e.get('error_message') or ''}".rstrip(": ")
+        for e in response.to_object()["topic_errors"]
+        if e["error_code"] not in (0, TopicAlreadyExistsError.errno)
+    ]  # already exists: created meanwhile
     if failures:
         raise TopicShapeError("the broker refused to create topics: " + "; ".join(failures))
 
 
-async def _wait_for_leaders(bootstrap: str, admin: AIOKafkaAdminClient, names: list[str],
-                            timeout: float = 30.0) -> None:
+async def _wait_for_leaders(
+    bootstrap: str, admin: AIOKafkaAdminClient, names: list[str], timeout: float = 30.0
+) -> None:
     """Until every partition of the new topics has a leader that serves it. Apache Kafka answers
     CreateTopics before the partitions exist on their leaders; workers started at once got
     NotLeaderForPartition on their first fetches, produces and offset lookups. Ready means: the
@@ -113,19 +118,26 @@ async def _wait_for_leaders(bootstrap: str, admin: AIOKafkaAdminClient, names: l
     waiting: list[str] = list(names)
     while loop.time() < deadline:
         described = await admin.describe_topics(names)
-        waiting = sorted(t["topic"] for t in described if t.get("error_code", 0) != 0 or not t.get("partitions")
-                         or any(p.get("leader", -1) < 0 for p in t["partitions"]))
+        waiting = sorted(
+            t["topic"]
+            for t in described
+            if t.get("error_code", 0) != 0
+            or not t.get("partitions")
+            or any(p.get("leader", -1) < 0 for p in t["partitions"])
+        )
         if not waiting and await _serving(bootstrap, {t["topic"]: len(t["partitions"]) for t in described}):
             return
         await asyncio.sleep(0.1)
-    raise TopicShapeError(f"topics created but not served by a leader after {timeout:g} s: "
-                          f"{', '.join(waiting or names)}")
+    raise TopicShapeError(
+        f"topics created but not served by a leader after {timeout:g} s: {', '.join(waiting or names)}"
+    )
 
 
 async def _serving(bootstrap: str, partitions: dict[str, int]) -> bool:
     """True if every partition's leader answers ListOffsets for it."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                request_timeout_ms=5000)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, request_timeout_ms=5000
+    )
     await consumer.start()
     try:
         tps = [TopicPartition(topic, p) for topic, count in partitions.items() for p in range(count)]

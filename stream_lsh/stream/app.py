@@ -27,7 +27,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import faust
 import orjson
@@ -65,9 +66,16 @@ def state_guard(preparer: Preparer, settings: Settings) -> dict[str, Any]:
     """What stored state depends on: signatures (the scheme), band keys (the banding) and where
     keys live (the partition layout). Stored with every partition's state and checked on load."""
     banding = preparer.banding
-    guard = {"scheme": preparer.scheme.fingerprint, "scheme_params": preparer.scheme.to_dict(),
-             "banding": [banding.bands, banding.rows],
-             "layout": [settings.stream.site_partitions, settings.stream.band_partitions, settings.stream.home_partitions]}
+    guard = {
+        "scheme": preparer.scheme.fingerprint,
+        "scheme_params": preparer.scheme.to_dict(),
+        "banding": [banding.bands, banding.rows],
+        "layout": [
+            settings.stream.site_partitions,
+            settings.stream.band_partitions,
+            settings.stream.home_partitions,
+        ],
+    }
     if stage_inputs(settings) is not None:  # the stages count watermarks per input partition
         guard["order"] = ["clock", stage_inputs(settings)]
     return guard
@@ -104,21 +112,39 @@ class StreamApp:
 
     def __init__(self, settings: Settings, bootstrap: str) -> None:
         if settings.engine.verify != "signature":
-            raise SettingsError("the stream verifies candidates by signature agreement (verify=signature); "
-                                "verify=jaccard needs shingle sets that the band tables do not keep")
+            raise SettingsError(
+                "the stream verifies candidates by signature agreement (verify=signature); "
+                "verify=jaccard needs shingle sets that the band tables do not keep"
+            )
         self.settings = settings
         self.names = TopicNames.from_settings(settings)
         self.layout = layout_of(settings)
         self.preparer = Preparer(settings.dedup_config())
         ordered = settings.stream.order == "clock"  # watermarks: see stream_lsh.pipeline.order
-        self.ingest = Ingest(self.preparer, self.layout, max_page_bytes=settings.input.max_page_bytes, watermarks=ordered,
-                             lateness=settings.stream.lateness_s)
-        self._make = stage_factories(self.preparer, self.layout, stage_inputs(settings), int(settings.stream.lateness_s * 1000))
+        self.ingest = Ingest(
+            self.preparer,
+            self.layout,
+            max_page_bytes=settings.input.max_page_bytes,
+            watermarks=ordered,
+            lateness=settings.stream.lateness_s,
+        )
+        self._make = stage_factories(
+            self.preparer, self.layout, stage_inputs(settings), int(settings.stream.lateness_s * 1000)
+        )
         self.guard = state_guard(self.preparer, settings)
         self.app = self._build_app(bootstrap)
-        self.stores = {stage: StageStore(self.app, stage, self.layout.partitions(stage), self._make[stage], self.guard,
-                                         compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))), chunk_bytes=512 << 10)
-                       for stage in Stage.ALL}
+        self.stores = {
+            stage: StageStore(
+                self.app,
+                stage,
+                self.layout.partitions(stage),
+                self._make[stage],
+                self.guard,
+                compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))),
+                chunk_bytes=512 << 10,
+            )
+            for stage in Stage.ALL
+        }
         self.quiet = QuietInputs(settings.stream.idle_ms / 1000.0)
         self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
         self.app.on_partitions_revoked.connect(self._on_revoked)
@@ -126,7 +152,9 @@ class StreamApp:
         self._declare_agents()
         if ordered:
             self.app.timer(settings.stream.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
-        self.app.timer(min(1.0, settings.stream.pending_alert_s / 2), name="pending-guard")(self._report_stuck_waits)
+        self.app.timer(min(1.0, settings.stream.pending_alert_s / 2), name="pending-guard")(
+            self._report_stuck_waits
+        )
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
@@ -180,7 +208,7 @@ class StreamApp:
                 return True
             long_quiet = self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle
             return long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater
-        except Exception:  # noqa: BLE001 - revoked meanwhile, or no offsets yet: not known to be idle
+        except Exception:
             return False
 
     async def _start_offset(self, tp: TP) -> int:
@@ -188,7 +216,7 @@ class StreamApp:
         (Faust keeps it from the seek it makes then), or the log start if that is later."""
         start = self._starts.get(tp)
         if start is None:
-            committed = self.app.consumer._committed_offset.get(tp)  # noqa: SLF001 - set by Faust's seek
+            committed = self.app.consumer._committed_offset.get(tp)
             earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
             start = self._starts[tp] = max(committed or 0, earliest or 0)
         return start
@@ -197,13 +225,21 @@ class StreamApp:
         """The guard of docs/architecture.md ("Liveness"): every page whose decision has waited
         longer than ``STREAM_LSH_PENDING_ALERT_S`` on something that has not moved for as long is
         logged once, with what it waits for."""
-        waits = [wait for store in self.stores.values() for stage in store.loaded() if hasattr(stage, "stalled")
-                 for wait in stage.stalled(self.settings.stream.pending_alert_s)]
+        waits = [
+            wait
+            for store in self.stores.values()
+            for stage in store.loaded()
+            if hasattr(stage, "stalled")
+            for wait in stage.stalled(self.settings.stream.pending_alert_s)
+        ]
         for wait in waits[:MAX_WAIT_REPORTS]:
             log.warning("%s", wait.describe())
         if len(waits) > MAX_WAIT_REPORTS:
-            log.warning("... and %d more pages undecided for over %g s", len(waits) - MAX_WAIT_REPORTS,
-                        self.settings.stream.pending_alert_s)
+            log.warning(
+                "... and %d more pages undecided for over %g s",
+                len(waits) - MAX_WAIT_REPORTS,
+                self.settings.stream.pending_alert_s,
+            )
 
     def _caught_up(self, messages: list[Message]) -> set[int]:
         """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
@@ -218,7 +254,7 @@ class StreamApp:
         for partition, offset in _last_offsets(messages).items():
             try:
                 highwater = self.app.consumer.highwater(TP(self.names.input, partition))
-            except Exception:  # noqa: BLE001 - unassigned meanwhile, or no fetch yet: not known to be caught up
+            except Exception:
                 continue
             if highwater is not None and offset + 1 >= highwater:
                 found.add(partition)
@@ -244,8 +280,13 @@ class StreamApp:
 
     def _declare_agents(self) -> None:
         s, app = self.settings.stream, self.app
-        raw = {"key_type": bytes, "value_type": bytes, "key_serializer": "raw", "value_serializer": "raw",
-               "allow_empty": True}
+        raw = {
+            "key_type": bytes,
+            "value_type": bytes,
+            "key_serializer": "raw",
+            "value_serializer": "raw",
+            "allow_empty": True,
+        }
         within = s.batch_wait_ms / 1000.0
         entry = s.ingest_wait_ms / 1000.0  # the input's batches set the size of every batch downstream
 
@@ -263,8 +304,9 @@ class StreamApp:
         app.agent(app.topic(self.names.input, **raw), name="ingest-pages", concurrency=1)(ingest_pages)
         app.agent(app.topic(self.names.queries, **raw), name="ingest-queries", concurrency=1)(ingest_queries)
         for stage in Stage.ALL:
-            app.agent(app.topic(self.names.internal(stage), **raw), name=f"stage-{stage}",
-                      concurrency=1)(self._stage_agent(stage, within))
+            app.agent(app.topic(self.names.internal(stage), **raw), name=f"stage-{stage}", concurrency=1)(
+                self._stage_agent(stage, within)
+            )
 
     def _stage_agent(self, stage: str, within: float) -> Callable[[Any], Awaitable[None]]:
         store = self.stores[stage]
@@ -297,21 +339,35 @@ class StreamApp:
         if out.is_empty():
             return
         producer = self.app.producer
-        first = [await producer.send(self.names.internal(stage), None, _encode(records), partition, None, None)
-                 for stage, parts in out.first.items() for partition, records in parts.items() if records]
+        first = [
+            await producer.send(self.names.internal(stage), None, _encode(records), partition, None, None)
+            for stage, parts in out.first.items()
+            for partition, records in parts.items()
+            if records
+        ]
         if first:
             await asyncio.gather(*first)
         pending: list[Awaitable[Any]] = []
         for stage, parts in out.internal.items():
             for partition, records in parts.items():
                 if records:
-                    pending.append(await producer.send(self.names.internal(stage), None, _encode(records),
-                                                       partition, None, None))
-        for topic, items in ((self.names.decisions, out.decisions), (self.names.answers, out.answers),
-                             (self.names.clusters, out.clusters), (self.names.dead_letters, out.dead_letters)):
+                    pending.append(
+                        await producer.send(
+                            self.names.internal(stage), None, _encode(records), partition, None, None
+                        )
+                    )
+        for topic, items in (
+            (self.names.decisions, out.decisions),
+            (self.names.answers, out.answers),
+            (self.names.clusters, out.clusters),
+            (self.names.dead_letters, out.dead_letters),
+        ):
             for key, value in items:
-                pending.append(await producer.send(topic, _key(key), None if value is None else orjson.dumps(value),
-                                                   None, None, None))
+                pending.append(
+                    await producer.send(
+                        topic, _key(key), None if value is None else orjson.dumps(value), None, None, None
+                    )
+                )
         for key, raw in out.unique_pages:
             pending.append(await producer.send(self.names.unique, _key(key), raw, None, None, None))
         if pending:
@@ -329,7 +385,7 @@ async def _or_exit(work: Awaitable[None]) -> None:
         log.critical("refusing to run: %s", error)
         logging.shutdown()
         os._exit(ExitCode.STATE_MISMATCH)
-    except BaseException:  # noqa: B036 - whatever it was, the batch is not done and must not be committed
+    except BaseException:
         log.critical("a batch failed; stopping the worker so that its input is redelivered", exc_info=True)
         logging.shutdown()
         os._exit(ExitCode.FAILED_BATCH)
@@ -352,4 +408,3 @@ def _message(event: Any) -> Message:
     timestamp = 0 if message.timestamp is None else round(message.timestamp * 1000)  # Faust gives seconds
     clock = clock_of_message(timestamp, message.headers)
     return Message(message.topic, message.partition, message.offset, message.key, message.value, clock)
-

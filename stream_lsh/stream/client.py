@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Iterable
+from typing import Any
 
 import orjson
 import xxhash
@@ -68,25 +69,36 @@ class FileFeeder:
     the clock, here as there.
     """
 
-    def __init__(self, producer: AIOKafkaProducer, topic: str, partitions: int, *, clock: FileClock | None = None,
-                 max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES) -> None:
+    def __init__(
+        self,
+        producer: AIOKafkaProducer,
+        topic: str,
+        partitions: int,
+        *,
+        clock: FileClock | None = None,
+        max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+    ) -> None:
         self.producer, self.topic, self.partitions = producer, topic, partitions
         self.clock = clock if clock is not None else FileClock(max_future=DedupConfig().max_future)
         self.max_page_bytes = max_page_bytes
         self.lines = 0
 
     @classmethod
-    async def start(cls, producer: AIOKafkaProducer, topic: str, **options: Any) -> "FileFeeder":
+    async def start(cls, producer: AIOKafkaProducer, topic: str, **options: Any) -> FileFeeder:
         return cls(producer, topic, len(await producer.partitions_for(topic)), **options)
 
-    async def send(self, line: InputLine) -> "asyncio.Future[Fed]":
+    async def send(self, line: InputLine) -> asyncio.Future[Fed]:
         """Send one line of the file (lines in file order); the future resolves once it is stored."""
         self.lines += 1
         page_id, delete, site = _identity(line)
         stamp = self.clock.stamp(line.date, line.number, line.site)
-        sent = await self.producer.send(self.topic, line.raw, key=page_id.encode("utf-8") if page_id else None,
-                                        partition=_partition_of(site, self.partitions),
-                                        headers=[(CLOCK_HEADER, str(stamp).encode("ascii"))])
+        sent = await self.producer.send(
+            self.topic,
+            line.raw,
+            key=page_id.encode("utf-8") if page_id else None,
+            partition=_partition_of(site, self.partitions),
+            headers=[(CLOCK_HEADER, str(stamp).encode("ascii"))],
+        )
 
         async def stored() -> Fed:
             meta = await sent
@@ -100,9 +112,16 @@ class FileFeeder:
         return await (await self.send(InputLine(self.lines + 1, raw, parse_record(raw, self.max_page_bytes))))
 
 
-async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, clock: FileClock | None = None,
-                     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES, rate: float | None = None,
-                     max_request_size: int = 25_000_000) -> list[Fed]:
+async def feed_lines(
+    bootstrap: str,
+    topic: str,
+    lines: Iterable[bytes],
+    *,
+    clock: FileClock | None = None,
+    max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
+    rate: float | None = None,
+    max_request_size: int = 25_000_000,
+) -> list[Fed]:
     """Send the non-blank lines of a file as :class:`FileFeeder` does. Without ``clock``, a new
     file's clock with the default settings; pass one clock to feed one file in several calls.
 
@@ -126,21 +145,27 @@ async def feed_lines(bootstrap: str, topic: str, lines: Iterable[bytes], *, cloc
         await producer.stop()
 
 
-async def read_topic(bootstrap: str, topic: str, *, from_start: bool = True, follow: bool = True,
-                     idle_ms: int = 500) -> AsyncIterator[tuple[bytes | None, bytes | None, int, int]]:
+async def read_topic(
+    bootstrap: str, topic: str, *, from_start: bool = True, follow: bool = True, idle_ms: int = 500
+) -> AsyncIterator[tuple[bytes | None, bytes | None, int, int]]:
     """Yield (key, value, partition, offset) of a topic, without a consumer group.
 
     Without ``follow`` it stops after a fetch of ``idle_ms`` returns nothing (the end, whatever
     end offsets the broker reports).
     """
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
-                                auto_offset_reset="earliest" if from_start else "latest",
-                                fetch_max_wait_ms=100, max_partition_fetch_bytes=25_000_000)
+    consumer = AIOKafkaConsumer(
+        bootstrap_servers=bootstrap,
+        group_id=None,
+        enable_auto_commit=False,
+        auto_offset_reset="earliest" if from_start else "latest",
+        fetch_max_wait_ms=100,
+        max_partition_fetch_bytes=25_000_000,
+    )
     await consumer.start()
     try:
         partitions = consumer.partitions_for_topic(topic)
         if partitions is None:
-            await consumer._client.force_metadata_update()  # noqa: SLF001 - a fresh client may not know it yet
+            await consumer._client.force_metadata_update()
             partitions = consumer.partitions_for_topic(topic) or set()
         consumer.assign([TopicPartition(topic, p) for p in sorted(partitions)])
         if from_start:

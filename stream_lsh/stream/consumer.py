@@ -20,7 +20,8 @@ partitions are left alone: Faust positions them itself from the offsets stored w
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Iterable, Mapping, Optional, Type
+from collections.abc import Iterable, Mapping
+from typing import Any, ClassVar
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from faust.transport.drivers import aiokafka as faust_aiokafka
@@ -30,7 +31,7 @@ from faust.types.transports import ConsumerT
 __all__ = ["RewindingConsumer", "RewindingTransport", "never_committed", "rewind"]
 
 
-def never_committed(committed: Mapping[Any, Optional[int]]) -> list[Any]:
+def never_committed(committed: Mapping[Any, int | None]) -> list[Any]:
     """The partitions of a ``seek_to_committed`` result that aiokafka did not seek: no offset, or 0."""
     return sorted(tp for tp, offset in committed.items() if not offset)
 
@@ -51,7 +52,7 @@ class RewindingConsumer(faust_aiokafka.Consumer):
         uncommitted = [tp for tp in never_committed(committed) if not self._is_changelog_tp(tp)]
         if uncommitted:
             thread = self._thread
-            await thread.call_thread(rewind, thread._ensure_consumer(), uncommitted)  # noqa: SLF001
+            await thread.call_thread(rewind, thread._ensure_consumer(), uncommitted)
         return committed
 
 
@@ -59,4 +60,4 @@ class RewindingTransport(faust_aiokafka.Transport):
     """Faust's aiokafka transport, building :class:`RewindingConsumer` consumers; set it as
     ``app.transport`` before anything reads the app's topics."""
 
-    Consumer: ClassVar[Type[ConsumerT]] = RewindingConsumer
+    Consumer: ClassVar[type[ConsumerT]] = RewindingConsumer

@@ -24,7 +24,7 @@ import faust.transport.drivers.aiokafka as faust_aiokafka
 
 __all__ = ["set_fetch_max_wait"]
 
-_ORIGINAL = faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer  # noqa: SLF001
+_ORIGINAL = faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer
 _ORIGINAL_GETMANY = faust_consumer.Consumer.getmany
 
 
@@ -36,10 +36,10 @@ def set_fetch_max_wait(milliseconds: int) -> None:
 
     def create_worker_consumer(self: Any, transport: Any) -> Any:
         consumer = _ORIGINAL(self, transport)
-        consumer._fetch_max_wait_ms = milliseconds  # noqa: SLF001 - read when the consumer starts its fetcher
+        consumer._fetch_max_wait_ms = milliseconds
         return consumer
 
-    faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = create_worker_consumer  # noqa: SLF001
+    faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = create_worker_consumer
     cap = max(milliseconds, 20) / 1000.0
 
     def getmany(self: Any, timeout: float) -> Any:

@@ -10,7 +10,8 @@ at start-up, is not idle: declared, its records would come in below what others 
 from __future__ import annotations
 
 import time
-from typing import AbstractSet, Callable, Mapping
+from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 
 __all__ = ["QuietInputs"]
 

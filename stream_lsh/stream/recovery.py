@@ -32,7 +32,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from typing import Any, Counter, Mapping, Optional, Set, cast
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any, cast
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.errors import KafkaError
@@ -50,8 +52,9 @@ __all__ = ["SafeRecovery", "SafeTableManager", "true_end_offsets"]
 log = logging.getLogger(__name__)
 
 
-async def true_end_offsets(app: AppT, reported: Mapping[TP, Optional[int]], *, idle_ms: int = 250,
-                           timeout: float = 30.0) -> dict[TP, Optional[int]]:
+async def true_end_offsets(
+    app: AppT, reported: Mapping[TP, int | None], *, idle_ms: int = 250, timeout: float = 30.0
+) -> dict[TP, int | None]:
     """The end offsets (last offset + 1) of ``reported``'s partitions, found by reading forward.
 
     ``reported`` maps partitions to the end offsets the broker gave. For every partition with a
@@ -61,7 +64,7 @@ async def true_end_offsets(app: AppT, reported: Mapping[TP, Optional[int]], *, i
     partition reported as empty (0 or None) is left as it is. If the read-forward fails or takes
     longer than ``timeout`` seconds, the ends found so far are returned and a warning is logged.
     """
-    ends: dict[TP, Optional[int]] = dict(reported)
+    ends: dict[TP, int | None] = dict(reported)
     todo = {tp: end for tp, end in reported.items() if end}
     if not todo:
         return ends
@@ -104,8 +107,9 @@ async def true_end_offsets(app: AppT, reported: Mapping[TP, Optional[int]], *, i
     try:
         await asyncio.wait_for(read_forward(), timeout)
     except (KafkaError, OSError, asyncio.TimeoutError) as error:
-        log.warning("Could not read changelog partitions to their end (%r); recovery may stop at %r",
-                    error, ends)
+        log.warning(
+            "Could not read changelog partitions to their end (%r); recovery may stop at %r", error, ends
+        )
     finally:
         await consumer.stop()
     corrected = {tp: (todo[tp], ends[tp]) for tp in todo if ends[tp] != todo[tp]}
@@ -121,7 +125,7 @@ class _TrueEnds:
         self._consumer = consumer
         self._app = app
 
-    async def highwaters(self, *partitions: TP) -> Mapping[TP, Optional[int]]:
+    async def highwaters(self, *partitions: TP) -> Mapping[TP, int | None]:
         return await true_end_offsets(self._app, await self._consumer.highwaters(*partitions))
 
     def __getattr__(self, name: str) -> Any:
@@ -137,8 +141,9 @@ class SafeRecovery(Recovery):
     ends into highwaters (end - 1, -1 when unknown) and logs them, so the convention stays faust's.
     """
 
-    async def _build_highwaters(self, consumer: ConsumerT, tps: Set[TP], destination: Counter[TP],
-                                title: str) -> None:
+    async def _build_highwaters(
+        self, consumer: ConsumerT, tps: set[TP], destination: Counter[TP], title: str
+    ) -> None:
         true_ends = cast(ConsumerT, _TrueEnds(consumer, self.app))
         await super()._build_highwaters(true_ends, tps, destination, title)
 
@@ -147,11 +152,14 @@ class SafeRecovery(Recovery):
         Faust's traceback: its state was built against other topics (deleted and created again,
         another cluster, an embedded broker since restarted) and cannot be trusted here."""
         if isinstance(reason, ConsistencyError):
-            log.critical("refusing to run: the state in %s is ahead of its changelog topics on this broker, so it was "
-                         "built against other topics (deleted and created again, another cluster, or an embedded "
-                         "broker that was restarted). Remove that directory to rebuild the state from the "
-                         "changelogs, or point the worker at the cluster it belongs to. (%s)",
-                         self.app.conf.datadir, reason)
+            log.critical(
+                "refusing to run: the state in %s is ahead of its changelog topics on this broker, so it was "
+                "built against other topics (deleted and created again, another cluster, or an embedded "
+                "broker that was restarted). Remove that directory to rebuild the state from the "
+                "changelogs, or point the worker at the cluster it belongs to. (%s)",
+                self.app.conf.datadir,
+                reason,
+            )
             logging.shutdown()
             os._exit(ExitCode.STATE_MISMATCH)
         await super().crash(reason)
@@ -172,7 +180,8 @@ class SafeRecovery(Recovery):
 
 
 class SafeTableManager(TableManager):
-    """faust's table manager with :class:`SafeRecovery`; pass ``TableManager=SafeTableManager`` to ``faust.App``."""
+    """faust's table manager with :class:`SafeRecovery`; pass ``TableManager=SafeTableManager``
+    to ``faust.App``."""
 
     @property
     def recovery(self) -> Recovery:

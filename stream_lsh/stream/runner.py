@@ -18,14 +18,14 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 import orjson
 
-from ..settings import Settings
 from ..core.prepare import Preparer
+from ..settings import Settings
 from .app import state_guard
 from .brokers import embedded_broker
 from .client import Fed, feed_lines, read_topic
@@ -88,12 +88,16 @@ class Progress:
         every partition has spoken, then come all at once, so such a rate would flatter the stream.
         """
         pages = len(self.decisions)
-        text = (f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
-                f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters")
+        text = (
+            f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
+            f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters"
+        )
         if self.first_at is None or self.last_at is None:
             return f"{text}; waiting for the first decision ({time.perf_counter() - self.started:.1f} s)"
-        return (f"{text}; the first decision came {self.first_at - self.started:.1f} s after start, "
-                f"the last {self.last_at - self.started:.1f} s")
+        return (
+            f"{text}; the first decision came {self.first_at - self.started:.1f} s after start, "
+            f"the last {self.last_at - self.started:.1f} s"
+        )
 
 
 class Workers:
@@ -114,15 +118,23 @@ class Workers:
             if settings.stream.web_port:
                 env["STREAM_LSH_WEB_PORT"] = str(settings.stream.web_port + index)
             with open(self.logs[index], "ab") as log:
-                self.processes.append(subprocess.Popen([sys.executable, "-m", "stream_lsh", "worker"], env=env,
-                                                       stdout=log, stderr=subprocess.STDOUT))
+                self.processes.append(
+                    subprocess.Popen(
+                        [sys.executable, "-m", "stream_lsh", "worker"],
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    )
+                )
 
     def check(self) -> None:
         for (index, log), process in zip(self.logs.items(), self.processes):
             if process.poll() is not None:
                 tail = log.read_text(errors="replace").splitlines()[-15:]
-                raise RuntimeError(f"worker {index} exited with code {process.returncode}; "
-                                   f"the end of {log}:\n" + "\n".join(tail))
+                raise RuntimeError(
+                    f"worker {index} exited with code {process.returncode}; "
+                    f"the end of {log}:\n" + "\n".join(tail)
+                )
 
     def stop(self, timeout: float = 20.0, *, how: signal.Signals = signal.SIGTERM) -> None:
         """Stop every worker with ``how`` (SIGTERM: clean; SIGKILL: a crash), killing laggards."""
@@ -138,10 +150,19 @@ class Workers:
                 process.wait()
 
 
-async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] | None, until_idle: bool,
-                     rate: float | None = None, on_decision: Callable[[dict], None] | None = None,
-                     on_status: Callable[[Progress], None] | None = None, status_every: float = 2.0,
-                     timeout: float | None = None, embedded: str = "tansu") -> Progress:
+async def run_stream(
+    settings: Settings,
+    *,
+    workers: int,
+    feed: Iterable[bytes] | None,
+    until_idle: bool,
+    rate: float | None = None,
+    on_decision: Callable[[dict], None] | None = None,
+    on_status: Callable[[Progress], None] | None = None,
+    status_every: float = 2.0,
+    timeout: float | None = None,
+    embedded: str = "tansu",
+) -> Progress:
     """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out.
 
     Without ``settings.stream.broker``, an embedded broker of kind ``embedded`` is started for the run.
@@ -157,13 +178,33 @@ async def run_stream(settings: Settings, *, workers: int, feed: Iterable[bytes] 
     try:
         await prepare(settings, bootstrap, state_guard(Preparer(settings.dedup_config()), settings))
         pool = Workers(settings, bootstrap, workers)
-        readers = [asyncio.create_task(_read(bootstrap, names.decisions, from_start=broker is not None,
-                                             handle=lambda r: (progress.on_decision(r), on_decision and on_decision(r)))),
-                   asyncio.create_task(_read(bootstrap, names.dead_letters, from_start=broker is not None,
-                                             handle=lambda r: progress.on_dead_letter(r, names.input)))]
+        readers = [
+            asyncio.create_task(
+                _read(
+                    bootstrap,
+                    names.decisions,
+                    from_start=broker is not None,
+                    handle=lambda r: (progress.on_decision(r), on_decision and on_decision(r)),
+                )
+            ),
+            asyncio.create_task(
+                _read(
+                    bootstrap,
+                    names.dead_letters,
+                    from_start=broker is not None,
+                    handle=lambda r: progress.on_dead_letter(r, names.input),
+                )
+            ),
+        ]
         if feed is not None:
-            progress.fed = await feed_lines(bootstrap, names.input, feed, clock=settings.file_clock(),
-                                            max_page_bytes=settings.input.max_page_bytes, rate=rate)
+            progress.fed = await feed_lines(
+                bootstrap,
+                names.input,
+                feed,
+                clock=settings.file_clock(),
+                max_page_bytes=settings.input.max_page_bytes,
+                rate=rate,
+            )
         last_status = time.monotonic()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:

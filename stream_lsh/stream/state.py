@@ -24,8 +24,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import faust
 from faust.streams import _current_event
@@ -33,14 +34,18 @@ from faust.streams import _current_event
 from ..pipeline.journal import Journal, Replayable, Row
 from .topics import state_table
 
-__all__ = ["StageStore", "JournalTable", "ROCKSDB_OPTIONS", "ROW_TIMEOUT_S"]
+__all__ = ["ROCKSDB_OPTIONS", "ROW_TIMEOUT_S", "JournalTable", "StageStore"]
 
 log = logging.getLogger(__name__)
 
 #: Per partition database. Faust's defaults (64 MB write buffers, 2 GB block cache per database)
 #: are sized for one big table; a worker here opens one database per stage partition it owns.
-ROCKSDB_OPTIONS = {"write_buffer_size": 8 << 20, "max_write_buffer_number": 2, "block_cache_size": 16 << 20,
-                   "block_cache_compressed_size": 0}
+ROCKSDB_OPTIONS = {
+    "write_buffer_size": 8 << 20,
+    "max_write_buffer_number": 2,
+    "block_cache_size": 16 << 20,
+    "block_cache_compressed_size": 0,
+}
 
 #: A journal row not acknowledged by the broker within this long fails its batch (the worker exits
 #: and the input is redelivered) rather than stalling the stage.
@@ -82,16 +87,33 @@ class StageStore:
         compact_bytes, chunk_bytes: see :class:`Journal`.
     """
 
-    def __init__(self, app: faust.App, stage: str, partitions: int, make: Callable[[int], Replayable],
-                 guard: dict[str, Any], *, compact_bytes: int, chunk_bytes: int) -> None:
+    def __init__(
+        self,
+        app: faust.App,
+        stage: str,
+        partitions: int,
+        make: Callable[[int], Replayable],
+        guard: dict[str, Any],
+        *,
+        compact_bytes: int,
+        chunk_bytes: int,
+    ) -> None:
         self.stage = stage
         self.make = make
         self.guard = guard
         self.compact_bytes, self.chunk_bytes = compact_bytes, chunk_bytes
-        self.table: JournalTable = app.tables.add(JournalTable(
-            app, name=state_table(stage), partitions=partitions, key_type=bytes, value_type=bytes,  # raw bytes
-            options=ROCKSDB_OPTIONS, beacon=app.tables.beacon,
-            help=f"durable state of the {stage} stage (snapshots and journal segments)"))
+        self.table: JournalTable = app.tables.add(
+            JournalTable(
+                app,
+                name=state_table(stage),
+                partitions=partitions,
+                key_type=bytes,
+                value_type=bytes,  # raw bytes
+                options=ROCKSDB_OPTIONS,
+                beacon=app.tables.beacon,
+                help=f"durable state of the {stage} stage (snapshots and journal segments)",
+            )
+        )
         self.held: dict[int, tuple[Replayable, Journal]] = {}
 
     def state(self, partition: int) -> Replayable:
@@ -103,10 +125,19 @@ class StageStore:
 
     def _load(self, partition: int) -> tuple[Replayable, Journal]:
         stage = self.make(partition)
-        journal = Journal(partition, self.guard, compact_bytes=self.compact_bytes, chunk_bytes=self.chunk_bytes)
-        replayed = journal.load(self._rows(partition, journal.prefix), stage)  # StateMismatchError stops the worker
-        log.info("%s partition %d: state loaded (snapshot %d, %d segments replayed)",
-                 self.stage, partition, journal.generation, replayed)
+        journal = Journal(
+            partition, self.guard, compact_bytes=self.compact_bytes, chunk_bytes=self.chunk_bytes
+        )
+        replayed = journal.load(
+            self._rows(partition, journal.prefix), stage
+        )  # StateMismatchError stops the worker
+        log.info(
+            "%s partition %d: state loaded (snapshot %d, %d segments replayed)",
+            self.stage,
+            partition,
+            journal.generation,
+            replayed,
+        )
         return stage, journal
 
     def _rows(self, partition: int, prefix: bytes) -> Iterator[Row]:
@@ -123,7 +154,11 @@ class StageStore:
         partition's next owner handles it again from the rows as they were."""
         held = self.held.get(partition)
         if held is None or held[0] is not stage:
-            log.info("%s partition %d was revoked during a batch; its next owner redoes the batch", self.stage, partition)
+            log.info(
+                "%s partition %d was revoked during a batch; its next owner redoes the batch",
+                self.stage,
+                partition,
+            )
             return
         journal = held[1]
         rows = journal.append(batches)
@@ -154,7 +189,9 @@ class StageStore:
                 if buffer.crashed:
                     raise RuntimeError(f"the changelog producer failed: {buffer.crash_reason!r}")
                 if asyncio.get_running_loop().time() > deadline:
-                    raise TimeoutError(f"{self.stage}: journal rows not acknowledged within {ROW_TIMEOUT_S:g} s")
+                    raise TimeoutError(
+                        f"{self.stage}: journal rows not acknowledged within {ROW_TIMEOUT_S:g} s"
+                    )
             rows.result()
         finally:
             if not rows.done():

@@ -8,7 +8,15 @@ from ..pipeline.outbox import Stage
 from ..pipeline.routing import Layout
 from ..settings import Settings
 
-__all__ = ["CLOCK_HEADER", "TopicNames", "TopicSpec", "clock_of_message", "layout_of", "state_table", "topic_specs"]
+__all__ = [
+    "CLOCK_HEADER",
+    "TopicNames",
+    "TopicSpec",
+    "clock_of_message",
+    "layout_of",
+    "state_table",
+    "topic_specs",
+]
 
 CLOCK_HEADER = "stream-lsh-clock"
 """Record header with a page's clock (ms, decimal ASCII), as ``produce`` and ``run --feed`` write it.
@@ -59,7 +67,7 @@ class TopicNames:
     app_id: str
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> "TopicNames":
+    def from_settings(cls, settings: Settings) -> TopicNames:
         prefix = settings.stream.app_id
         return cls(
             input=settings.stream.input_topic,
@@ -90,7 +98,11 @@ def state_table(stage: str) -> str:
 
 
 def layout_of(settings: Settings) -> Layout:
-    return Layout(sites=settings.stream.site_partitions, bands=settings.stream.band_partitions, homes=settings.stream.home_partitions)
+    return Layout(
+        sites=settings.stream.site_partitions,
+        bands=settings.stream.band_partitions,
+        homes=settings.stream.home_partitions,
+    )
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:
@@ -104,8 +116,10 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     # snapshot chunk: more than Kafka's 1 MB default allows
     large = {"max.message.bytes": str(max(2 * settings.input.max_page_bytes, 1 << 20) + (1 << 20))}
     layout = layout_of(settings)
-    changelogs = [TopicSpec(names.changelog(stage), layout.partitions(stage), {**compact, **large})
-                  for stage in Stage.ALL]
+    changelogs = [
+        TopicSpec(names.changelog(stage), layout.partitions(stage), {**compact, **large})
+        for stage in Stage.ALL
+    ]
     specs = [
         TopicSpec(names.input, inputs, large),
         TopicSpec(names.queries, inputs, {}),
@@ -121,6 +135,12 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         # create topics, and brokers should not auto-create them with their own partition count
         TopicSpec(f"{settings.stream.app_id}-__assignor-__leader", 1, {}),
     ]
-    extra = {} if settings.stream.min_insync_replicas is None else {"min.insync.replicas": str(settings.stream.min_insync_replicas)}
-    return [TopicSpec(spec.name, spec.partitions, {**spec.config, **extra}, settings.stream.replication_factor)
-            for spec in specs]
+    extra = (
+        {}
+        if settings.stream.min_insync_replicas is None
+        else {"min.insync.replicas": str(settings.stream.min_insync_replicas)}
+    )
+    return [
+        TopicSpec(spec.name, spec.partitions, {**spec.config, **extra}, settings.stream.replication_factor)
+        for spec in specs
+    ]

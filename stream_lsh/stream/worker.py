@@ -31,7 +31,8 @@ def run_worker(settings: Settings, bootstrap: str) -> None:
     asyncio.run(prepare(settings, bootstrap, stream_app.guard))
     tune_gc()
     set_fetch_max_wait(settings.stream.fetch_wait_ms)
-    worker = faust.Worker(stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False,
-                          override_logging=False)
+    worker = faust.Worker(
+        stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False, override_logging=False
+    )
     logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     worker.execute_from_commandline()

@@ -11,8 +11,19 @@ from .kafka_dist import KAFKA_VERSION, fetch_kafka, find_kafka
 from .process import BrokerProcessError, EmbeddedBroker, free_port
 from .tansu import TansuBroker
 
-__all__ = ["BROKER_KINDS", "BrokerProcessError", "EmbeddedBroker", "KAFKA_VERSION", "KafkaBroker",
-           "SecureListener", "TansuBroker", "embedded_broker", "fetch_kafka", "find_kafka", "free_port"]
+__all__ = [
+    "BROKER_KINDS",
+    "KAFKA_VERSION",
+    "BrokerProcessError",
+    "EmbeddedBroker",
+    "KafkaBroker",
+    "SecureListener",
+    "TansuBroker",
+    "embedded_broker",
+    "fetch_kafka",
+    "find_kafka",
+    "free_port",
+]
 
 BROKER_KINDS = ("tansu", "kafka")
 

@@ -24,6 +24,9 @@ from pathlib import Path
 from .kafka_dist import LOG_CONFIG, KafkaDistribution, fetch_kafka, find_kafka, java_binary
 from .process import BrokerProcessError, EmbeddedBroker, free_port
 
+#: The JAAS login module of the SCRAM listeners.
+_SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+
 __all__ = ["KafkaBroker", "SecureListener"]
 
 # Settings for a test broker on one machine: one replica of everything, no rebalance delay, small
@@ -84,12 +87,22 @@ class KafkaBroker(EmbeddedBroker):
 
     kind = "kafka"
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int | None = None, data_dir: str | Path | None = None,
-                 secure: SecureListener | None = None, settings: dict[str, str] | None = None,
-                 startup_timeout: float = 60.0, fetch: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        data_dir: str | Path | None = None,
+        secure: SecureListener | None = None,
+        settings: dict[str, str] | None = None,
+        startup_timeout: float = 60.0,
+        fetch: bool = True,
+    ) -> None:
         super().__init__(host=host, port=port, startup_timeout=startup_timeout)
         self._own_dir = data_dir is None
-        self.home = Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="stream-lsh-kafka-"))
+        self.home = (
+            Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="stream-lsh-kafka-"))
+        )
         self.secure = secure
         self.settings = dict(settings or {})
         self._fetch = fetch
@@ -117,11 +130,12 @@ class KafkaBroker(EmbeddedBroker):
         if found is not None:
             return found
         if not self._fetch:
-            raise BrokerProcessError("Apache Kafka's jars are not in the cache: "
-                                     "run `stream-lsh fetch-kafka` first")
+            raise BrokerProcessError(
+                "Apache Kafka's jars are not in the cache: run `stream-lsh fetch-kafka` first"
+            )
         return fetch_kafka()
 
-    def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, log: os.PathLike[str] | int) -> subprocess.Popen[bytes]:
         distribution, java = self._distribution(), java_binary()
         if self._last_port is None:  # until it has run once, a retry after a port was taken takes new ones
             self.controller_port = free_port(self.host)
@@ -131,9 +145,14 @@ class KafkaBroker(EmbeddedBroker):
         config = self._write_config(port)
         if not (self.home / "data" / "meta.properties").exists():
             self._run(self._format_command(java, distribution, config), "kafka-storage format")
-        return subprocess.Popen(_java_command(java, distribution, "kafka.Kafka", str(config)),
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                                start_new_session=True, cwd=self.home)
+        return subprocess.Popen(
+            _java_command(java, distribution, "kafka.Kafka", str(config)),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=self.home,
+        )
 
     def _write_config(self, port: int) -> Path:
         listeners = {"PLAINTEXT": port, "CONTROLLER": self.controller_port}
@@ -152,8 +171,9 @@ class KafkaBroker(EmbeddedBroker):
             protocols["SECURE"] = self.secure.protocol
             settings.update(self._secure_settings())
         settings["listeners"] = ",".join(f"{name}://{self.host}:{p}" for name, p in listeners.items())
-        settings["advertised.listeners"] = ",".join(f"{name}://{self.host}:{p}" for name, p in listeners.items()
-                                                    if name != "CONTROLLER")
+        settings["advertised.listeners"] = ",".join(
+            f"{name}://{self.host}:{p}" for name, p in listeners.items() if name != "CONTROLLER"
+        )
         settings["listener.security.protocol.map"] = ",".join(f"{n}:{p}" for n, p in protocols.items())
         settings.update(self.settings)
         self.home.mkdir(parents=True, exist_ok=True)
@@ -174,10 +194,8 @@ class KafkaBroker(EmbeddedBroker):
         if self.secure.scram_users:
             settings |= {
                 "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
-                "listener.name.secure.scram-sha-256.sasl.jaas.config":
-                    "org.apache.kafka.common.security.scram.ScramLoginModule required;",
-                "listener.name.secure.scram-sha-512.sasl.jaas.config":
-                    "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+                "listener.name.secure.scram-sha-256.sasl.jaas.config": _SCRAM_LOGIN,
+                "listener.name.secure.scram-sha-512.sasl.jaas.config": _SCRAM_LOGIN,
             }
         return settings
 
@@ -187,21 +205,51 @@ class KafkaBroker(EmbeddedBroker):
         tls = self.home / "tls"
         tls.mkdir(parents=True, exist_ok=True)
         store = ["-keystore", str(tls / "broker.p12"), "-storetype", "PKCS12", "-storepass", _STORE_PASSWORD]
-        self._run([keytool, "-genkeypair", "-alias", "broker", "-keyalg", "RSA", "-keysize", "2048",
-                   "-validity", "30", "-dname", "CN=localhost", "-ext", f"SAN=ip:{self.host},dns:localhost",
-                   "-keypass", _STORE_PASSWORD, *store], "keytool -genkeypair")
-        self._run([keytool, "-exportcert", "-rfc", "-alias", "broker", "-file", str(self.ca_file), *store],
-                  "keytool -exportcert")
+        self._run(
+            [
+                keytool,
+                "-genkeypair",
+                "-alias",
+                "broker",
+                "-keyalg",
+                "RSA",
+                "-keysize",
+                "2048",
+                "-validity",
+                "30",
+                "-dname",
+                "CN=localhost",
+                "-ext",
+                f"SAN=ip:{self.host},dns:localhost",
+                "-keypass",
+                _STORE_PASSWORD,
+                *store,
+            ],
+            "keytool -genkeypair",
+        )
+        self._run(
+            [keytool, "-exportcert", "-rfc", "-alias", "broker", "-file", str(self.ca_file), *store],
+            "keytool -exportcert",
+        )
 
     def _format_command(self, java: str, distribution: KafkaDistribution, config: Path) -> list[str]:
         """Formats the KRaft storage, once: a cluster id, and the SCRAM users if any."""
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-        scram = [f"--add-scram={mechanism}=[name={name},password={password}]"
-                 for name, password in (self.secure.scram_users if self.secure else {}).items()
-                 for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")]
-        return _java_command(java, distribution, "kafka.tools.StorageTool", "format",
-                             f"--cluster-id={cluster_id}",  # an id may start with '-'
-                             "--config", str(config), *scram)
+        scram = [
+            f"--add-scram={mechanism}=[name={name},password={password}]"
+            for name, password in (self.secure.scram_users if self.secure else {}).items()
+            for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")
+        ]
+        return _java_command(
+            java,
+            distribution,
+            "kafka.tools.StorageTool",
+            "format",
+            f"--cluster-id={cluster_id}",  # an id may start with '-'
+            "--config",
+            str(config),
+            *scram,
+        )
 
     def _run(self, command: list[str], what: str) -> None:
         done = subprocess.run(command, capture_output=True, text=True, cwd=self.home)
@@ -217,4 +265,12 @@ class KafkaBroker(EmbeddedBroker):
 
 def _java_command(java: str, distribution: KafkaDistribution, main_class: str, *args: str) -> list[str]:
     """A Kafka main class run on the fetched jars, with the test JVM settings and our log settings."""
-    return [java, *_JVM, f"-Dlog4j2.configurationFile={LOG_CONFIG}", "-cp", distribution.classpath, main_class, *args]
+    return [
+        java,
+        *_JVM,
+        f"-Dlog4j2.configurationFile={LOG_CONFIG}",
+        "-cp",
+        distribution.classpath,
+        main_class,
+        *args,
+    ]

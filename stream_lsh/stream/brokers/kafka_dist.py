@@ -69,8 +69,10 @@ def java_binary() -> str:
         return str(candidate)
     found = shutil.which("java")
     if found is None:
-        raise BrokerProcessError("the embedded Apache Kafka needs a Java runtime (17 or newer): none on PATH "
-                                 "and JAVA_HOME is not set")
+        raise BrokerProcessError(
+            "the embedded Apache Kafka needs a Java runtime (17 or newer): none on PATH "
+            "and JAVA_HOME is not set"
+        )
     return found
 
 
@@ -93,22 +95,32 @@ def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
         return found
     mvn = shutil.which("mvn")
     if mvn is None:
-        raise BrokerProcessError("fetching Apache Kafka needs Maven (mvn) on PATH; "
-                                 "on Debian: apt-get install maven")
+        raise BrokerProcessError(
+            "fetching Apache Kafka needs Maven (mvn) on PATH; on Debian: apt-get install maven"
+        )
     libs = _libs_dir()
     libs.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fetch-kafka-", dir=libs.parent) as work:
         pom = Path(work) / "pom.xml"
         shutil.copyfile(POM, pom)  # mvn writes next to its pom: never into the package
         staged = Path(work) / "libs"
-        command = [mvn, "-B", *(["-q"] if quiet else []), "-f", str(pom),
-                   f"{_DEPENDENCY_PLUGIN}:copy-dependencies", "-DincludeScope=runtime",
-                   f"-DoutputDirectory={staged}"]
+        command = [
+            mvn,
+            "-B",
+            *(["-q"] if quiet else []),
+            "-f",
+            str(pom),
+            f"{_DEPENDENCY_PLUGIN}:copy-dependencies",
+            "-DincludeScope=runtime",
+            f"-DoutputDirectory={staged}",
+        ]
         done = subprocess.run(command, capture_output=quiet, text=True)
         if done.returncode != 0:
             output = ((done.stdout or "") + (done.stderr or "")).strip().splitlines()[-20:]
-            raise BrokerProcessError(f"mvn could not fetch Apache Kafka {KAFKA_VERSION} "
-                                     f"(exit {done.returncode}):\n" + "\n".join(output))
+            raise BrokerProcessError(
+                f"mvn could not fetch Apache Kafka {KAFKA_VERSION} "
+                f"(exit {done.returncode}):\n" + "\n".join(output)
+            )
         if libs.exists():  # another fetch won the race
             return KafkaDistribution(KAFKA_VERSION, libs)
         staged.rename(libs)

@@ -19,7 +19,7 @@ from types import TracebackType
 
 from ...errors import BrokerProcessError
 
-__all__ = ["BrokerProcessError", "EmbeddedBroker", "free_port", "answers_metadata"]
+__all__ = ["BrokerProcessError", "EmbeddedBroker", "answers_metadata", "free_port"]
 
 _CLIENT_ID = b"stream-lsh"
 
@@ -80,7 +80,9 @@ class EmbeddedBroker(ABC):
 
     kind: str = ""
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int | None = None, startup_timeout: float = 15.0) -> None:
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int | None = None, startup_timeout: float = 15.0
+    ) -> None:
         self.host = host
         self._requested_port = port
         self.port: int | None = None
@@ -110,7 +112,7 @@ class EmbeddedBroker(ABC):
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    def start(self) -> "EmbeddedBroker":
+    def start(self) -> EmbeddedBroker:
         began = time.monotonic()
         fixed = self._requested_port or self._last_port
         for _ in range(1 if fixed else 3):
@@ -119,11 +121,12 @@ class EmbeddedBroker(ABC):
                 self.port = self._last_port = port
                 self.startup_s = time.monotonic() - began
                 return self
-        raise BrokerProcessError(f"the embedded {self.kind} broker did not start; "
-                                 f"its log ends with:\n{self.log_tail()}")
+        raise BrokerProcessError(
+            f"the embedded {self.kind} broker did not start; its log ends with:\n{self.log_tail()}"
+        )
 
     @abstractmethod
-    def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, log: os.PathLike[str] | int) -> subprocess.Popen[bytes]:
         """Start the broker process for client port ``port``, its output to ``log``."""
 
     def _launch(self, port: int) -> bool:
@@ -174,11 +177,12 @@ class EmbeddedBroker(ABC):
         """Remove what the broker left on disk (its log); subclasses add their data."""
         self._log.unlink(missing_ok=True)
 
-    def __enter__(self) -> "EmbeddedBroker":
+    def __enter__(self) -> EmbeddedBroker:
         return self.start()
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self.stop()
         self.cleanup()
 

