@@ -8,6 +8,7 @@ The engine's defaults are :class:`~stream_lsh.core.config.DedupConfig`'s, read f
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import os
 from collections.abc import Callable, Mapping
@@ -368,6 +369,19 @@ class Settings:
             if overrides.get(name) is not None:
                 values[group][name] = overrides[name]
         return cls(**{group: kind(**values[group]) for group, kind in _GROUPS.items()})
+
+    def replace(self, **changes: Any) -> Settings:
+        """These settings with some changed, by their flat names (``replace(seed=7, broker=...)``),
+        validated like the originals."""
+        unknown = set(changes) - set(_owner)
+        if unknown:
+            raise SettingsError(f"unknown settings: {', '.join(sorted(unknown))}")
+        groups = {}
+        for group in _GROUPS:
+            mine = {name: value for name, value in changes.items() if _owner[name][0] == group}
+            current = getattr(self, group)
+            groups[group] = dataclasses.replace(current, **mine) if mine else current
+        return Settings(**groups)
 
     def to_environ(self) -> dict[str, str]:
         """These settings as ``STREAM_LSH_*`` variables (how ``run`` hands them to its workers)."""

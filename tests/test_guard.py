@@ -45,13 +45,13 @@ async def test_state_built_with_another_scheme_is_refused_before_the_worker_star
     page = {"id": "a", "text": " ".join(["The council said that the plan would go ahead in spring."] * 6)}
     await run_stream(settings, workers=1, feed=[orjson.dumps(page)], until_idle=True, timeout=90)
 
-    other = settings.__class__.load(environ={}, **{**settings.__dict__, "seed": 7})
+    other = settings.replace(seed=7)
     with pytest.raises(StateMismatchError, match=r"scheme_params\.seed: stored 1, running 7"):
         await prepare(other, broker.bootstrap, state_guard(Preparer(other.dedup_config()), other))
     result = worker(settings, "--num-perm", "64")
     assert result.returncode == 2, result.stderr[-2000:]
     assert "num_perm: stored 128, running 64" in result.stderr and "Traceback" not in result.stderr
-    relaid = settings.__class__.load(environ={}, **{**settings.__dict__, "home_partitions": 5})
+    relaid = settings.replace(home_partitions=5)
     with pytest.raises(Exception, match="partitions"):  # the topics' shape says so first
         await prepare(relaid, broker.bootstrap, state_guard(Preparer(relaid.dedup_config()), relaid))
 

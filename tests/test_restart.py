@@ -13,7 +13,6 @@ import shutil
 import signal
 import time
 from collections import defaultdict
-from dataclasses import replace
 from pathlib import Path
 
 import orjson
@@ -171,7 +170,7 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
         reader.cancel()
         pool.stop()
     with embedded_broker(broker.kind) as other:
-        moved = replace(settings, broker=other.bootstrap)
+        moved = settings.replace(broker=other.bootstrap)
         await ensure_topics(other.bootstrap, topic_specs(moved))
         pool = Workers(moved, other.bootstrap, 1, first=0)
         try:
