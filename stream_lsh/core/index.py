@@ -2,7 +2,7 @@
 of each page (its decision, its cluster) and the guard against signatures of another scheme.
 
 Memory per indexed page (num_perm=128, b=36 bands, measured by ``benchmarks/bench_batch.py``):
-about 5.8 KiB: the signature (512 bytes of uint32) and band keys, the entry and its decision, and one
+about 6.8 KiB: the signature (512 bytes of uint32) and band keys, the entry and its decision, and one
 list slot plus, for a new key, one dict entry in the table. ``verify="jaccard"`` adds the shingle set
 (8 bytes per shingle).
 """
