@@ -44,8 +44,8 @@ class BatchSummary:
     rejected: int = 0
     deleted: int = 0
     seconds: float = 0.0
-    cluster_sizes: Counter = field(default_factory=Counter)
-    dates_ignored: Counter = field(
+    cluster_sizes: Counter[str] = field(default_factory=Counter)
+    dates_ignored: Counter[str] = field(
         default_factory=Counter
     )  # pages whose published_at was not used, by reason
 
@@ -78,7 +78,7 @@ class BatchSummary:
         )
 
 
-def _reasons(counts: Counter) -> str:
+def _reasons(counts: Counter[str]) -> str:
     return (
         f"{sum(counts.values()):,} ("
         + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items()))
@@ -129,7 +129,7 @@ def run_batch(
     lines: Iterable[bytes],
     dedup: Deduplicator,
     *,
-    out: IO[bytes],
+    out: IO[bytes] | DecisionRecords,
     rejects: RejectSink,
     unique_out: IO[bytes] | None = None,
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
@@ -185,7 +185,7 @@ def _decide(
     pending: list[tuple[Page, bytes, int | None]],
     dedup: Deduplicator,
     summary: BatchSummary,
-    out: IO[bytes],
+    out: IO[bytes] | DecisionRecords,
     unique_out: IO[bytes] | None,
 ) -> None:
     if not pending:

@@ -55,7 +55,7 @@ def _shown(value: Any) -> str:
     return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _choice(kind: type[Enum]) -> click.Choice:
+def _choice(kind: type[Enum]) -> click.Choice[str]:
     return click.Choice([str(member.value) for member in kind])
 
 
@@ -490,7 +490,7 @@ def run(
     lines = Path(feed).read_bytes().splitlines() if feed else None
     out = sys.stdout.buffer
 
-    def show(record: dict) -> None:
+    def show(record: dict[str, Any]) -> None:
         if not quiet:
             out.write(orjson.dumps(record) + b"\n")
             out.flush()
@@ -573,7 +573,7 @@ def tail(topic: str, follow: bool, **flags: Any) -> None:
             try:
                 decoded = None if value is None else orjson.loads(value)
             except orjson.JSONDecodeError:
-                decoded = value.decode("utf-8", "replace")
+                decoded = value.decode("utf-8", "replace") if value is not None else None
             line = {
                 "key": None if key is None else key.decode("utf-8", "replace"),
                 "value": decoded,

@@ -24,7 +24,7 @@ def save_state(dedup: Deduplicator, path: str | os.PathLike[str]) -> None:
     target = Path(path)
     temporary = target.with_name(target.name + ".tmp")
     with temporary.open("wb") as handle:
-        np.savez(handle, header=np.frombuffer(orjson.dumps(header), dtype=np.uint8), **arrays)
+        np.savez(handle, header=np.frombuffer(orjson.dumps(header), dtype=np.uint8), **arrays)  # type: ignore[arg-type]
     os.replace(temporary, target)
 
 

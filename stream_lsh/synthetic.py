@@ -42,6 +42,7 @@ from email.utils import format_datetime
 from functools import cache
 from itertools import accumulate
 from pathlib import Path
+from typing import Any
 
 import orjson
 import stopwords as stopwords_package
@@ -236,7 +237,7 @@ _SECOND = timedelta(seconds=1)
 class SyntheticCorpus:
     """Pages shaped like the product's input JSON lines, and page id -> cluster label."""
 
-    pages: list[dict]
+    pages: list[dict[str, Any]]
     labels: dict[str, str]
 
 
@@ -734,7 +735,7 @@ class _Outlet:
     body_script: str
     next_number: int
     archive: list[tuple[str, str]] = field(default_factory=list)  # (title, url)
-    recent: deque = field(default_factory=lambda: deque(maxlen=RECENT_HEADLINES))  # (title, url)
+    recent: deque[Any] = field(default_factory=lambda: deque(maxlen=RECENT_HEADLINES))  # (title, url)
 
 
 @dataclass(frozen=True)
@@ -1157,10 +1158,10 @@ def _plan(world: _World, pages: int) -> list[_Draft]:
                 group.append((event.lang, event.start + rng.randrange(EVENT_SPREAD_HOURS * 3600), event))
         else:
             group.append((world.pick_language(), rng.randrange(STORY_WINDOW_HOURS * 3600), None))
-        for lang, start, event in group:
+        for lang, start, of_event in group:
             if len(drafts) == wanted:  # an event cut short: its later siblings never run
                 break
-            story = world.story(f"s{stories:05d}", lang, start, event)
+            story = world.story(f"s{stories:05d}", lang, start, of_event)
             stories += 1
             drafts += world.drafts_of(story, len(drafts))[: wanted - len(drafts)]
     for number in range(blanks):
@@ -1201,7 +1202,7 @@ class _Renderer:
         self.world = world
         self.rng = world.rng
 
-    def page(self, page_id: str, draft: _Draft) -> tuple[dict, PageTruth]:
+    def page(self, page_id: str, draft: _Draft) -> tuple[dict[str, Any], PageTruth]:
         outlet, rng = draft.outlet, self.rng
         title = _render_title(draft.title)
         url = self.world.url(outlet, title)
@@ -1232,7 +1233,7 @@ class _Renderer:
             published=_moment(draft.when),
         )
 
-    def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict:
+    def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict[str, Any]:
         record = {
             "id": page_id,
             "url": url,
@@ -1246,7 +1247,7 @@ class _Renderer:
 
     def _news_please(
         self, page_id: str, draft: _Draft, title: str, url: str, others: list[tuple[str, str]]
-    ) -> dict:
+    ) -> dict[str, Any]:
         record = {
             "id": page_id,
             "url": url,
@@ -1550,7 +1551,7 @@ def _delivery(rng: random.Random, published: int) -> _Delivery:
     return _Delivery(received=published + delay, form=form, value=value)
 
 
-def _write_date(record: dict, value: str | int | None) -> None:
+def _write_date(record: dict[str, Any], value: str | int | None) -> None:
     """Replace the page's date (``published_at``, or ``date_publish`` in news-please shape) in place."""
     name = "date_publish" if "date_publish" in record else "published_at"
     if value is None:
@@ -1560,10 +1561,10 @@ def _write_date(record: dict, value: str | int | None) -> None:
 
 
 def _as_delivered(
-    records: list[dict],
+    records: list[dict[str, Any]],
     published: Sequence[int],
     seed: int,
-) -> tuple[list[dict], list[_Delivery]]:
+) -> tuple[list[dict[str, Any]], list[_Delivery]]:
     """The records with messy dates, in arrival order (ties: publication order), and each
     record's delivery in publication order. A feed dump is in arrival order, not date order."""
     rng = _messy_rng(seed)
@@ -1606,7 +1607,7 @@ def generate_corpus_with_truth(
     _check_arguments(pages, seed, languages)
     world = _World(pages, seed, list(languages))
     renderer = _Renderer(world)
-    records: list[dict] = []
+    records: list[dict[str, Any]] = []
     published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
@@ -1662,18 +1663,18 @@ def load_labels(path: str | Path) -> dict[str, str]:
 
 
 def consumer_order(
-    pages: Sequence[dict],
-    partition_of: Callable[[dict], int],
+    pages: Sequence[dict[str, Any]],
+    partition_of: Callable[[dict[str, Any]], int],
     rng: random.Random,
     *,
     max_chunk: int,
     whole_first: bool = False,
-) -> list[dict]:
+) -> list[dict[str, Any]]:
     """The order in which a consumer of several input partitions may see ``pages``: each
     partition keeps its order, and chunks of 1..``max_chunk`` pages come from random partitions
     (with ``whole_first``, one random partition entirely before the others). For the tests and
     benchmarks of the stream's ordering."""
-    queues: dict[int, list[dict]] = {}
+    queues: dict[int, list[dict[str, Any]]] = {}
     for page in pages:
         queues.setdefault(partition_of(page), []).append(page)
     order = queues.pop(rng.choice(sorted(queues))) if whole_first else []

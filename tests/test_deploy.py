@@ -676,4 +676,4 @@ def test_ci_runs_exactly_the_readme_test_command():
         line for line in readme.splitlines() if line.startswith("python3 -m venv") and "pytest" in line
     )
     assert command in (root / ".ci" / "run").read_text(encoding="utf-8").splitlines()
-    assert "ruff check" in command and "ruff format --check" in command
+    assert "ruff check" in command and "ruff format --check" in command and "&& mypy &&" in command

@@ -30,7 +30,8 @@ def s_curve(similarity: float | np.ndarray, bands: int, rows: int) -> float | np
 
 def _integrate(values: np.ndarray, step: float) -> np.ndarray:
     """Trapezoid rule along the last axis (numpy renamed trapz to trapezoid in 2.0; avoid both)."""
-    return step * (values.sum(axis=-1) - 0.5 * (values[..., 0] + values[..., -1]))
+    area: np.ndarray = step * (values.sum(axis=-1) - 0.5 * (values[..., 0] + values[..., -1]))
+    return area
 
 
 def _areas(threshold: float, bands: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -111,7 +112,7 @@ class Banding:
     @property
     def threshold(self) -> float:
         """The similarity where the S-curve rises fastest, about (1/b)**(1/r)."""
-        return (1.0 / self.bands) ** (1.0 / self.rows)
+        return float((1.0 / self.bands) ** (1.0 / self.rows))
 
     def band_keys(self, signatures: np.ndarray) -> np.ndarray:
         """uint64 key of every band: shape (b,) for one signature, (pages, b) for a 2-D batch.

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["BoilerplateLearner"]
 
@@ -156,7 +157,7 @@ class BoilerplateLearner:
     def boilerplate_blocks(self) -> int:
         return len(self._boilerplate)
 
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         """A JSON-friendly snapshot (for saving batch state)."""
         return {
             "contexts": {
@@ -166,7 +167,7 @@ class BoilerplateLearner:
             "boilerplate": list(self._boilerplate),
         }
 
-    def load_state(self, state: dict) -> None:
+    def load_state(self, state: dict[str, Any]) -> None:
         self._contexts = {
             site: {int(k): tuple(tuple(int(x) for x in c) for c in v) for k, v in items}
             for site, items in state["contexts"].items()

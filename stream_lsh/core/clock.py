@@ -167,7 +167,7 @@ class FileClock:
                 self.ms = saved
             return
         self.ms = saved
-        self.recent = deque((tuple(item) for item in state["recent"]), maxlen=self.RECENT)  # type: ignore[misc]
+        self.recent = deque((tuple(item) for item in state["recent"]), maxlen=self.RECENT)
         self.first_site, self.several_sites = state["first_site"], state["several_sites"]
 
 

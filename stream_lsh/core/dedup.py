@@ -217,7 +217,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "file_clock": dedup.file_clock.state(),
         "ids": [e.id for e in entries],
         "clusters": [e.cluster_id for e in entries],
-        "decisions": [e.decision.to_dict() for e in entries],
+        "decisions": [e.decision.to_dict() for e in entries if e.decision is not None],
         "learner": dedup.learner.state() if dedup.learner is not None else None,
         "tables": dedup.index.export_tables(),
     }

@@ -99,7 +99,7 @@ _ASCII_WORD = np.array([chr(c).isalnum() or c == 95 for c in range(128)] + [Fals
 
 def _word_bytes(data: np.ndarray) -> np.ndarray:
     """For each byte of UTF-8 ``data``: does it belong to a word character?"""
-    is_word = _ASCII_WORD[data]
+    is_word: np.ndarray = _ASCII_WORD[data]
     high = np.flatnonzero(data >= 0x80)
     if high.size:
         leads = high[data[high] >= 0xC0]

@@ -43,7 +43,8 @@ class MinHasher:
 
     def signature(self, shingles: np.ndarray) -> np.ndarray:
         """uint32 signature of one shingle set (uint64 hashes). The empty set gets all-ones."""
-        return self.signatures(shingles, np.array([0, shingles.size]))[0]
+        signature: np.ndarray = self.signatures(shingles, np.array([0, shingles.size]))[0]
+        return signature
 
     def signatures(self, values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
         """Signatures of many sets at once: set i is ``values[offsets[i]:offsets[i+1]]``.
@@ -90,7 +91,8 @@ def agreement(signature: np.ndarray, others: np.ndarray) -> np.ndarray:
     others = np.atleast_2d(others)
     if others.shape[1] != signature.shape[0]:
         raise ValueError(f"signature lengths differ: {signature.shape[0]} vs {others.shape[1]}")
-    return np.count_nonzero(others == signature, axis=1) / signature.shape[0]
+    agreeing: np.ndarray = np.count_nonzero(others == signature, axis=1) / signature.shape[0]
+    return agreeing
 
 
 def signature_matrix(

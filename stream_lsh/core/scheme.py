@@ -13,6 +13,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 from functools import cached_property
+from typing import Any
 
 from ..errors import StateMismatchError
 
@@ -42,13 +43,13 @@ class Scheme:
     hash: str = HASH_NAME
     signature: str = SIGNATURE_NAME
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["stop_words_languages"] = list(self.stop_words_languages)
         return data
 
     @classmethod
-    def from_dict(cls, data: dict) -> Scheme:
+    def from_dict(cls, data: dict[str, Any]) -> Scheme:
         data = dict(data)
         data["stop_words_languages"] = tuple(data.get("stop_words_languages", ()))
         return cls(**data)

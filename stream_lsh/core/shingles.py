@@ -146,9 +146,8 @@ class Shingler:
             return None
         hashes, _ = self.hasher.hash_words_batch([normalized_text])
         masks = self._matcher.language_masks(hashes)
-        return self._matcher.languages[
-            self._language_indexes(masks, np.zeros(hashes.size, int), [language])[0]
-        ]
+        index = int(self._language_indexes(masks, np.zeros(hashes.size, int), [language])[0])
+        return self._matcher.languages[index]
 
     def _characters(self, texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         pieces = [self.hasher.hash_tokens(text) for text in texts]

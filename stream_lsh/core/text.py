@@ -228,14 +228,14 @@ def _regions(a: np.ndarray, n: int, tags: _Tags, bogus: np.ndarray) -> tuple[np.
     if comment.any():
         arrows = gt[(a[gt - 1] == 0x2D) & (a[gt - 2] == 0x2D)] - 2  # "-->" (a is zero-padded)
         ends[comment] = _first_at(arrows, bogus[comment] + 2, n - 3) + 3
-    starts, ends = [bogus], [ends]
+    start_parts, end_parts = [bogus], [ends]
     pos, close, key = tags.pos[raw], tags.close[raw], tags.k0[raw]
     for k in set(key[~close].tolist()):
         opens = pos[~close & (key == k)]
         end_tag = _first_at(pos[close & (key == k)], opens + 1, n)
-        starts.append(opens)
-        ends.append(np.full(len(opens), n) if k == _PLAINTEXT else _first_at(gt, end_tag, n - 1) + 1)
-    s, e = np.concatenate(starts), np.concatenate(ends)
+        start_parts.append(opens)
+        end_parts.append(np.full(len(opens), n) if k == _PLAINTEXT else _first_at(gt, end_tag, n - 1) + 1)
+    s, e = np.concatenate(start_parts), np.concatenate(end_parts)
     order = np.argsort(s, kind="stable")
     s, e = s[order], e[order]
     nxt = np.searchsorted(s, e)  # index of the first start after each region
@@ -286,7 +286,7 @@ def _prepare(html: str) -> tuple[bytes, _Tags]:
 def _value_starts(a: np.ndarray, qs: np.ndarray) -> np.ndarray:
     """Which quotes at `qs` can open an attribute value: previous non-space byte is `=`."""
     prev = a[qs - 1]  # qs == 0 reads the zero padding at the end: not '='
-    valid = prev == 0x3D
+    valid: np.ndarray = prev == 0x3D
     spaced = prev == 0x20
     if spaced.any():
         run_start = (np.diff((a == 0x20).view(np.int8), prepend=0) == 1).nonzero()[0]
@@ -313,7 +313,8 @@ def _attribute_hazard(a: np.ndarray, n: int, tag_pos: np.ndarray) -> bool:
     if np.any(np.searchsorted(tag_pos, s, "right") < np.searchsorted(tag_pos, e, "left")):
         return True
     gt = (a[:n] == 0x3E).nonzero()[0]
-    s.sort(), e.sort()
+    s.sort()
+    e.sort()
     gt = gt[np.searchsorted(s, gt, "left") - np.searchsorted(e, gt, "right") <= 0]
     return bool(np.any(np.diff(np.searchsorted(gt, tag_pos)) == 0))
 

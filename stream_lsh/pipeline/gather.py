@@ -105,7 +105,7 @@ class _Done:
 class _Cluster:
     first: str
     live: dict[str, float | None] = field(default_factory=dict)  # members still indexed -> their event time
-    members: deque = field(default_factory=lambda: deque(maxlen=20))  # the newest ones, for the output
+    members: deque[Any] = field(default_factory=lambda: deque(maxlen=20))  # the newest ones, for the output
     updated_at: float | None = None
 
 
@@ -189,12 +189,11 @@ class Gather:
             for cid, first, live, members, updated_at in state["clusters"]
         }
         self.waiters = {
-            tuple(delivery): [tuple(w) for w in waiting]  # type: ignore[misc]
-            for delivery, waiting in state["waiters"]
+            tuple(delivery): [tuple(w) for w in waiting] for delivery, waiting in state["waiters"]
         }
         self.band_clocks = {band: clock for band, clock in state["band_clocks"]}
         self.clock_ms = state["clock"]
-        self._expiry = [tuple(item) for item in state["expiry"]]  # type: ignore[misc]
+        self._expiry = [tuple(item) for item in state["expiry"]]
         self._sequence = state["sequence"]
         self._ended = sorted(
             (d.until, page_id) for page_id, past in self.history.items() for d in past if d.until is not None
@@ -308,8 +307,9 @@ class Gather:
 
     def _exact(self, delivery: _Delivery) -> list[Any] | None:
         for result in delivery.results.values():
-            if result["ex"] is not None:
-                return result["ex"]
+            exact: list[Any] | None = result["ex"]
+            if exact is not None:
+                return exact
         return None
 
     def _resolve(self, delivery: _Delivery, out: Outbox) -> None:
@@ -787,7 +787,7 @@ def _delivery_from(state: list[Any]) -> _Delivery:
         {band: r for band, r in results},
         {k: v for k, v in links},
         {k: tuple(v) for k, v in status},
-        set(awaiting),  # type: ignore[misc]
+        set(awaiting),
         resolved,
         delete_after,
         repeats,

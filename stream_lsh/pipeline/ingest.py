@@ -175,7 +175,7 @@ class Ingest:
         }
 
 
-def _dead_letter(message: Message, rejected: Rejected) -> tuple[str | None, dict]:
+def _dead_letter(message: Message, rejected: Rejected) -> tuple[str | None, dict[str, Any]]:
     size = 0 if message.value is None else len(message.value)
     return rejected.page_id, {
         "reason": rejected.code,

@@ -100,7 +100,7 @@ class LocalPipeline:
 
     def stamp(self, values: Iterable[bytes | None]) -> list[int]:
         """Record timestamps for values fed in this order, as ``produce`` stamps a file's lines."""
-        stamps = []
+        stamps: list[int] = []
         for value in values:
             line = InputLine(0, b"", parse_record(value.strip(), self.max_page_bytes)) if value else None
             date, site = (line.date, line.site) if line is not None else (DateReading(None), "")

@@ -298,6 +298,7 @@ class Shard:
             return []
         ids = list(seen)
         entries = self.entries
+        assert signature is not None  # a probe with keys carries its signature
         similarities = agreement(signature, np.stack([entries[c].signature for c in ids])).tolist()
         result = []
         for candidate, similarity in zip(ids, similarities):

@@ -86,8 +86,8 @@ class Signer:
             prepared.append((record, page))
             flagged.extend(newly)
         signed = self.preparer.sign([page for _, page in prepared])
-        for (record, _), page in zip(prepared, signed):
-            self._route(record, page, out)
+        for (record, _), signed_page in zip(prepared, signed):
+            self._route(record, signed_page, out)
         if self.marks is not None:
             self._forward_mark(out)
         if flagged:

@@ -147,8 +147,9 @@ class StreamApp:
         }
         self.quiet = QuietInputs(settings.stream.idle_ms / 1000.0)
         self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
-        self.app.on_partitions_revoked.connect(self._on_revoked)
-        self.app.on_partitions_assigned.connect(self._on_assigned)
+        # faust types its receivers with a keyword-only ``signal``, which these take in ``**_``
+        self.app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
+        self.app.on_partitions_assigned.connect(self._on_assigned)  # type: ignore[arg-type]
         self._declare_agents()
         if ordered:
             self.app.timer(settings.stream.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
@@ -216,7 +217,7 @@ class StreamApp:
         (Faust keeps it from the seek it makes then), or the log start if that is later."""
         start = self._starts.get(tp)
         if start is None:
-            committed = self.app.consumer._committed_offset.get(tp)
+            committed = self.app.consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
             earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
             start = self._starts[tp] = max(committed or 0, earliest or 0)
         return start
@@ -280,7 +281,7 @@ class StreamApp:
 
     def _declare_agents(self) -> None:
         s, app = self.settings.stream, self.app
-        raw = {
+        raw: dict[str, Any] = {
             "key_type": bytes,
             "value_type": bytes,
             "key_serializer": "raw",

@@ -133,7 +133,7 @@ async def feed_lines(
     started = time.perf_counter()
     try:
         feeder = await FileFeeder.start(producer, topic, clock=clock, max_page_bytes=max_page_bytes)
-        futures = []
+        futures: list[Any] = []
         for line in read_lines(lines, max_page_bytes):
             if rate:
                 delay = started + len(futures) / rate - time.perf_counter()

@@ -39,7 +39,7 @@ def set_fetch_max_wait(milliseconds: int) -> None:
         consumer._fetch_max_wait_ms = milliseconds
         return consumer
 
-    faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = create_worker_consumer
+    faust_aiokafka.AIOKafkaConsumerThread._create_worker_consumer = create_worker_consumer  # type: ignore[method-assign]
     cap = max(milliseconds, 20) / 1000.0
 
     def getmany(self: Any, timeout: float) -> Any:

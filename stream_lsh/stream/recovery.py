@@ -71,7 +71,7 @@ async def true_end_offsets(
     conf = app.conf
     transport = app.transport
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=server_list(transport.url, transport.default_port),
+        bootstrap_servers=server_list(transport.url, transport.default_port),  # type: ignore[attr-defined]
         client_id=f"{conf.broker_client_id}-end-offsets",
         group_id=None,
         enable_auto_commit=False,

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -40,9 +41,11 @@ class Progress:
     """What has been fed and what has come out; decides when a fed file is fully processed."""
 
     fed: list[Fed] = field(default_factory=list)
-    decisions: dict[str, dict] = field(default_factory=dict)  # the latest decision per page
-    decided: Counter = field(default_factory=Counter)  # decision records per page id
-    statuses: Counter = field(default_factory=Counter)
+    decisions: dict[str, dict[str, Any]] = field(
+        default_factory=dict[str, Any]
+    )  # the latest decision per page
+    decided: Counter[str] = field(default_factory=Counter)  # decision records per page id
+    statuses: Counter[str] = field(default_factory=Counter)
     dead: set[tuple[int, int]] = field(default_factory=set)  # (partition, offset) of dead-lettered inputs
     dead_letters: int = 0
     changed: int = 0  # decisions replaced by a different one: new versions of a page (or a bug)
@@ -50,7 +53,7 @@ class Progress:
     first_at: float | None = None  # when the first decision came
     last_at: float | None = None
 
-    def on_decision(self, record: dict) -> None:
+    def on_decision(self, record: dict[str, Any]) -> None:
         page_id = record["id"]
         self.last_at = time.perf_counter()
         if self.first_at is None:
@@ -65,14 +68,14 @@ class Progress:
         self.decisions[page_id] = record
         self.decided[page_id] += 1
 
-    def on_dead_letter(self, record: dict, input_topic: str) -> None:
+    def on_dead_letter(self, record: dict[str, Any], input_topic: str) -> None:
         self.dead_letters += 1
         if record.get("topic") == input_topic:
             self.dead.add((record["partition"], record["offset"]))
 
     def complete(self) -> bool:
         """Every fed page has its decision (one per delivery) or a dead letter; retractions need nothing."""
-        needed: Counter = Counter()
+        needed: Counter[str] = Counter()
         for record in self.fed:
             if record.delete or (record.partition, record.offset) in self.dead:
                 continue
@@ -105,7 +108,7 @@ class Workers:
 
     def __init__(self, settings: Settings, bootstrap: str, count: int, *, first: int = 0) -> None:
         """Start ``count`` workers numbered from ``first`` (worker i: ``<data_dir>/worker-i``)."""
-        self.processes: list[subprocess.Popen] = []
+        self.processes: list[subprocess.Popen[bytes]] = []
         base = Path(settings.stream.data_dir)
         base.mkdir(parents=True, exist_ok=True)
         indexes = range(first, first + count)
@@ -157,7 +160,7 @@ async def run_stream(
     feed: Iterable[bytes] | None,
     until_idle: bool,
     rate: float | None = None,
-    on_decision: Callable[[dict], None] | None = None,
+    on_decision: Callable[[dict[str, Any]], None] | None = None,
     on_status: Callable[[Progress], None] | None = None,
     status_every: float = 2.0,
     timeout: float | None = None,
@@ -184,7 +187,7 @@ async def run_stream(
                     bootstrap,
                     names.decisions,
                     from_start=broker is not None,
-                    handle=lambda r: (progress.on_decision(r), on_decision and on_decision(r)),
+                    handle=lambda r: _both(progress.on_decision, on_decision, r),
                 )
             ),
             asyncio.create_task(
@@ -244,7 +247,20 @@ def discard_worker_state(data_dir: Path) -> list[Path]:
     return stale
 
 
-async def _read(bootstrap: str, topic: str, *, from_start: bool, handle: Callable[[dict], object]) -> None:
+async def _read(
+    bootstrap: str, topic: str, *, from_start: bool, handle: Callable[[dict[str, Any]], object]
+) -> None:
     async for _, value, _, _ in read_topic(bootstrap, topic, from_start=from_start, follow=True, idle_ms=200):
         if value is not None:
             handle(orjson.loads(value))
+
+
+def _both(
+    first: Callable[[dict[str, Any]], None],
+    second: Callable[[dict[str, Any]], object] | None,
+    record: dict[str, Any],
+) -> None:
+    """A decision record to the progress counter, then to the caller's handler if there is one."""
+    first(record)
+    if second is not None:
+        second(record)

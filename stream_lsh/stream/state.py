@@ -52,12 +52,12 @@ ROCKSDB_OPTIONS = {
 ROW_TIMEOUT_S = 60.0
 
 
-class JournalTable(faust.Table):
+class JournalTable(faust.Table):  # type: ignore[type-arg]  # faust.Table is generic only to type checkers
     """A Faust table that keeps the futures of the changelog rows it sends, until awaited."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.unsent: list[asyncio.Future] = []
+        self.unsent: list[asyncio.Future[Any]] = []
 
     def send_changelog(self, *args: Any, **kwargs: Any) -> Any:
         future = super().send_changelog(*args, **kwargs)
@@ -102,7 +102,7 @@ class StageStore:
         self.make = make
         self.guard = guard
         self.compact_bytes, self.chunk_bytes = compact_bytes, chunk_bytes
-        self.table: JournalTable = app.tables.add(
+        self.table: JournalTable = app.tables.add(  # type: ignore[assignment]  # add() returns what it is given
             JournalTable(
                 app,
                 name=state_table(stage),
@@ -141,7 +141,8 @@ class StageStore:
         return stage, journal
 
     def _rows(self, partition: int, prefix: bytes) -> Iterator[Row]:
-        db = self.table.data._db_for_partition(partition)  # the partition's RocksDB (rocksdict, raw mode)
+        # the partition's RocksDB (rocksdict, raw mode): a faust internal (tests/test_internals.py)
+        db = self.table.data._db_for_partition(partition)  # type: ignore[attr-defined]
         for key, value in db.items(from_key=prefix):
             if not key.startswith(prefix):
                 break

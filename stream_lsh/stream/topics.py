@@ -32,7 +32,7 @@ def clock_of_message(timestamp_ms: int, headers: object) -> int:
     """The clock of an input record: its :data:`CLOCK_HEADER` if it has a readable one, else its
     timestamp. ``headers`` as Kafka clients give them: (key, value) pairs, or a mapping."""
     pairs = headers.items() if isinstance(headers, dict) else (headers or ())
-    for key, value in pairs:  # type: ignore[union-attr]
+    for key, value in pairs:  # type: ignore[attr-defined]  # headers is either form
         if key == CLOCK_HEADER and value:
             try:
                 return int(value)

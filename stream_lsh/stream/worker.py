@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 import faust
 
@@ -17,7 +18,7 @@ from .topics import TopicNames, topic_specs
 __all__ = ["prepare", "run_worker"]
 
 
-async def prepare(settings: Settings, bootstrap: str, guard: dict) -> None:
+async def prepare(settings: Settings, bootstrap: str, guard: dict[str, Any]) -> None:
     """Topics exist with the right shape and the app's state is built with these parameters
     (raises BrokerUnreachableError, TopicShapeError or StateMismatchError otherwise)."""
     await ensure_topics(bootstrap, topic_specs(settings))

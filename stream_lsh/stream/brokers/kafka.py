@@ -12,7 +12,6 @@ plaintext one (:class:`SecureListener`), for testing clients of a secured cluste
 from __future__ import annotations
 
 import base64
-import os
 import shutil
 import ssl
 import subprocess
@@ -135,7 +134,7 @@ class KafkaBroker(EmbeddedBroker):
             )
         return fetch_kafka()
 
-    def _spawn(self, port: int, log: os.PathLike[str] | int) -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, log: int) -> subprocess.Popen[bytes]:
         distribution, java = self._distribution(), java_binary()
         if self._last_port is None:  # until it has run once, a retry after a port was taken takes new ones
             self.controller_port = free_port(self.host)
@@ -183,7 +182,7 @@ class KafkaBroker(EmbeddedBroker):
 
     def _secure_settings(self) -> dict[str, str]:
         assert self.secure is not None
-        settings = {}
+        settings: dict[str, str] = {}
         if self.secure.tls:
             settings |= {
                 "listener.name.secure.ssl.keystore.type": "PKCS12",

@@ -52,7 +52,7 @@ def answers_metadata(host: str, port: int, timeout: float) -> bool:
             # topics: null (all), allow_auto_topic_creation: false
             body = _request(conn, 3, 4, struct.pack(">ib", -1, 0))
             _throttle, brokers = struct.unpack(">ii", body[:8])
-            return brokers > 0
+            return bool(brokers > 0)
     except (OSError, struct.error):
         return False
 
@@ -126,7 +126,7 @@ class EmbeddedBroker(ABC):
         )
 
     @abstractmethod
-    def _spawn(self, port: int, log: os.PathLike[str] | int) -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, log: int) -> subprocess.Popen[bytes]:
         """Start the broker process for client port ``port``, its output to ``log``."""
 
     def _launch(self, port: int) -> bool:

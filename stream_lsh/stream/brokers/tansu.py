@@ -10,7 +10,6 @@ ever compacted or expired.
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 from .process import BrokerProcessError, EmbeddedBroker
@@ -48,7 +47,7 @@ class TansuBroker(EmbeddedBroker):
         super().__init__(host=host, port=port, startup_timeout=startup_timeout)
         self._binary = binary
 
-    def _spawn(self, port: int, log: os.PathLike[str] | int) -> subprocess.Popen[bytes]:
+    def _spawn(self, port: int, log: int) -> subprocess.Popen[bytes]:
         address = f"tcp://{self.host}:{port}"
         return subprocess.Popen(
             [
