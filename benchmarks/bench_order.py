@@ -20,6 +20,7 @@ import statistics
 import sys
 import time
 from collections import Counter
+from pathlib import Path
 
 import orjson
 import xxhash
@@ -29,7 +30,10 @@ from stream_lsh.core.page import page_from_dict
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
-from stream_lsh.synthetic import consumer_order, generate_corpus
+from stream_lsh.synthetic import generate_corpus
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from consumer_order import consumer_order
 
 INPUT_PARTITIONS = 8
 

@@ -12,6 +12,7 @@ from collections import Counter
 
 import orjson
 import pytest
+from consumer_order import consumer_order
 
 from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
@@ -22,7 +23,7 @@ from stream_lsh.pipeline.gather import Gather
 from stream_lsh.pipeline.ingest import Ingest, Message
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.routing import Layout
-from stream_lsh.synthetic import consumer_order, generate_corpus
+from stream_lsh.synthetic import generate_corpus
 
 STORY = (
     "The city council voted on Tuesday to expand the bus network to the northern suburbs, a plan "

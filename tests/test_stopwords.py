@@ -69,3 +69,16 @@ def test_detection_picks_the_language_of_the_prose(lists, language, text):
     matcher = StopWordMatcher(lists, hasher)
     masks = matcher.language_masks(hasher.hash_tokens(tokenize(normalize(text))))
     assert matcher.detect(masks) == language
+
+
+def test_the_words_the_generator_writes_are_the_lists_the_product_uses():
+    """stream_lsh.synthetic writes text with package_words; normalised like page text they are
+    exactly the stop-word lists of the signature scheme, in every language."""
+    from stream_lsh.core.stopwords import LANGUAGE_NAMES, StopWordLists, package_words
+    from stream_lsh.core.text import normalize
+
+    lists = StopWordLists.load(tuple(LANGUAGE_NAMES))
+    for language in LANGUAGE_NAMES:
+        written = package_words(language)
+        assert len(written) == len(set(written)) and "daß" not in lists.words["de"]
+        assert frozenset(normalize(word) for word in written) == lists.words[language], language

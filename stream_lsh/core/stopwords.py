@@ -19,7 +19,14 @@ import numpy as np
 from .hashing import WORD, TokenHasher
 from .text import normalize
 
-__all__ = ["DEFAULT_LANGUAGES", "LANGUAGE_NAMES", "StopWordLists", "StopWordMatcher", "canonical_language"]
+__all__ = [
+    "DEFAULT_LANGUAGES",
+    "LANGUAGE_NAMES",
+    "StopWordLists",
+    "StopWordMatcher",
+    "canonical_language",
+    "package_words",
+]
 
 #: ISO 639-1 code -> name used by the ``stopwords`` package.
 LANGUAGE_NAMES: Mapping[str, str] = MappingProxyType(
@@ -55,6 +62,18 @@ def canonical_language(value: str | None) -> str | None:
         return _NAME_TO_CODE[lowered]
     code = re.split(r"[-_]", lowered, maxsplit=1)[0]
     return code if code in LANGUAGE_NAMES else None
+
+
+def package_words(language: str) -> tuple[str, ...]:
+    """The ``stopwords`` package's list for ``language`` as it writes the words (lower-cased), in
+    its order, each once, without entries the tokenizer can never produce ('', 'por qué').
+
+    The synthetic corpus writes its text with these; :class:`StopWordLists` holds the same list
+    normalised like page text (``daß`` becomes ``dass``)."""
+    import stopwords as stopwords_package  # imported lazily: only the lists need it
+
+    written = (raw.strip().lower() for raw in stopwords_package.get_stopwords(LANGUAGE_NAMES[language]))
+    return tuple(dict.fromkeys(word for word in written if WORD.fullmatch(word)))
 
 
 def _load_words(language: str) -> frozenset[str]:

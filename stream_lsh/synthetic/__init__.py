@@ -1,0 +1,77 @@
+"""Seeded synthetic news pages with known clusters, for measuring the dedup filter.
+
+Real crawls with trustworthy duplicate labels are rare and cannot ship with the project, so this
+module builds a small world instead: outlets in several languages, each with its own HTML chrome
+and its own site-wide prose; wire stories copied (and lightly edited) by several outlets; local
+stories; "events" covered by several independent stories; and a few pages with no article at all.
+Every page's cluster label is known, so :mod:`stream_lsh.evaluation` can score a run.
+
+The hard cases are deliberate, because they are what the product has to get right:
+
+* site prose (cookie notice, newsletter pitch...) is as stop-word dense as articles and repeats on
+  every page of an outlet, some of it across a network of outlets;
+* "Most read" lists and "Related:" lines carry headlines of *other* stories;
+* event siblings share names and title words but are different stories;
+* wire copies are trimmed, have a sentence dropped, words changed, a local lead added.
+
+With ``messy_dates`` the corpus is a feed as a crawler receives it rather than as outlets
+publish it: pages come in arrival order (a crawl delay of minutes, re-crawls days late), and the
+date field mixes what real feeds send (ISO 8601 with and without offsets, RSS dates, epoch numbers,
+bare days, dates hours ahead, missing, junk, 2099 and 1970). The pages, ids and labels are those of
+the clean corpus of the same seed; only the date fields and the line order differ.
+
+Text is made of real function words (the ``stopwords`` package's lists, the ones the product uses)
+and pseudo-word content, so stop-word statistics look like prose while no two unrelated texts share
+content by accident. Everything is drawn from ``random.Random(seed)``: the same seed and size give
+byte-identical output on any machine (no set iteration, no ``hash()`` of strings, and Zipf weights
+built with division only, never ``pow``, whose last bit may differ between C libraries).
+
+Modules, in the order they build on each other: :mod:`.truth` (the corpus and what the generator
+knows of each page), :mod:`.language` (stop words from :mod:`stream_lsh.core.stopwords`,
+pseudo-words, token mixtures), :mod:`.outlets` (chrome, site prose, stories and drafts),
+:mod:`.world` (the generator), :mod:`.render` (pages as HTML, text or news-please records),
+:mod:`.feed` (messy dates) and :mod:`.corpus` (the entry points re-exported here).
+"""
+
+from __future__ import annotations
+
+from .corpus import generate_corpus, generate_corpus_with_truth, load_labels, write_corpus
+from .feed import (
+    AHEAD_SECONDS,
+    CRAWL_DELAY_SECONDS,
+    DATE_FORM_SHARES,
+    LATE_DELAY_SECONDS,
+    LATE_SHARE,
+    LOCAL_OFFSET_MINUTES,
+    PLACEHOLDER_DATES,
+    UNREADABLE_DATES,
+    WRONG_YEAR,
+)
+from .language import DEFAULT_LANGUAGES, STOPWORD_LIST_NAMES
+from .truth import PageTruth, SyntheticCorpus
+from .world import COPY_DELAY_HOURS, EPOCH, EVENT_SPREAD_HOURS, NO_CONTENT_SHARE, STORY_WINDOW_HOURS
+
+__all__ = [
+    "AHEAD_SECONDS",
+    "COPY_DELAY_HOURS",
+    "CRAWL_DELAY_SECONDS",
+    "DATE_FORM_SHARES",
+    "DEFAULT_LANGUAGES",
+    "EPOCH",
+    "EVENT_SPREAD_HOURS",
+    "LATE_DELAY_SECONDS",
+    "LATE_SHARE",
+    "LOCAL_OFFSET_MINUTES",
+    "NO_CONTENT_SHARE",
+    "PLACEHOLDER_DATES",
+    "STOPWORD_LIST_NAMES",
+    "STORY_WINDOW_HOURS",
+    "UNREADABLE_DATES",
+    "WRONG_YEAR",
+    "PageTruth",
+    "SyntheticCorpus",
+    "generate_corpus",
+    "generate_corpus_with_truth",
+    "load_labels",
+    "write_corpus",
+]

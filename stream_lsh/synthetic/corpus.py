@@ -1,0 +1,102 @@
+"""The public entry points: generate a corpus (with or without its truth), write it, read labels."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .feed import _as_delivered
+from .language import DEFAULT_LANGUAGES, LANGUAGE_WEIGHTS
+from .render import _moment, _Renderer
+from .truth import PageTruth, SyntheticCorpus
+from .world import _plan, _World
+
+# --- Public API ---------------------------------------------------------------------------------
+
+
+def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
+    if pages < 0:
+        raise ValueError(f"pages must be >= 0, got {pages}")
+    if not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    unknown = [code for code in languages if code not in LANGUAGE_WEIGHTS]
+    if unknown or not languages or len(set(languages)) != len(languages):
+        raise ValueError(
+            f"languages must be distinct codes among {', '.join(DEFAULT_LANGUAGES)}; "
+            f"got {', '.join(languages) or 'none'}"
+        )
+
+
+def generate_corpus_with_truth(
+    pages: int,
+    seed: int = 0,
+    *,
+    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    messy_dates: bool = False,
+) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
+    """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
+
+    The truth lets tests and error analyses ask *why* two pages were merged (same outlet's prose?
+    event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
+    date really is.
+    """
+    _check_arguments(pages, seed, languages)
+    world = _World(pages, seed, list(languages))
+    renderer = _Renderer(world)
+    records: list[dict[str, Any]] = []
+    published: list[int] = []
+    labels: dict[str, str] = {}
+    truth: dict[str, PageTruth] = {}
+    for number, draft in enumerate(_plan(world, pages)):
+        page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
+        record, truth[page_id] = renderer.page(page_id, draft)
+        records.append(record)
+        published.append(draft.when)
+        labels[page_id] = draft.label
+    if messy_dates:
+        records, deliveries = _as_delivered(records, published, seed)
+        for page_id, delivery in zip(labels, deliveries, strict=True):
+            received = _moment(delivery.received)
+            truth[page_id] = replace(truth[page_id], received=received, date_form=delivery.form)
+    return SyntheticCorpus(pages=records, labels=labels), truth
+
+
+def generate_corpus(
+    pages: int,
+    seed: int = 0,
+    *,
+    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    messy_dates: bool = False,
+) -> SyntheticCorpus:
+    """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
+
+    All copies of one wire story share a label ("s00042"); a local story or a no-content page
+    ("n00003") is alone in its cluster. Same seed, size and languages -> byte-identical output.
+
+    With ``messy_dates`` the pages are a feed as received: in arrival order (publication plus a
+    crawl delay of up to CRAWL_DELAY_SECONDS, or days for the LATE_SHARE of re-crawls), each date
+    field written in one of the forms of :data:`DATE_FORM_SHARES`. Ids, labels and page bodies are
+    those of the clean corpus of the same seed; the choices come from a generator of their own, so
+    the result is as deterministic as the clean corpus.
+    """
+    return generate_corpus_with_truth(pages, seed, languages=languages, messy_dates=messy_dates)[0]
+
+
+def write_corpus(corpus: SyntheticCorpus, pages_path: str | Path, labels_path: str | Path) -> None:
+    """Pages as JSON lines (the product's input format) and labels as one JSON object."""
+    with open(pages_path, "wb") as out:
+        for page in corpus.pages:
+            out.write(orjson.dumps(page) + b"\n")
+    Path(labels_path).write_bytes(orjson.dumps(corpus.labels))
+
+
+def load_labels(path: str | Path) -> dict[str, str]:
+    """Labels written by :func:`write_corpus`; refuses anything but an object of strings."""
+    data = orjson.loads(Path(path).read_bytes())
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise ValueError(f"{path}: expected a JSON object mapping page ids to label strings")
+    return data

@@ -1,0 +1,306 @@
+"""Rendering a draft as a page: HTML with the outlet's chrome, plain text or news-please records."""
+
+from __future__ import annotations
+
+import html as html_lib
+from datetime import datetime
+from typing import Any
+
+import orjson
+
+from .language import _ascii
+from .outlets import (
+    _AD_NETWORKS,
+    _UI,
+    ADS_PER_PAGE,
+    RELATED_LINES,
+    SIDEBAR_HEADLINES,
+    _ad_network,
+    _Draft,
+    _Outlet,
+)
+from .truth import PageTruth
+from .world import _SECOND, EPOCH, _render_title, _World
+
+# --- Page formats -------------------------------------------------------------------------------
+
+#: Shares of page formats: full HTML, news-please field names (maintext); the rest is plain text.
+HTML_SHARE = 0.70
+NEWS_PLEASE_SHARE = 0.03
+#: Share of pages without a language field, so detection is exercised.
+NO_LANG_SHARE = 0.10
+
+
+# --- Rendering ----------------------------------------------------------------------------------
+
+
+def _moment(when: int) -> datetime:
+    """Seconds after EPOCH as an aware UTC datetime."""
+    return EPOCH + when * _SECOND
+
+
+def _iso(when: int) -> str:
+    return _moment(when).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _news_please_time(when: int) -> str:
+    return _moment(when).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _esc(text: str) -> str:
+    """Escape text for an element body: quotes stay as typed, as in real pages."""
+    return html_lib.escape(text, quote=False)
+
+
+def _attr(text: str) -> str:
+    return html_lib.escape(text, quote=True)
+
+
+class _Renderer:
+    """Turns drafts into page dicts in publication order, keeping each outlet's recent headlines."""
+
+    def __init__(self, world: _World) -> None:
+        self.world = world
+        self.rng = world.rng
+
+    def page(self, page_id: str, draft: _Draft) -> tuple[dict[str, Any], PageTruth]:
+        outlet, rng = draft.outlet, self.rng
+        title = _render_title(draft.title)
+        url = self.world.url(outlet, title)
+        others = self._headlines(outlet)
+        roll = rng.random()
+        if roll < NEWS_PLEASE_SHARE:
+            record = self._news_please(page_id, draft, title, url, others)
+        else:
+            record = self._record(page_id, draft, title, url)
+            if roll < NEWS_PLEASE_SHARE + HTML_SHARE:
+                record["html"] = self._html(draft, title, url, others)
+            else:
+                record["text"] = self._text(draft, title, others)
+        outlet.recent.append((title, url))
+        return record, self._truth(draft)
+
+    def _truth(self, draft: _Draft) -> PageTruth:
+        article = () if draft.kind == "no-content" else draft.paragraphs
+        return PageTruth(
+            label=draft.label,
+            kind=draft.kind,
+            outlet=draft.outlet.domain,
+            lang=draft.outlet.lang,
+            event=draft.event,
+            entities=draft.entities,
+            article=article,
+            site_prose=draft.outlet.prose,
+            published=_moment(draft.when),
+        )
+
+    def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict[str, Any]:
+        record = {
+            "id": page_id,
+            "url": url,
+            "title": title,
+            "source": draft.outlet.domain,
+            "published_at": _iso(draft.when),
+        }
+        if self.rng.random() >= NO_LANG_SHARE:
+            record["lang"] = draft.outlet.lang
+        return record
+
+    def _news_please(
+        self, page_id: str, draft: _Draft, title: str, url: str, others: list[tuple[str, str]]
+    ) -> dict[str, Any]:
+        record = {
+            "id": page_id,
+            "url": url,
+            "title": title,
+            "source_domain": draft.outlet.domain,
+            "date_publish": _news_please_time(draft.when),
+        }
+        if self.rng.random() >= NO_LANG_SHARE:
+            record["language"] = draft.outlet.lang
+        record["maintext"] = self._text(draft, title, others)
+        return record
+
+    def _headlines(self, outlet: _Outlet) -> list[tuple[str, str]]:
+        """(title, url) of 5-8 stories the outlet published lately, padded from its archive.
+
+        They are always *other* stories: a page joins ``recent`` only once rendered, and an
+        outlet never carries two copies of one story.
+        """
+        rng = self.rng
+        wanted = rng.randint(*SIDEBAR_HEADLINES)
+        pool = [(t, u) for t, u in reversed(outlet.recent)] + list(outlet.archive)
+        chosen = pool[:wanted]
+        if not outlet.sidebar_latest:
+            rng.shuffle(chosen)
+        return chosen
+
+    # Plain text ----------------------------------------------------------------------------------
+
+    def _text(self, draft: _Draft, title: str, others: list[tuple[str, str]]) -> str:
+        """What a sloppy extractor gives: article lines, "Related:" lines, then the site's prose."""
+        rng, outlet = self.rng, draft.outlet
+        ui = _UI[outlet.lang]
+        lines = [title] if outlet.text_has_title else []
+        body = list(draft.paragraphs)
+        for headline, _ in others[: rng.randint(*RELATED_LINES)]:
+            body.insert(rng.randint(1, len(body)), f"{ui.related}: {headline}")
+        lines += body
+        lines += outlet.prose
+        lines.append(f"© 2026 {outlet.name}. {ui.rights}.")
+        return "\n".join(lines)
+
+    # HTML ----------------------------------------------------------------------------------------
+
+    def _html(self, draft: _Draft, title: str, url: str, others: list[tuple[str, str]]) -> str:
+        outlet = draft.outlet
+        parts = [
+            self._head(draft, title, url),
+            '<body class="page">',
+            f'<header class="masthead"><a class="logo" href="https://{outlet.domain}/">'
+            f"{_esc(outlet.name)}</a></header>",
+            self._nav(outlet),
+            '<main class="content">',
+        ]
+        ads = [self._ad(outlet) for _ in range(self.rng.randint(*ADS_PER_PAGE))]
+        parts.append(ads.pop())
+        if draft.kind == "no-content":
+            parts.append(self._gallery(draft, title))
+        else:
+            parts.append(self._article(draft, title))
+        parts += ads
+        parts += [
+            self._sidebar(outlet, others),
+            "</main>",
+            self._footer(outlet),
+            f"<script>{outlet.body_script}</script>",
+            "</body>",
+            "</html>",
+        ]
+        return "\n".join(parts)
+
+    def _head(self, draft: _Draft, title: str, url: str) -> str:
+        outlet = draft.outlet
+        summary = draft.paragraphs[0] if draft.paragraphs else title
+        ld = orjson.dumps(
+            {
+                "@context": "https://schema.org",
+                "@type": "NewsArticle",
+                "headline": title,
+                "datePublished": _iso(draft.when),
+                "publisher": outlet.name,
+            }
+        ).decode()
+        ld = ld.replace("</", "<\\/")
+        return "\n".join(
+            (
+                "<!DOCTYPE html>",
+                f'<html lang="{outlet.lang}">',
+                "<head>",
+                '<meta charset="utf-8">',
+                '<meta name="viewport" content="width=device-width, initial-scale=1">',
+                f"<title>{_esc(title)} | {_esc(outlet.name)}</title>",
+                f'<meta name="description" content="{_attr(summary[:160])}">',
+                f'<meta property="og:title" content="{_attr(title)}">',
+                f'<link rel="canonical" href="{url}">',
+                f'<link rel="stylesheet" href="https://{outlet.domain}/static/site.css">',
+                "<style>body{margin:0;font-family:Georgia,serif}.content{max-width:72rem;margin:auto}</style>",
+                f'<script async src="https://cdn.{_ad_network(outlet)}/tag.js"></script>',
+                f'<script type="application/ld+json">{ld}</script>',
+                "</head>",
+            )
+        )
+
+    @staticmethod
+    def _nav(outlet: _Outlet) -> str:
+        links = [
+            f'<a href="https://{outlet.domain}/{slug}/">{_esc(label)}</a>' for slug, label in outlet.sections
+        ]
+        if outlet.nav_tag == "nav":
+            items = "".join(f"<li>{link}</li>" for link in links)
+            return f'<nav class="main-nav"><ul>{items}</ul></nav>'
+        return f'<div class="menu">{" ".join(links)}</div>'
+
+    def _article(self, draft: _Draft, title: str) -> str:
+        outlet, rng = draft.outlet, self.rng
+        ui = _UI[outlet.lang]
+        opening = "<article>" if outlet.article_tag == "article" else '<div class="story-body">'
+        closing = "</article>" if outlet.article_tag == "article" else "</div>"
+        parts = [
+            opening,
+            f"<h1>{_esc(title)}</h1>",
+            f'<p class="byline">{_esc(ui.by)} {rng.choice(outlet.staff)} · '
+            f'<time datetime="{_iso(draft.when)}">{_news_please_time(draft.when)[:16]}</time></p>',
+        ]
+        parts += (f"<p>{self._linked(outlet, _esc(text))}</p>" for text in draft.paragraphs)
+        if outlet.prose_place == "newsletter":
+            parts.append(self._prose_block(outlet, "div", "newsletter"))
+        parts.append(closing)
+        return "\n".join(parts)
+
+    def _linked(self, outlet: _Outlet, paragraph: str) -> str:
+        """Sometimes wrap a few words in an inline link, as editors do."""
+        rng = self.rng
+        if rng.random() >= outlet.link_chance:
+            return paragraph
+        words = paragraph.split(" ")
+        start = rng.randrange(len(words))
+        stop = min(len(words), start + rng.randint(1, 3))
+        href = f"https://{outlet.domain}/{rng.choice(outlet.sections)[0]}/{rng.randrange(10**6, 10**7)}"
+        words[start] = f'<a href="{href}">{words[start]}'
+        words[stop - 1] += "</a>"
+        return " ".join(words)
+
+    def _gallery(self, draft: _Draft, title: str) -> str:
+        outlet, rng = draft.outlet, self.rng
+        video = draft.title[0] == _UI[outlet.lang].video + ":"
+        figures = []
+        for number, caption in enumerate(draft.paragraphs):
+            src = f"https://{outlet.domain}/media/{rng.randrange(10**8):08d}-{number}"
+            media = f'<video src="{src}.mp4" controls></video>' if video else f'<img src="{src}.jpg" alt="">'
+            figures.append(f"<figure>{media}<figcaption>{_esc(caption)}</figcaption></figure>")
+        css = "video-player" if video else "gallery"
+        parts = [f'<section class="{css}"><h1>{_esc(title)}</h1>', *figures, "</section>"]
+        if outlet.prose_place == "newsletter":
+            parts.append(self._prose_block(outlet, "div", "newsletter"))
+        return "\n".join(parts)
+
+    def _ad(self, outlet: _Outlet) -> str:
+        rng = self.rng
+        text = rng.choice(_UI[outlet.lang].ads).format(rng.choice(self.world.brands))
+        href = f"https://ads.{rng.choice(_AD_NETWORKS)}/c?id={rng.randrange(10**6)}"
+        label = _esc(_UI[outlet.lang].advert)
+        tag = "ins" if outlet.ad_class == "adsbygoogle" else "div"
+        return (
+            f'<{tag} class="{outlet.ad_class}"><span class="label">{label}</span>'
+            f'<a href="{href}" rel="sponsored">{_esc(text)}</a></{tag}>'
+        )
+
+    def _sidebar(self, outlet: _Outlet, others: list[tuple[str, str]]) -> str:
+        ui = _UI[outlet.lang]
+        heading = ui.latest if outlet.sidebar_latest else ui.most_read
+        items = "".join(f'<li><a href="{url}">{_esc(title)}</a></li>' for title, url in others)
+        body = f"<h2>{_esc(heading)}</h2><ol>{items}</ol>"
+        if outlet.sidebar_tag == "aside":
+            return f'<aside class="rail">{body}</aside>'
+        return f'<div class="sidebar">{body}</div>'
+
+    @staticmethod
+    def _prose_block(outlet: _Outlet, tag: str, css: str) -> str:
+        paragraphs = "".join(f"<p>{_esc(text)}</p>" for text in outlet.prose)
+        return f'<{tag} class="{css}">{paragraphs}</{tag}>'
+
+    def _footer(self, outlet: _Outlet) -> str:
+        ui = _UI[outlet.lang]
+        links = "".join(
+            f'<li><a href="https://{outlet.domain}/{_ascii(label) or "page"}">{_esc(label)}</a></li>'
+            for label in ui.footer_links
+        )
+        rights = f'<p class="copyright">© 2026 {_esc(outlet.name)}. {_esc(ui.rights)}.</p>'
+        if outlet.prose_place == "footer":
+            about = self._prose_block(outlet, "div", "about")
+            return f'<footer>{about}<ul class="links">{links}</ul>{rights}</footer>'
+        before = ""
+        if outlet.prose_place == "site-footer":
+            before = self._prose_block(outlet, "div", "site-footer") + "\n"
+        return f'{before}<footer><ul class="links">{links}</ul>{rights}</footer>'
