@@ -18,6 +18,7 @@ from ..core.clock import clock_of_record
 from ..core.page import Page
 from ..core.prepare import Preparer
 from ..core.record import Delete, Rejected, parse_query, parse_record
+from .messages import Retraction
 from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -102,13 +103,9 @@ class Ingest:
         """To every band partition, which drops the page in clock order (held like a probe), and
         one of which passes it on to the page's home (:meth:`Layout.retraction_band`); sent before
         the batch's marks, so no release can pass it first."""
-        record = {
-            "k": "delete",
-            "id": page_id,
-            "c": timestamp_ms,
-            "home": self.layout.home(page_id),
-            "tell": self.layout.retraction_band(page_id),
-        }
+        record = Retraction(
+            page_id, timestamp_ms, self.layout.home(page_id), self.layout.retraction_band(page_id)
+        ).to_wire()
         for band in range(self.layout.bands):
             out.send(Stage.BANDS, band, record, first=True)
 

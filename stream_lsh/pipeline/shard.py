@@ -30,14 +30,15 @@ import heapq
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..core.clock import clock_of_record
 from ..core.minhash import agreement
 from ..core.window import BandWindow
-from .candidates import needed
+from .candidates import Candidate, needed
+from .messages import Ask, BandAnswer, BandMark, Probe, Retraction, RetractionAtHome, decode
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .waits import Wait, clock_text
@@ -84,7 +85,7 @@ class Shard:
         # partitions' watermarks release them: see stream_lsh.pipeline.order
         self.marks = ReleasePoints(sources) if sources is not None else None
         self.released: Mark | None = None  # every probe up to here has been applied
-        self.held: list[tuple[int, str, int, dict[str, Any]]] = []  # a heap of probes waiting
+        self.held: list[tuple[int, str, int, Probe | Retraction]] = []  # a heap of probes waiting
         self._held_sequence = 0
         self.late = 0  # probes applied at once because they came after the watermark (not state: a metric)
         self.window: BandWindow[_Entry] = BandWindow(bucket_cap=bucket_cap, ttl=ttl)
@@ -104,46 +105,44 @@ class Shard:
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
         for record in records:
-            if record["k"] in ("probe", "delete"):
-                if self._holds(record):
-                    if not self.held:
-                        self._moved()
-                    self._held_sequence += 1
-                    heapq.heappush(self.held, (record["c"], record["id"], self._held_sequence, record))
-                else:
-                    self._apply(record, out)
-            elif record["k"] == "wm":
-                self._watermark(record, out)
+            message = decode(record)
+            if isinstance(message, BandMark):
+                self._watermark(message, out)
+            elif self._holds(message):
+                if not self.held:
+                    self._moved()
+                self._held_sequence += 1
+                heapq.heappush(self.held, (message.clock, message.id, self._held_sequence, message))
             else:
-                raise ValueError(f"a band partition got a record of kind {record['k']!r}")
+                self._apply(message, out)
         return out
 
-    def _apply(self, record: dict[str, Any], out: Outbox) -> None:
+    def _apply(self, message: Probe | Retraction, out: Outbox) -> None:
         """A probe, or a retraction: batch removes the page as it stands at that line. One band
         partition passes the retraction on to the page's home after its answers to every delivery
         before it, so the home retracts the right one (straight from ingest it could overtake a
         delivery's registration)."""
-        if record["k"] == "probe":
-            self._probe(record, out)
+        if isinstance(message, Probe):
+            self._probe(message, out)
             return
-        self.window.remove(record["id"])
-        if record["tell"] == self.partition:
-            out.send(Stage.HOMES, record["home"], {"k": "delete", "id": record["id"], "c": record["c"]})
+        self.window.remove(message.id)
+        if message.tell == self.partition:
+            out.send(Stage.HOMES, message.home, RetractionAtHome(message.id, message.clock).to_wire())
 
-    def _holds(self, record: dict[str, Any]) -> bool:
+    def _holds(self, message: Probe | Retraction) -> bool:
         """Whether a probe (or a retraction) waits for the watermark: not queries, nor late ones."""
-        if self.marks is None or record.get("q"):
+        if self.marks is None or message.query:
             return False
-        if self.released is None or (record["c"], record["id"]) > self.released:
+        if self.released is None or (message.clock, message.id) > self.released:
             return True
         self.late += 1
         return False
 
-    def _watermark(self, record: dict[str, Any], out: Outbox) -> None:
+    def _watermark(self, message: BandMark, out: Outbox) -> None:
         if self.marks is None:
             return
-        self.marks.update(record["src"], record["w"])
-        self._held_back_by[record["src"]] = record.get("by", [])
+        self.marks.update(message.source, message.mark)
+        self._held_back_by[message.source] = list(message.held_back_by)
         low = self.marks.low()
         if low is None or (self.released is not None and low <= self.released):
             return
@@ -181,7 +180,7 @@ class Shard:
             state.update(
                 marks=self.marks.state(),
                 released=encode_mark(self.released),
-                held=[[encode_mark((t, i)), n, r] for t, i, n, r in self.held],
+                held=[[encode_mark((t, i)), n, m.to_wire()] for t, i, n, m in self.held],
                 held_sequence=self._held_sequence,
             )
         return state
@@ -213,46 +212,50 @@ class Shard:
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.released = decode_mark(state["released"])
-            self.held = [(*decode_mark(m), n, r) for m, n, r in state["held"]]  # type: ignore[misc]
+            self.held = []
+            for mark, sequence, wire in state["held"]:
+                clock, page_id = decode_mark(mark)  # type: ignore[misc]
+                self.held.append((clock, page_id, sequence, cast(Probe | Retraction, decode(wire))))
             self._held_sequence = state["held_sequence"]
 
-    def _probe(self, record: dict[str, Any], out: Outbox) -> None:
-        page_id, query = record["id"], bool(record["q"])
+    def _probe(self, probe: Probe, out: Outbox) -> None:
+        page_id, query = probe.id, probe.query
         if not query:  # first, as in batch: a redelivery after its page left the window is a new page
-            self.window.advance(clock_of_record(record["c"]))
+            self.window.advance(clock_of_record(probe.clock))
         known = None if query else self.entries.get(page_id)
         # a probe with neither keys nor content hash here holds nothing: it only replaces an old version
-        insert = not query and (bool(record["keys"]) or record["ch"] is not None)
+        insert = not query and (bool(probe.keys) or probe.content_hash is not None)
         if known is not None:
-            if known.body_hash == record["bh"]:
+            if known.body_hash == probe.body_hash:
                 insert = False  # a redelivery: answer again, change nothing
             else:
                 self.window.remove(page_id)  # a new version replaces the old one
-        signature = None if record["sig"] is None else _signature(record["sig"])
-        exact = self._exact(record["ch"], page_id)
-        candidates = self._candidates(record["keys"], signature, page_id)
-        out.send(
-            Stage.HOMES,
-            record["home"],
-            {
-                "k": "res",
-                "id": page_id,
-                "q": query,
-                "b": self.partition,
-                "c": record["c"],
-                "bh": record["bh"],
-                "wc": self.clock_ms,
-                "ex": exact,
-                "cands": candidates,
-            },
+        signature = None if probe.signature is None else _signature(probe.signature)
+        exact = self._exact(probe.content_hash, page_id)
+        candidates = self._candidates(probe.keys, signature, page_id)
+        answer = BandAnswer(
+            page_id, query, self.partition, probe.clock, probe.body_hash, self.clock_ms, exact, candidates
         )
-        self._ask_homes(record, exact, candidates, out)
+        out.send(Stage.HOMES, probe.home, answer.to_wire())
+        self._ask_homes(probe, exact, candidates, out)
         if insert:
             assert signature is not None
-            self._insert(page_id, record, signature)
+            entry = _Entry(
+                signature,
+                [key for _, key in probe.keys],
+                probe.content_hash,
+                probe.body_hash,
+                probe.event_time,
+                probe.home,
+            )
+            self.window.insert(page_id, entry)
 
     def _ask_homes(
-        self, record: dict[str, Any], exact: list[Any] | None, candidates: list[list[Any]], out: Outbox
+        self,
+        probe: Probe,
+        exact: tuple[str, int, float | None] | None,
+        candidates: tuple[Candidate, ...],
+        out: Outbox,
     ) -> None:
         """Ask the home of every verified candidate (and of the exact copy) whether it is earlier
         than the probing page, on the page's behalf.
@@ -265,58 +268,49 @@ class Shard:
         question could come later and find the candidate gone, where batch still had it).
         """
         for candidate, (home, similarity) in needed(candidates, exact, self.threshold).items():
-            out.send(
-                Stage.HOMES,
-                home,
-                {
-                    "k": "ask",
-                    "id": candidate,
-                    "from": record["id"],
-                    "home": record["home"],
-                    "q": bool(record["q"]),
-                    "c": record["c"],
-                    "fbh": record["bh"],
-                    "sim": similarity,
-                    "b": self.partition,
-                    "wc": self.clock_ms,
-                },
+            ask = Ask(
+                candidate,
+                probe.id,
+                probe.home,
+                probe.query,
+                probe.clock,
+                probe.body_hash,
+                similarity,
+                self.partition,
+                self.clock_ms,
             )
+            out.send(Stage.HOMES, home, ask.to_wire())
 
-    def _exact(self, content_hash: int | None, page_id: str) -> list[Any] | None:
+    def _exact(self, content_hash: int | None, page_id: str) -> tuple[str, int, float | None] | None:
         match = self.window.exact(content_hash)
         if match is None or match == page_id:
             return None
         entry = self.entries[match]
-        return [match, entry.home, entry.event_time]
+        return (match, entry.home, entry.event_time)
 
     def _candidates(
-        self, keys: list[list[int]], signature: np.ndarray | None, page_id: str
-    ) -> list[list[Any]]:
-        seen = self.window.lookup((band, key) for band, key in keys)
+        self, keys: tuple[tuple[int, int], ...], signature: np.ndarray | None, page_id: str
+    ) -> tuple[Candidate, ...]:
+        """Pages sharing a bucket with the probe, verified against their stored signatures, each
+        with where it was met first (band, position in its bucket) and its home."""
+        seen = self.window.lookup(keys)
         seen.pop(page_id, None)
         if not seen:
-            return []
+            return ()
         ids = list(seen)
         entries = self.entries
         assert signature is not None  # a probe with keys carries its signature
         similarities = agreement(signature, np.stack([entries[c].signature for c in ids])).tolist()
-        result = []
-        for candidate, similarity in zip(ids, similarities):
-            entry = entries[candidate]
-            band, position = seen[candidate]
-            result.append([candidate, similarity, band, position, entry.home, entry.event_time])
-        return result
-
-    def _insert(self, page_id: str, record: dict[str, Any], signature: np.ndarray) -> None:
-        entry = _Entry(
-            signature,
-            [key for _, key in record["keys"]],
-            record["ch"],
-            record["bh"],
-            record["ts"],
-            record["home"],
+        return tuple(
+            Candidate(
+                candidate,
+                similarity,
+                *seen[candidate],
+                entries[candidate].home,
+                entries[candidate].event_time,
+            )
+            for candidate, similarity in zip(ids, similarities)
         )
-        self.window.insert(page_id, entry)
 
 
 def _listed(numbers: list[int]) -> str:

@@ -20,6 +20,7 @@ from typing import Any
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.prepare import PreparedPage, Preparer, SignedPage
+from .messages import BandMark, Probe
 from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -108,7 +109,7 @@ class Signer:
             return
         self.sent = [wire, by]
         for partition in range(self.layout.bands):
-            out.send(Stage.BANDS, partition, {"k": "wm", "src": self.partition, "w": wire, "by": by})
+            out.send(Stage.BANDS, partition, BandMark(self.partition, wire, tuple(by)).to_wire())
 
     def _prepare(self, record: dict[str, Any]) -> tuple[PreparedPage, list[int]]:
         """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
@@ -159,19 +160,16 @@ class Signer:
         registration.update(targets=sorted(by_partition), nc=not signed)
         out.send(Stage.HOMES, home, registration, first=True)
         for partition, keys in by_partition.items():
-            out.send(
-                Stage.BANDS,
-                partition,
-                {
-                    "k": "probe",
-                    "id": page_id,
-                    "q": query,
-                    "home": home,
-                    "c": record["c"],
-                    "ts": record["ts"],
-                    "bh": page.prepared.body_hash,
-                    "sig": signature if keys or partition == exact_partition else None,
-                    "keys": keys,
-                    "ch": page.prepared.content_hash if partition == exact_partition else None,
-                },
+            owns_hash = partition == exact_partition
+            probe = Probe(
+                page_id,
+                query,
+                home,
+                record["c"],
+                record["ts"],
+                page.prepared.body_hash,
+                signature if keys or owns_hash else None,
+                tuple((band, key) for band, key in keys),
+                page.prepared.content_hash if owns_hash else None,
             )
+            out.send(Stage.BANDS, partition, probe.to_wire())
