@@ -4,7 +4,7 @@ import orjson
 import pytest
 
 from stream_lsh.pipeline.candidates import Candidate
-from stream_lsh.pipeline.messages import Ask, BandAnswer, BandMark, Probe, Retraction, decode
+from stream_lsh.pipeline.messages import Ask, BandAnswer, BandMark, Probe, Retraction, band_message
 
 EXAMPLES = [
     Probe("p1", False, 3, 1_772_323_200_000, 1_772_323_100.5, 42, "AQAAAA==", ((0, 7), (5, 9)), 11),
@@ -27,7 +27,7 @@ def test_every_message_survives_its_wire_form_as_json(message):
 
 
 def test_band_records_decode_to_their_types_and_others_are_refused():
-    assert decode(EXAMPLES[0].to_wire()) == EXAMPLES[0]
-    assert decode(EXAMPLES[2].to_wire()) == EXAMPLES[2]
+    assert band_message(EXAMPLES[0].to_wire()) == EXAMPLES[0]
+    assert band_message(EXAMPLES[2].to_wire()) == EXAMPLES[2]
     with pytest.raises(ValueError, match="kind 'res'"):
-        decode(EXAMPLES[5].to_wire())
+        band_message(EXAMPLES[5].to_wire())

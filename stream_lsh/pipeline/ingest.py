@@ -18,7 +18,7 @@ from ..core.clock import clock_of_record
 from ..core.page import Page
 from ..core.prepare import Preparer
 from ..core.record import Delete, Rejected, parse_query, parse_record
-from .messages import Retraction
+from .messages import InputMark, OwnerChange, PageToSign, Retraction
 from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -87,9 +87,8 @@ class Ingest:
                 page_id = parsed.id
             else:
                 page, raw = parsed
-                record = self._page_record(page, "page", message.timestamp_ms)
-                record["raw"] = raw.decode("utf-8")
-                out.send(Stage.SITES, self.layout.site(record["site"]), record)
+                to_sign = self._to_sign(page, message.timestamp_ms, raw=raw.decode("utf-8"))
+                out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign.to_wire())
                 page_id = page.id
             mark = (message.timestamp_ms, page_id or "")
             marks[message.partition] = max(marks.get(message.partition, mark), mark)
@@ -123,13 +122,11 @@ class Ingest:
         if self.watermarks:
             for partition in sorted(partitions):
                 for site in range(self.layout.sites):
-                    out.send(Stage.SITES, site, {"k": "owner", "src": partition})
+                    out.send(Stage.SITES, site, OwnerChange(partition).to_wire())
         return out
 
     def _broadcast(self, partition: int, mark: Mark | None, out: Outbox, idle_after: bool = False) -> None:
-        record = {"k": "wm", "src": partition, "w": encode_mark(mark)}
-        if idle_after:
-            record["idle"] = True
+        record = InputMark(partition, encode_mark(mark), idle_after).to_wire()
         for site in range(self.layout.sites):
             out.send(Stage.SITES, site, record)
 
@@ -143,8 +140,8 @@ class Ingest:
                 out.dead_letters.append(_dead_letter(message, parsed))
                 continue
             page, _ = parsed
-            record = self._page_record(page, "query", message.timestamp_ms)
-            out.send(Stage.SITES, self.layout.site(record["site"]), record)
+            to_sign = self._to_sign(page, message.timestamp_ms)
+            out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign.to_wire())
         return out
 
     def _parse(self, message: Message, parse):  # type: ignore[no-untyped-def]
@@ -156,20 +153,23 @@ class Ingest:
             return parsed, raw.strip()
         return parsed
 
-    def _page_record(self, page: Page, kind: str, timestamp_ms: int) -> dict[str, Any]:
+    def _to_sign(self, page: Page, timestamp_ms: int, *, raw: str | None = None) -> PageToSign:
+        """A page for its site partition (a query without ``raw``): its clock is the record's
+        timestamp, which orders pages (see .order); its event time moves the window."""
         preparer = self.preparer
         time = preparer.event_time(page, clock_of_record(timestamp_ms))
-        return {
-            "k": kind,
-            "id": page.id,
-            "site": page.site,
-            "lang": page.lang,
-            "c": timestamp_ms,  # orders pages (see .order)
-            "ts": time.seconds,  # the event time, for the window
-            "di": time.date_ignored,
-            "bh": preparer.body_hash(page),
-            "blocks": preparer.blocks(page),
-        }
+        return PageToSign(
+            page.id,
+            raw is None,
+            page.site,
+            page.lang,
+            timestamp_ms,
+            time.seconds,
+            time.date_ignored,
+            preparer.body_hash(page),
+            tuple(preparer.blocks(page)),
+            raw,
+        )
 
 
 def _dead_letter(message: Message, rejected: Rejected) -> tuple[str | None, dict[str, Any]]:

@@ -6,8 +6,8 @@ module is where those keys are defined: each kind is a frozen dataclass with ``t
 ``from_wire``, and :func:`decode` turns a wire record into its type. A stage works on the types;
 only the transport (:mod:`stream_lsh.stream.app`, :mod:`.local`, the journal) sees the wire.
 
-The band stage (:mod:`.shard`) speaks these types; the other stages still build and read the
-wire records themselves, and move over kind by kind (issue 13).
+The site stage (:mod:`.signer`) and the band stage (:mod:`.shard`) speak these types; the home
+stage (:mod:`.gather`) still reads its records as wire dicts, and moves over next (issue 13).
 """
 
 from __future__ import annotations
@@ -17,7 +17,21 @@ from typing import Any, ClassVar
 
 from .candidates import Candidate
 
-__all__ = ["Ask", "BandAnswer", "BandMark", "Probe", "Retraction", "RetractionAtHome", "decode"]
+__all__ = [
+    "Ask",
+    "BandAnswer",
+    "BandMark",
+    "Flags",
+    "InputMark",
+    "OwnerChange",
+    "PageToSign",
+    "Probe",
+    "Registration",
+    "Retraction",
+    "RetractionAtHome",
+    "band_message",
+    "site_message",
+]
 
 Wire = dict[str, Any]
 
@@ -207,15 +221,185 @@ class RetractionAtHome:
         return {"k": self.KIND, "id": self.id, "c": self.clock}
 
 
-Message = Probe | Retraction | BandMark | BandAnswer | Ask | RetractionAtHome
+# -- to and from the site stage ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageToSign:
+    """A page (or a query) as ingest hands it to its site's partition: its text blocks, clock,
+    event time and body hash; ``raw`` is the input line of a page (sent on when it is unique)."""
+
+    id: str
+    query: bool
+    site: str
+    lang: str | None
+    clock: int
+    event_time: float | None
+    date_ignored: str | None
+    body_hash: int
+    blocks: tuple[str, ...]
+    raw: str | None = None
+
+    @property
+    def KIND(self) -> str:
+        return "query" if self.query else "page"
+
+    def to_wire(self) -> Wire:
+        wire = {
+            "k": self.KIND,
+            "id": self.id,
+            "site": self.site,
+            "lang": self.lang,
+            "c": self.clock,
+            "ts": self.event_time,
+            "di": self.date_ignored,
+            "bh": self.body_hash,
+            "blocks": list(self.blocks),
+        }
+        if self.raw is not None:
+            wire["raw"] = self.raw
+        return wire
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> PageToSign:
+        return cls(
+            wire["id"],
+            wire["k"] == "query",
+            wire["site"],
+            wire.get("lang"),
+            wire["c"],
+            wire["ts"],
+            wire["di"],
+            wire["bh"],
+            tuple(wire["blocks"]),
+            wire.get("raw"),
+        )
+
+
+@dataclass(frozen=True)
+class Flags:
+    """Block fingerprints one site partition's learner made boilerplate, for the others."""
+
+    KIND: ClassVar[str] = "flags"
+    fingerprints: tuple[int, ...]
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "f": list(self.fingerprints)}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> Flags:
+        return cls(tuple(wire["f"]))
+
+
+@dataclass(frozen=True)
+class InputMark:
+    """An input partition's mark after a batch (see :mod:`.order`); ``idle``: it is caught up and
+    claims to hold nothing back until its next record."""
+
+    KIND: ClassVar[str] = "wm"
+    source: int  # the input partition
+    mark: list[Any] | None
+    idle: bool = False
+
+    def to_wire(self) -> Wire:
+        wire = {"k": self.KIND, "src": self.source, "w": self.mark}
+        if self.idle:
+            wire["idle"] = True
+        return wire
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> InputMark:
+        return cls(wire["src"], wire["w"], bool(wire.get("idle", False)))
+
+
+@dataclass(frozen=True)
+class OwnerChange:
+    """An input partition changed hands: its idle claim is withdrawn until its new owner reads it."""
+
+    KIND: ClassVar[str] = "owner"
+    source: int
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "src": self.source}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> OwnerChange:
+        return cls(wire["src"])
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A delivery announced at its page's home before any probe of it is sent: which band
+    partitions will answer (``targets``), and whether the page could be signed at all."""
+
+    KIND: ClassVar[str] = "reg"
+    id: str
+    query: bool
+    clock: int
+    event_time: float | None
+    date_ignored: str | None
+    body_hash: int
+    targets: tuple[int, ...]
+    no_content: bool
+    raw: str | None = None
+
+    def to_wire(self) -> Wire:
+        wire = {
+            "k": self.KIND,
+            "id": self.id,
+            "q": self.query,
+            "c": self.clock,
+            "ts": self.event_time,
+            "di": self.date_ignored,
+            "bh": self.body_hash,
+        }
+        if self.raw is not None:
+            wire["raw"] = self.raw
+        wire.update(targets=list(self.targets), nc=self.no_content)
+        return wire
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> Registration:
+        return cls(
+            wire["id"],
+            bool(wire["q"]),
+            wire["c"],
+            wire["ts"],
+            wire["di"],
+            wire["bh"],
+            tuple(wire["targets"]),
+            bool(wire["nc"]),
+            wire.get("raw"),
+        )
+
 
 _TO_BANDS: dict[str, Any] = {Probe.KIND: Probe, Retraction.KIND: Retraction, BandMark.KIND: BandMark}
+_TO_SITES: dict[str, Any] = {
+    "page": PageToSign,
+    "query": PageToSign,
+    Flags.KIND: Flags,
+    InputMark.KIND: InputMark,
+    OwnerChange.KIND: OwnerChange,
+}
+
+SiteMessage = PageToSign | Flags | InputMark | OwnerChange
+BandMessage = Probe | Retraction | BandMark
 
 
-def decode(wire: Wire) -> Probe | Retraction | BandMark:
-    """A record for a band partition as its type; another kind is refused (it was routed wrong)."""
-    kind = _TO_BANDS.get(wire.get("k", ""))
-    if kind is None:
-        raise ValueError(f"a band partition got a record of kind {wire.get('k')!r}")
-    decoded: Probe | Retraction | BandMark = kind.from_wire(wire)
+def site_message(wire: Wire) -> SiteMessage:
+    """A record for a site partition as its type; another kind is refused (it was routed wrong)."""
+    decoded: SiteMessage = _kind(_TO_SITES, "site", wire).from_wire(wire)
     return decoded
+
+
+def band_message(wire: Wire) -> BandMessage:
+    """A record for a band partition as its type; another kind is refused (it was routed wrong)."""
+    decoded: BandMessage = _kind(_TO_BANDS, "band", wire).from_wire(wire)
+    return decoded
+
+
+def _kind(kinds: dict[str, Any], stage: str, wire: Wire) -> Any:
+    kind = kinds.get(wire.get("k", ""))
+    if kind is None:
+        raise ValueError(f"a {stage} partition got a record of kind {wire.get('k')!r}")
+    return kind

@@ -38,7 +38,7 @@ from ..core.clock import clock_of_record
 from ..core.minhash import agreement
 from ..core.window import BandWindow
 from .candidates import Candidate, needed
-from .messages import Ask, BandAnswer, BandMark, Probe, Retraction, RetractionAtHome, decode
+from .messages import Ask, BandAnswer, BandMark, Probe, Retraction, RetractionAtHome, band_message
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .waits import Wait, clock_text
@@ -105,7 +105,7 @@ class Shard:
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
         for record in records:
-            message = decode(record)
+            message = band_message(record)
             if isinstance(message, BandMark):
                 self._watermark(message, out)
             elif self._holds(message):
@@ -215,7 +215,7 @@ class Shard:
             self.held = []
             for mark, sequence, wire in state["held"]:
                 clock, page_id = decode_mark(mark)  # type: ignore[misc]
-                self.held.append((clock, page_id, sequence, cast(Probe | Retraction, decode(wire))))
+                self.held.append((clock, page_id, sequence, cast(Probe | Retraction, band_message(wire))))
             self._held_sequence = state["held_sequence"]
 
     def _probe(self, probe: Probe, out: Outbox) -> None:

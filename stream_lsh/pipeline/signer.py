@@ -20,7 +20,7 @@ from typing import Any
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.prepare import PreparedPage, Preparer, SignedPage
-from .messages import BandMark, Probe
+from .messages import BandMark, Flags, InputMark, OwnerChange, PageToSign, Probe, Registration, site_message
 from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -69,32 +69,31 @@ class Signer:
     def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
         out = Outbox()
         flagged: list[int] = []
-        prepared: list[tuple[dict[str, Any], PreparedPage]] = []
+        prepared: list[tuple[PageToSign, PreparedPage]] = []
         for record in records:
-            if record["k"] == "flags":
+            message = site_message(record)
+            if isinstance(message, Flags):
                 if self.learner is not None:
-                    self.learner.flag(record["f"])
-                continue
-            if record["k"] == "wm":
+                    self.learner.flag(message.fingerprints)
+            elif isinstance(message, InputMark):
                 if self.marks is not None:
-                    self.marks.update(record["src"], record["w"], record.get("idle", False))
-                continue
-            if record["k"] == "owner":
+                    self.marks.update(message.source, message.mark, message.idle)
+            elif isinstance(message, OwnerChange):
                 if self.marks is not None:
-                    self.marks.withdraw(record["src"])
-                continue
-            page, newly = self._prepare(record)
-            prepared.append((record, page))
-            flagged.extend(newly)
+                    self.marks.withdraw(message.source)
+            else:
+                page, newly = self._prepare(message)
+                prepared.append((message, page))
+                flagged.extend(newly)
         signed = self.preparer.sign([page for _, page in prepared])
-        for (record, _), signed_page in zip(prepared, signed):
-            self._route(record, signed_page, out)
+        for (message, _), signed_page in zip(prepared, signed):
+            self._route(message, signed_page, out)
         if self.marks is not None:
             self._forward_mark(out)
         if flagged:
             for partition in range(self.layout.sites):
                 if partition != self.partition:
-                    out.send(Stage.SITES, partition, {"k": "flags", "f": flagged}, first=True)
+                    out.send(Stage.SITES, partition, Flags(tuple(flagged)).to_wire(), first=True)
         return out
 
     def _forward_mark(self, out: Outbox) -> None:
@@ -111,65 +110,63 @@ class Signer:
         for partition in range(self.layout.bands):
             out.send(Stage.BANDS, partition, BandMark(self.partition, wire, tuple(by)).to_wire())
 
-    def _prepare(self, record: dict[str, Any]) -> tuple[PreparedPage, list[int]]:
+    def _prepare(self, page: PageToSign) -> tuple[PreparedPage, list[int]]:
         """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
-        learn_for_site = record["site"] if record["k"] == "page" else None
         return self.preparer.prepare(
-            record["id"],
-            record.get("lang"),
-            record["blocks"],
-            clock_ms=record["c"],
-            time=EventTime(record["ts"], record["di"]),
-            body_hash=record["bh"],
+            page.id,
+            page.lang,
+            list(page.blocks),
+            clock_ms=page.clock,
+            time=EventTime(page.event_time, page.date_ignored),
+            body_hash=page.body_hash,
             learner=self.learner,
-            learn_for_site=learn_for_site,
+            learn_for_site=None if page.query else page.site,
         )
 
-    def _route(self, record: dict[str, Any], page: SignedPage, out: Outbox) -> None:
+    def _route(self, page: PageToSign, signed_page: SignedPage, out: Outbox) -> None:
         layout = self.layout
-        page_id = record["id"]
-        query = record["k"] == "query"
+        page_id, query = page.id, page.query
         home = layout.home(page_id)
-        registration: dict[str, Any] = {
-            "k": "reg",
-            "id": page_id,
-            "q": query,
-            "c": record["c"],
-            "ts": record["ts"],
-            "di": record["di"],
-            "bh": page.prepared.body_hash,
-        }
-        if not query:
-            registration["raw"] = record["raw"]
         # Every band partition answers every delivery: those that hold none of its band keys get a
         # probe without keys, which applies a new version's replacement of the old one in clock
         # order there too, and makes the page's home hear from every band partition before it
         # decides (so that it has every question about an older version first; see Gather).
         by_partition: dict[int, list[list[int]]] = {partition: [] for partition in range(layout.bands)}
-        signed = page.signature is not None and page.band_keys is not None
+        prepared = signed_page.prepared
+        signed = signed_page.signature is not None and signed_page.band_keys is not None
         exact_partition = None
         signature = None
         if signed:
-            assert page.signature is not None and page.band_keys is not None
-            for band, key in enumerate(page.band_keys.tolist()):
+            assert signed_page.signature is not None and signed_page.band_keys is not None
+            for band, key in enumerate(signed_page.band_keys.tolist()):
                 by_partition[layout.band(key)].append([band, key])
-            exact_partition = layout.band(page.prepared.content_hash)
+            exact_partition = layout.band(prepared.content_hash)
             # one base64 string, not 128 JSON numbers: the probe goes to every band partition, and
             # encoding and decoding number lists was a sixth of a worker's time under steady load
-            signature = base64.b64encode(page.signature.astype("<u4").tobytes()).decode("ascii")
-        registration.update(targets=sorted(by_partition), nc=not signed)
-        out.send(Stage.HOMES, home, registration, first=True)
+            signature = base64.b64encode(signed_page.signature.astype("<u4").tobytes()).decode("ascii")
+        registration = Registration(
+            page_id,
+            query,
+            page.clock,
+            page.event_time,
+            page.date_ignored,
+            prepared.body_hash,
+            tuple(sorted(by_partition)),
+            not signed,
+            None if query else page.raw,
+        )
+        out.send(Stage.HOMES, home, registration.to_wire(), first=True)
         for partition, keys in by_partition.items():
             owns_hash = partition == exact_partition
             probe = Probe(
                 page_id,
                 query,
                 home,
-                record["c"],
-                record["ts"],
-                page.prepared.body_hash,
+                page.clock,
+                page.event_time,
+                prepared.body_hash,
                 signature if keys or owns_hash else None,
                 tuple((band, key) for band, key in keys),
-                page.prepared.content_hash if owns_hash else None,
+                prepared.content_hash if owns_hash else None,
             )
             out.send(Stage.BANDS, partition, probe.to_wire())
