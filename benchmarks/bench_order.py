@@ -99,7 +99,7 @@ def run_stream(
                 for records in partitions.values():
                     if records:
                         messages["messages"] += 1
-                        marks = sum(r["k"] == "wm" for r in records)
+                        marks = sum(r.KIND == "wm" for r in records)
                         messages["wm records"] += marks
                         messages["wm-only messages"] += marks == len(records)
         deliver(out)

@@ -9,6 +9,7 @@ status read them from one place.
     ├── SettingsError           a setting that cannot work (value, type, unknown name)
     ├── PageError               an input record that is not a page (it becomes a reject or dead letter)
     ├── StateMismatchError      stored state built with other parameters than the running ones
+    ├── ProtocolError           a record on an internal topic that its stage cannot read
     └── BrokerError             Kafka cannot be used as needed
         ├── BrokerUnreachableError   no broker answers at the bootstrap address
         ├── TopicShapeError          a topic exists with other partitions or settings than needed
@@ -27,6 +28,7 @@ __all__ = [
     "BrokerUnreachableError",
     "ExitCode",
     "PageError",
+    "ProtocolError",
     "SettingsError",
     "StateMismatchError",
     "StreamLshError",
@@ -64,6 +66,12 @@ class PageError(StreamLshError, ValueError):
 class StateMismatchError(StreamLshError, ValueError):
     """Stored state (an index, a state file, a worker's tables, a topic's guard record) was built
     with other parameters than the running ones: probing it would give wrong answers silently."""
+
+
+class ProtocolError(StreamLshError, ValueError):
+    """A record on an internal topic (or in a journal) that its stage cannot read: a kind that
+    stage never receives, or a record missing a field. Only a routing bug or another program
+    writing to the app's internal topics makes one."""
 
 
 class BrokerError(StreamLshError):

@@ -10,13 +10,11 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
-
-import orjson
 
 from stream_lsh.core.config import DedupConfig
+from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.journal import Row
-from stream_lsh.pipeline.local import LocalPipeline, _messages, _Records
+from stream_lsh.pipeline.local import LocalPipeline, _messages
 from stream_lsh.pipeline.outbox import Outbox, Stage
 from stream_lsh.pipeline.routing import Layout
 
@@ -58,7 +56,7 @@ class CrashingPipeline(LocalPipeline):
         super().__init__(config, layout, rng=rng, durable=True, compact_bytes=compact_bytes)
         self.random = rng
         self.max_batch, self.flush_rate, self.commit_rate = max_batch, flush_rate, commit_rate
-        self.logs: dict[tuple[str, int], list[_Records]] = {key: [] for key in self.queues}
+        self.logs: dict[tuple[str, int], list[bytes]] = {key: [] for key in self.queues}
         self.committed = {key: 0 for key in self.queues}
         self.unflushed: dict[tuple[str, int], list[Row]] = {key: [] for key in self.queues}
         self.fed: list[tuple[str, bytes | None, int]] = []  # topic, value, record timestamp
@@ -73,21 +71,21 @@ class CrashingPipeline(LocalPipeline):
         self.fed.extend((topic, value, stamp) for value, stamp in zip(values, stamps))
         self._ingest(values, topic, 0, (), stamps)
 
-    def _enqueue(self, key: tuple[str, int], records: list[dict[str, Any]]) -> None:
-        self.logs[key].append(records)
-        super()._enqueue(key, records)
+    def _enqueue(self, key: tuple[str, int], batch: bytes) -> None:
+        self.logs[key].append(batch)
+        super()._enqueue(key, batch)
 
     def _deliver_partly(self, out: Outbox) -> None:
         """Sends cut short by a crash: any of the registrations; the rest only if all of them went."""
         chance = self.random.random
         first = [message for message in _messages(out.first) if chance() < 0.5]
-        for key, records in first:
-            self._enqueue(key, records)
+        for key, messages in first:
+            self._enqueue(key, codec.encode(messages))
         if len(first) < sum(1 for _ in _messages(out.first)):
             return
-        for key, records in _messages(out.internal):
+        for key, messages in _messages(out.internal):
             if chance() < 0.5:
-                self._enqueue(key, records)
+                self._enqueue(key, codec.encode(messages))
         mine_theirs = (
             (self.outputs.decisions, out.decisions),
             (self.outputs.unique_pages, out.unique_pages),
@@ -116,13 +114,13 @@ class CrashingPipeline(LocalPipeline):
         messages = [queue.popleft() for _ in range(self.random.randint(1, min(len(queue), self.max_batch)))]
         stage, partition = key
         state = self.stages[stage][partition]
-        out = state.handle([record for message in messages for record in message])
+        out = state.handle([m for batch in messages for m in codec.decode(stage, batch)])
         if cut_short:
             self._deliver_partly(out)
             return  # the journal is written after the sends: never, this time
         self._deliver(out)
         journal = self.journals[key]  # type: ignore[index]
-        rows = journal.append([orjson.dumps(message) for message in messages])
+        rows = journal.append(messages)
         if journal.due():
             rows += journal.compact(state)
         self.unflushed[key].extend(rows)

@@ -90,7 +90,9 @@ import pytest  # noqa: E402
 
 from stream_lsh.core.dedup import DedupConfig, Deduplicator  # noqa: E402
 from stream_lsh.core.page import page_from_dict  # noqa: E402
+from stream_lsh.pipeline import codec  # noqa: E402
 from stream_lsh.pipeline.local import LocalPipeline  # noqa: E402
+from stream_lsh.pipeline.messages import Ask  # noqa: E402
 from stream_lsh.pipeline.routing import Layout  # noqa: E402
 
 STORY = (
@@ -253,9 +255,10 @@ def test_the_guard_names_a_candidate_whose_answer_never_comes():
     pipe.drain("sites")
     pipe.drain("bands")  # b found a: the band partitions asked a's home about it ...
     queue = pipe.queues[("homes", first_home)]
-    kept = [[r for r in batch if not (r["k"] == "ask" and r["from"] == "b2")] for batch in queue]
+    decoded = [codec.decode("homes", batch) for batch in queue]
+    kept = [[m for m in batch if not (isinstance(m, Ask) and m.asker == "b2")] for batch in decoded]
     queue.clear()
-    queue.extend(batch for batch in kept if batch)  # ... and those questions are lost
+    queue.extend(codec.encode(batch) for batch in kept if batch)  # ... and those questions are lost
     pipe.run()
     clock.now += 6.0
     waits = [w for w in pipe.stalled(5.0) if w.page_id == "b2"]

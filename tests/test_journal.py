@@ -18,6 +18,7 @@ from crashing_pipeline import CrashingPipeline
 from stream_helpers import batch_reference
 
 from stream_lsh.core.dedup import DedupConfig
+from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.journal import Journal, StateMismatchError
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.outbox import Stage
@@ -160,16 +161,19 @@ def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus,
     pipe.run()
     for (stage, partition), rows in pipe.rows.items():
         batches = [
-            records
+            messages
             for key, value in sorted(rows.items())
             if key[4:5] == b"j"
-            for records in orjson.loads(value)
+            for messages in codec.decode_segment(stage, value)
         ]
         one_by_one, whole = pipe._make[stage](partition), pipe._make[stage](partition)
         for records in batches:
             one_by_one.handle(records)
         whole.handle([record for records in batches for record in records])
-        assert orjson.dumps(whole.snapshot()) == orjson.dumps(one_by_one.snapshot()), (stage, partition)
+        assert codec.dump_state(whole.snapshot()) == codec.dump_state(one_by_one.snapshot()), (
+            stage,
+            partition,
+        )
 
 
 def test_compaction_keeps_the_rows_proportional_to_the_live_state():
@@ -221,3 +225,62 @@ def test_rows_of_other_partitions_are_ignored_and_keys_never_collide():
     keys_b = {k for k, _ in b.append([b"[]", b"[]"])}
     assert not keys_a & keys_b
     assert all(k.startswith(a.prefix) for k in keys_a)
+
+
+def test_a_journal_of_format_2_is_migrated_and_decides_what_its_version_decided():
+    """tests/data/journal-format-2.json.gz holds the rows of every stage partition as the version
+    before typed snapshots wrote them (journal format 2: positional deliveries, decisions and band
+    entries), taken mid-run with probes held at band partitions and a page in flight at its home,
+    then the rest of the input and what that version output for it. Rebuilt from those rows, the
+    pipeline outputs the same, and its next snapshot is written in the current format."""
+    import base64
+    import gzip
+    from pathlib import Path
+
+    from stream_lsh.pipeline.journal import FORMAT
+
+    fixture = orjson.loads(
+        gzip.decompress((Path(__file__).parent / "data/journal-format-2.json.gz").read_bytes())
+    )
+    pipe = LocalPipeline(
+        DedupConfig(), Layout(2, 3, 2), rng=random.Random(5), durable=True, compact_bytes=10_000, inputs=1
+    )
+    for name, rows in fixture["rows"].items():
+        stage, partition = name.split("/")
+        key = (stage, int(partition))
+        pipe.rows[key] = {base64.b64decode(k): base64.b64decode(v) for k, v in rows}
+        pipe.restart(*key)
+        assert pipe.journals[key].format == 2
+    assert sum(len(band.held) for band in pipe.stages[Stage.BANDS]) == 3
+    rest, stamps = [line.encode() for line in fixture["rest"]], fixture["timestamps"]
+    for start in range(0, len(rest), 10):
+        pipe.feed(rest[start : start + 10], timestamps=stamps[start : start + 10])
+        pipe.run()
+    pipe.finish()
+    pipe.run()
+
+    def canonical(pairs: list) -> list:
+        return sorted(orjson.dumps(list(pair)) for pair in pairs)
+
+    assert canonical(pipe.outputs.decisions) == canonical(fixture["decisions"])
+    assert dict(pipe.outputs.clusters) == dict(map(tuple, fixture["clusters"]))
+    assert any(journal.format == FORMAT for journal in pipe.journals.values()), "no snapshot rewritten"
+    for key, journal in pipe.journals.items():  # a rewritten journal loads without migration
+        if journal.format == FORMAT:
+            assert (
+                Journal(key[1], journal.guard).load(
+                    sorted(pipe.rows[key].items()), pipe._make[key[0]](key[1])
+                )
+                >= 0
+            )
+
+
+def test_a_journal_of_an_unknown_format_is_refused_with_the_formats_read():
+    stage = LocalPipeline(DedupConfig(), Layout(1, 1, 1)).stages[Stage.HOMES][0]
+    rows = dict(rows_of(Journal(0, {"g": 1}), stage))
+    head = next(k for k in rows if k[4:5] == b"h")
+    rows[head] = orjson.dumps({**orjson.loads(rows[head]), "format": 99})
+    with pytest.raises(
+        StateMismatchError, match=r"state format 99; this version of stream-lsh reads formats 2, 3"
+    ):
+        Journal(0, {"g": 1}).load(sorted(rows.items()), stage)

@@ -19,9 +19,19 @@ from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.core.prepare import Preparer
 from stream_lsh.evaluation import pair_scores
+from stream_lsh.pipeline.candidates import Candidate
 from stream_lsh.pipeline.gather import Gather
 from stream_lsh.pipeline.ingest import Ingest, Message
 from stream_lsh.pipeline.local import LocalPipeline
+from stream_lsh.pipeline.messages import (
+    Ask,
+    BandAnswer,
+    InputMark,
+    Registration,
+    RetractionAtHome,
+    Standing,
+    Tell,
+)
 from stream_lsh.pipeline.routing import Layout
 from stream_lsh.synthetic import generate_corpus
 
@@ -403,12 +413,12 @@ def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():
     preparer = Preparer(DedupConfig())
     ingest = Ingest(preparer, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True, lateness=60.0)
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
-    marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
-    assert marks and not any(r.get("idle") for r in marks)
+    marks = [r for records in out.internal["sites"].values() for r in records if isinstance(r, InputMark)]
+    assert marks and not any(r.idle for r in marks)
     ingest = Ingest(preparer, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True)
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
-    marks = [r for records in out.internal["sites"].values() for r in records if r["k"] == "wm"]
-    assert len(marks) == 2 and all(r["idle"] for r in marks)
+    marks = [r for records in out.internal["sites"].values() for r in records if isinstance(r, InputMark)]
+    assert len(marks) == 2 and all(r.idle for r in marks)
 
 
 # -- deliveries of one page (found by review; each failed before its fix) ------------------------
@@ -460,76 +470,25 @@ def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
     assert "y" in home.clusters["x"].live and pipe.outputs.clusters[-1][1] is not None
 
 
-def _tell_for(home: Gather, asker: str, clock: int) -> dict:
+def _tell_for(home: Gather, asker: str, clock: int) -> Tell:
     """What ``home`` answers a band partition that met page "p" while probing ``asker`` at ``clock``
     (the asker lives at home 1, so the answer is a message to it)."""
-    out = home.handle(
-        [
-            {
-                "k": "ask",
-                "id": "p",
-                "from": asker,
-                "home": 1,
-                "q": False,
-                "c": clock,
-                "fbh": 0,
-                "sim": 1.0,
-                "b": 0,
-                "wc": None,
-            }
-        ]
-    )
+    out = home.handle([Ask("p", asker, 1, False, clock, 0, 1.0, band_partition=0, band_clock=None)])
     [tell] = out.internal["homes"][1]
+    assert isinstance(tell, Tell)
     return tell
 
 
 def _decide(home: Gather, page_id: str, clock: int, body_hash: int, copy_of: str | None = None) -> None:
     """A delivery registered, answered by its one band partition (``copy_of`` its candidate, asked
     about as that band partition would), and decided."""
-    candidates = [] if copy_of is None else [[copy_of, 1.0, 0, 0, 0, None]]
+    candidates = () if copy_of is None else (Candidate(copy_of, 1.0, 0, 0, 0, None),)
+    asks = [] if copy_of is None else [Ask(copy_of, page_id, 0, False, clock, body_hash, 1.0, 0, None)]
     home.handle(
         [
-            {
-                "k": "reg",
-                "id": page_id,
-                "q": False,
-                "c": clock,
-                "ts": clock / 1000,
-                "di": None,
-                "bh": body_hash,
-                "raw": None,
-                "targets": [0],
-                "nc": False,
-            },
-            *(
-                [
-                    {
-                        "k": "ask",
-                        "id": copy_of,
-                        "from": page_id,
-                        "home": 0,
-                        "q": False,
-                        "c": clock,
-                        "fbh": body_hash,
-                        "sim": 1.0,
-                        "b": 0,
-                        "wc": None,
-                    }
-                ]
-                if copy_of
-                else []
-            ),
-            {
-                "k": "res",
-                "b": 0,
-                "wc": None,
-                "id": page_id,
-                "c": clock,
-                "bh": body_hash,
-                "q": False,
-                "cands": candidates,
-                "ex": None,
-            },
+            Registration(page_id, False, clock, clock / 1000, None, body_hash, (0,), False),
+            *asks,
+            BandAnswer(page_id, False, 0, clock, body_hash, None, None, candidates),
         ]
     )
     assert home.done[page_id].clock == clock
@@ -545,10 +504,12 @@ def test_a_question_that_comes_after_a_new_version_or_a_retraction_is_about_the_
     _decide(home, "p", base + 5, body_hash=1, copy_of="x")  # p joins cluster x
     _decide(home, "p", base + 10, body_hash=2)  # a new version of p: a story of its own
     assert home.done["p"].decision.cluster_id == "p"
-    home.handle([{"k": "delete", "id": "p", "c": base + 20}])
+    home.handle([RetractionAtHome("p", base + 20)])
 
-    assert [_tell_for(home, "a", base + 6)[key] for key in ("st", "cl")] == ["decided", "x"]
-    assert [_tell_for(home, "b", base + 11)[key] for key in ("st", "cl")] == ["decided", "p"]
-    assert _tell_for(home, "c", base + 21)["st"] == "gone"  # retracted before c was read
-    home.handle([{"k": "res", "b": 0, "wc": base + 20, "id": "nobody", "c": 0, "bh": 0, "q": False}])
+    told = _tell_for(home, "a", base + 6)
+    assert (told.standing, told.cluster) == (Standing.DECIDED, "x")
+    told = _tell_for(home, "b", base + 11)
+    assert (told.standing, told.cluster) == (Standing.DECIDED, "p")
+    assert _tell_for(home, "c", base + 21).standing == Standing.GONE  # retracted before c was read
+    home.handle([BandAnswer("nobody", False, 0, 0, 0, base + 20, None, ())])
     assert not home.history, "every band partition is past the retraction: none asks about p as it was"

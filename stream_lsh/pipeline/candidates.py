@@ -8,10 +8,10 @@ wait for an answer nobody asks for.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-__all__ = ["LINK_BAND", "Candidate", "needed"]
+__all__ = ["LINK_BAND", "Candidate", "Exact", "needed"]
 
 #: The band of a *link*: a later page that an earlier one met first (it has no band of its own;
 #: it sorts after every real candidate, as batch would never have met it).
@@ -30,16 +30,23 @@ class Candidate(NamedTuple):
     clock_or_event_time: Any  # the candidate's event time, or for a link its clock (not used to decide)
 
 
+class Exact(NamedTuple):
+    """The page with the same content that a band partition holds (a list on the wire)."""
+
+    id: str
+    home: int
+    event_time: float | None
+
+
 def needed(
-    candidates: Sequence[Sequence[Any]], exact: Sequence[Any] | None, threshold: float
+    candidates: Iterable[Candidate], exact: Exact | None, threshold: float
 ) -> dict[str, tuple[int, float]]:
     """Candidate id -> (its home, its similarity), for every candidate whose status the decision
-    needs: the verified ones (at or above ``threshold``), and the exact copy (``[id, home, ...]``)."""
+    needs: the verified ones (at or above ``threshold``), and the exact copy."""
     wanted: dict[str, tuple[int, float]] = {}
     if exact is not None:
-        wanted[exact[0]] = (exact[1], 1.0)
-    for row in candidates:
-        candidate = Candidate(*row)
+        wanted[exact.id] = (exact.home, 1.0)
+    for candidate in candidates:
         if candidate.similarity >= threshold:
             wanted.setdefault(candidate.id, (candidate.home, candidate.similarity))
     return wanted

@@ -13,7 +13,8 @@ Once all have answered, the page needs to know, for each candidate at or above t
   for it, so the later one will wait for this one, whichever band partition saw whom first;
 * a candidate its home no longer knows (expired, retracted) is gone.
 
-The question goes to the candidate's home (an ``ask``; the answer is a ``tell``), or is answered
+The question goes to the candidate's home (an :class:`~.messages.Ask`; the answer is a
+:class:`~.messages.Tell`), or is answered
 locally when both pages live here. Waiting only ever goes from a larger ``(clock, id)`` to a
 smaller one, so there are no cycles: every page gets exactly one final decision, once all its
 bands and all its candidates are in.
@@ -29,7 +30,7 @@ bucket); else the page is unique and founds a cluster named after itself (``id#2
 cluster already has that name). Outputs: the decision, the original page when unique, and the
 cluster's new state (sent to the cluster's home, which owns it).
 
-Queries (``q``) take the same path but are never indexed, never asked about, and get an answer
+Queries take the same path but are never indexed, never asked about, and get an answer
 instead of a decision.
 """
 
@@ -41,11 +42,22 @@ import time
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, NamedTuple
 
 from ..core.clock import clock_of_record
 from ..core.decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, cluster_name, decide
-from .candidates import LINK_BAND, Candidate, needed
+from .candidates import LINK_BAND, Candidate, Exact, needed
+from .messages import (
+    Ask,
+    BandAnswer,
+    HomeMessage,
+    Join,
+    Leave,
+    Registration,
+    RetractionAtHome,
+    Standing,
+    Tell,
+)
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .waits import Wait, clock_text
@@ -56,6 +68,29 @@ __all__ = ["Gather"]
 def _canon(clock: int, page_id: str) -> tuple[int, str]:
     """The order that settles races between pages in flight: clock, then id (see .order)."""
     return (clock, page_id)
+
+
+class _Said(NamedTuple):
+    """What a candidate's home said about it (a :class:`Tell`)."""
+
+    standing: Standing
+    cluster: str | None
+    cluster_home: int | None
+
+
+class _Waiter(NamedTuple):
+    """A delivery (of a page or a query) that waits for another page's decision, and where to
+    tell it."""
+
+    id: str
+    clock: int
+    body_hash: int
+    home: int
+    query: bool
+
+    @classmethod
+    def of(cls, ask: Ask) -> _Waiter:
+        return cls(ask.asker, ask.clock, ask.asker_body_hash, ask.asker_home, ask.query)
 
 
 @dataclass
@@ -72,9 +107,9 @@ class _Delivery:
     raw: str | None
     targets: set[int]
     no_content: bool = False
-    results: dict[int, dict[str, Any]] = field(default_factory=dict)
-    links: dict[str, list[Any]] = field(default_factory=dict)  # earlier pages in flight that saw this one
-    status: dict[str, tuple[str, str | None, int | None]] = field(default_factory=dict)
+    answers: dict[int, BandAnswer] = field(default_factory=dict)  # band partition -> its answer
+    links: dict[str, Candidate] = field(default_factory=dict)  # earlier pages in flight that saw this one
+    status: dict[str, _Said] = field(default_factory=dict)  # candidate -> what its home said
     awaiting: set[str] = field(default_factory=set)
     resolved: bool = False  # all bands in
     delete_after: int | None = None  # the clock of a retraction after it: retract it once it is decided
@@ -112,6 +147,8 @@ class _Cluster:
 class Gather:
     """One home partition."""
 
+    stage: ClassVar[str] = Stage.HOMES
+
     def __init__(
         self,
         partition: int,
@@ -143,8 +180,8 @@ class Gather:
         # still ask about them (a question about a page as it stood before: see _ask)
         self.history: dict[str, list[_Done]] = {}
         self.clusters: dict[str, _Cluster] = {}
-        # a delivery (id, clock, body hash) -> who waits for it: (page, clock, body hash, home, query?)
-        self.waiters: dict[tuple[str, int, int], list[tuple[str, int, int, int, bool]]] = {}
+        # a delivery (id, clock, body hash) -> the deliveries that wait for its decision
+        self.waiters: dict[tuple[str, int, int], list[_Waiter]] = {}
         self.band_clocks: dict[int, int] = {}  # the clock each band partition reported last
         self.clock_ms: int | None = None  # the smallest of them, once all have reported: moves the window
         self._expiry: list[
@@ -155,22 +192,37 @@ class Gather:
 
     # -- durable form -------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
-        """The whole state as plain data (see :mod:`stream_lsh.pipeline.journal`)."""
+        """The whole state, as named JSON-friendly fields (see :mod:`stream_lsh.pipeline.journal`)."""
         return {
             "flight": [_delivery_state(d) for deliveries in self.flight.values() for d in deliveries],
             "queries": [_delivery_state(d) for d in self.queries.values()],
-            "done": [[page_id, *_done_state(d)] for page_id, d in self.done.items()],
-            "history": [[page_id, *_done_state(d)] for page_id, past in self.history.items() for d in past],
+            "done": [_done_state(page_id, d) for page_id, d in self.done.items()],
+            "history": [_done_state(page_id, d) for page_id, past in self.history.items() for d in past],
             "clusters": [
-                [cid, c.first, sorted(c.live.items()), list(c.members), c.updated_at]
-                for cid, c in self.clusters.items()
+                {
+                    "id": cluster_id,
+                    "first": c.first,
+                    "live": sorted(c.live.items()),
+                    "members": list(c.members),
+                    "updated_at": c.updated_at,
+                }
+                for cluster_id, c in self.clusters.items()
             ],
             "waiters": [
-                [list(delivery), [list(w) for w in waiting]] for delivery, waiting in self.waiters.items()
+                {
+                    "id": page_id,
+                    "clock": clock,
+                    "body_hash": body_hash,
+                    "waiting": [w._asdict() for w in waiting],
+                }
+                for (page_id, clock, body_hash), waiting in self.waiters.items()
             ],
             "band_clocks": [[band, clock] for band, clock in self.band_clocks.items()],
             "clock": self.clock_ms,
-            "expiry": [list(item) for item in self._expiry],
+            "expiry": [
+                {"at": at, "sequence": sequence, "cluster": cluster, "id": page_id}
+                for at, sequence, cluster, page_id in self._expiry
+            ],
             "sequence": self._sequence,
         }
 
@@ -180,66 +232,73 @@ class Gather:
         for delivery in map(_delivery_from, state["flight"]):
             self.flight.setdefault(delivery.id, []).append(delivery)
         self.queries = {d.id: d for d in map(_delivery_from, state["queries"])}
-        self.done = {page_id: _done_from(rest) for page_id, *rest in state["done"]}
+        self.done = {row["id"]: _done_from(row) for row in state["done"]}
         self.history = {}
-        for page_id, *rest in state["history"]:
-            self.history.setdefault(page_id, []).append(_done_from(rest))
+        for row in state["history"]:
+            self.history.setdefault(row["id"], []).append(_done_from(row))
         self.clusters = {
-            cid: _Cluster(first, dict(live), deque(members, maxlen=self.recent_members), updated_at)
-            for cid, first, live, members, updated_at in state["clusters"]
+            row["id"]: _Cluster(
+                row["first"],
+                dict(row["live"]),
+                deque(row["members"], maxlen=self.recent_members),
+                row["updated_at"],
+            )
+            for row in state["clusters"]
         }
         self.waiters = {
-            tuple(delivery): [tuple(w) for w in waiting] for delivery, waiting in state["waiters"]
+            (row["id"], row["clock"], row["body_hash"]): [_Waiter(**w) for w in row["waiting"]]
+            for row in state["waiters"]
         }
         self.band_clocks = {band: clock for band, clock in state["band_clocks"]}
         self.clock_ms = state["clock"]
-        self._expiry = [tuple(item) for item in state["expiry"]]
+        self._expiry = [
+            (item["at"], item["sequence"], item["cluster"], item["id"]) for item in state["expiry"]
+        ]
         self._sequence = state["sequence"]
         self._ended = sorted(
             (d.until, page_id) for page_id, past in self.history.items() for d in past if d.until is not None
         )
 
     # -- dispatch ---------------------------------------------------------------------------
-    def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
+    def handle(self, messages: Sequence[HomeMessage]) -> Outbox:
         out = Outbox()
-        for record in records:
-            kind = record["k"]
-            if kind == "reg":
-                self._register(record, out)
-            elif kind == "res":
-                self._result(record, out)
-            elif kind == "ask":
-                self._ask(record, out)
-            elif kind == "tell":
-                self._tell(record, out)
-            elif kind == "join":
-                self._join(record, out)
-            elif kind == "leave":
-                self._leave(record["cl"], record["m"], out)
-            elif kind == "delete":
-                self._delete(record["id"], record["c"], out)
+        for message in messages:
+            if isinstance(message, Registration):
+                self._register(message)
+            elif isinstance(message, BandAnswer):
+                self._answer_in(message, out)
+            elif isinstance(message, Ask):
+                self._ask(message, out)
+            elif isinstance(message, Tell):
+                self._tell(message, out)
+            elif isinstance(message, Join):
+                self._join(message, out)
+            elif isinstance(message, Leave):
+                self._leave(message.cluster, message.member, out)
+            elif isinstance(message, RetractionAtHome):
+                self._delete(message.id, message.clock, out)
             else:
-                raise ValueError(f"a home partition got a record of kind {kind!r}")
+                raise TypeError(f"a home partition got {type(message).__name__}")
         return out
 
     # -- registration and results ----------------------------------------------------------
-    def _register(self, record: dict[str, Any], out: Outbox) -> None:
+    def _register(self, registration: Registration) -> None:
         """A delivery of a page (or a query) is on its way: its probes follow this record.
 
         A redelivery gets the decision its page got while the page is in the window; a new
         version, or the page again after it left the window, is a new delivery, decided after
         those before it (as batch meets them, in clock order)."""
-        page_id, query = record["id"], bool(record["q"])
+        page_id, query = registration.id, registration.query
         delivery = _Delivery(
             page_id,
             query,
-            record["c"],
-            record["ts"],
-            record["di"],
-            record["bh"],
-            record.get("raw"),
-            set(record["targets"]),
-            bool(record["nc"]),
+            registration.clock,
+            registration.event_time,
+            registration.date_ignored,
+            registration.body_hash,
+            registration.raw,
+            set(registration.targets),
+            registration.no_content,
         )
         if query:
             if page_id not in self.queries:
@@ -268,14 +327,16 @@ class Gather:
             and not self._left_window(done.event_time, delivery.clock)
         )
 
-    def _result(self, record: dict[str, Any], out: Outbox) -> None:
-        self._band_clock(record["b"], record["wc"], out)
-        self._band_heard[record["b"]] = self._monotonic()
-        delivery = self._delivery(record["id"], record["c"], record["bh"], bool(record["q"]))
-        if delivery is None or record["b"] in delivery.results:
+    def _answer_in(self, answer: BandAnswer, out: Outbox) -> None:
+        """A band partition's answer for a delivery."""
+        band = answer.band_partition
+        self._band_clock(band, answer.band_clock, out)
+        self._band_heard[band] = self._monotonic()
+        delivery = self._delivery(answer.id, answer.clock, answer.body_hash, answer.query)
+        if delivery is None or band in delivery.answers:
             return  # decided already, or a repeat
-        delivery.results[record["b"]] = record
-        if len(delivery.results) == len(delivery.targets):
+        delivery.answers[band] = answer
+        if len(delivery.answers) == len(delivery.targets):
             self._resolve(delivery, out)
 
     def _delivery(self, page_id: str, clock: int, body_hash: int, query: bool) -> _Delivery | None:
@@ -293,24 +354,21 @@ class Gather:
     def _key(delivery: _Delivery) -> tuple[bool, str, int, int]:
         return (delivery.query, delivery.id, delivery.clock, delivery.body_hash)
 
-    def _candidates(self, delivery: _Delivery) -> list[list[Any]]:
+    def _candidates(self, delivery: _Delivery) -> list[Candidate]:
         """Candidates from every band partition, each once, in the order batch meets them."""
-        best: dict[str, list[Any]] = {}
-        for result in delivery.results.values():
-            for candidate in result["cands"]:
-                known = best.get(candidate[0])
-                if known is None or (candidate[2], candidate[3]) < (known[2], known[3]):
-                    best[candidate[0]] = candidate
+        best: dict[str, Candidate] = {}
+        for answer in delivery.answers.values():
+            for candidate in answer.candidates:
+                known = best.get(candidate.id)
+                if known is None or (candidate.band, candidate.position) < (known.band, known.position):
+                    best[candidate.id] = candidate
         for page_id, link in delivery.links.items():
             best.setdefault(page_id, link)
-        return sorted(best.values(), key=lambda c: (c[2], c[3]))
+        return sorted(best.values(), key=lambda c: (c.band, c.position))
 
-    def _exact(self, delivery: _Delivery) -> list[Any] | None:
-        for result in delivery.results.values():
-            exact: list[Any] | None = result["ex"]
-            if exact is not None:
-                return exact
-        return None
+    @staticmethod
+    def _exact(delivery: _Delivery) -> Exact | None:
+        return next((a.exact for a in delivery.answers.values() if a.exact is not None), None)
 
     def _resolve(self, delivery: _Delivery, out: Outbox) -> None:
         """All bands are in: wait for the status of every verified candidate. The band partitions
@@ -332,59 +390,60 @@ class Gather:
         self, delivery: _Delivery, candidate: str, home: int, similarity: float, out: Outbox
     ) -> None:
         delivery.awaiting.add(candidate)
-        ask = {
-            "k": "ask",
-            "id": candidate,
-            "from": delivery.id,
-            "home": self.partition,
-            "q": delivery.query,
-            "c": delivery.clock,
-            "fbh": delivery.body_hash,
-            "sim": similarity,
-        }
+        ask = Ask(
+            candidate,
+            delivery.id,
+            self.partition,
+            delivery.query,
+            delivery.clock,
+            delivery.body_hash,
+            similarity,
+        )
         if home == self.partition:
             self._ask(ask, out)
         else:
             out.send(Stage.HOMES, home, ask)
 
     # -- questions between homes --------------------------------------------------------------
-    def _ask(self, record: dict[str, Any], out: Outbox) -> None:
-        """Another page (``from``, read at clock ``c``) asks whether this page (``id``) is earlier:
-        asked by a band partition on its behalf (with that partition's clock), or by its home
-        for a link. The answer is about the delivery the asker met: the latest one before it."""
-        if "b" in record:
-            self._band_clock(record["b"], record["wc"], out)
-        page_id, asker = record["id"], _canon(record["c"], record["from"])
+    def _ask(self, ask: Ask, out: Outbox) -> None:
+        """Another page (the asker, read at its clock) asks whether this page is earlier: asked by
+        a band partition on its behalf (with that partition's clock), or by its home for a link.
+        The answer is about the delivery the asker met: the latest one before it."""
+        if ask.band_partition is not None:
+            self._band_clock(ask.band_partition, ask.band_clock, out)
+        page_id, asker = ask.id, _canon(ask.clock, ask.asker)
         flight = self.flight.get(page_id, [])
         done = self.done.get(page_id)
         met: _Delivery | _Done | None
-        if record["q"]:  # a query meets the latest of them
+        if ask.query:  # a query meets the latest of them
             met = flight[-1] if flight else done
         else:
             met = self._met(page_id, asker)
             if met is None and not flight:
                 met = done  # only a later one is left: its decision is the best answer there is
         ended = met.until if isinstance(met, _Done) else met.delete_after if met is not None else None
+        waiter = _Waiter.of(ask)
         if ended is not None and _canon(ended, page_id) < asker:
-            self._reply(record, "gone", None, None, out)  # retracted before the asker was read
+            self._reply(waiter, page_id, _Said(Standing.GONE, None, None), out)  # retracted before the asker
         elif isinstance(met, _Done):
-            self._reply(record, "decided", met.decision.cluster_id, met.cluster_home, out)
+            self._reply(
+                waiter, page_id, _Said(Standing.DECIDED, met.decision.cluster_id, met.cluster_home), out
+            )
         elif met is not None:
-            waiter = (record["from"], record["c"], record["fbh"], record["home"], bool(record["q"]))
             waiting = self.waiters.setdefault((page_id, met.clock, met.body_hash), [])
             if waiter not in waiting:  # several band partitions ask for the same page
                 waiting.append(waiter)
         elif flight:  # the asker is earlier than every delivery: it ignores this page, which waits for it
-            self._reply(record, "later", None, None, out)
+            self._reply(waiter, page_id, _Said(Standing.LATER, None, None), out)
             first = flight[0]
-            if record["from"] not in first.links and record["from"] not in first.status:
-                first.links[record["from"]] = list(
-                    Candidate(record["from"], record["sim"], LINK_BAND, 0, record["home"], record["c"])
+            if ask.asker not in first.links and ask.asker not in first.status:
+                first.links[ask.asker] = Candidate(
+                    ask.asker, ask.similarity, LINK_BAND, 0, ask.asker_home, ask.clock
                 )
-                if first.resolved and record["sim"] >= self.threshold:
-                    self._ask_about(first, record["from"], record["home"], record["sim"], out)
+                if first.resolved and ask.similarity >= self.threshold:
+                    self._ask_about(first, ask.asker, ask.asker_home, ask.similarity, out)
         else:
-            self._reply(record, "gone", None, None, out)
+            self._reply(waiter, page_id, _Said(Standing.GONE, None, None), out)
 
     def _met(self, page_id: str, asker: tuple[int, str]) -> _Delivery | _Done | None:
         """The delivery of a page that a page read at ``asker`` met in its band partitions: the
@@ -400,31 +459,20 @@ class Gather:
             (d for d in known if _canon(d.clock, page_id) < asker), key=lambda d: d.clock, default=None
         )
 
-    def _reply(
-        self, ask: dict[str, Any], status: str, cluster: str | None, cluster_home: int | None, out: Outbox
-    ) -> None:
-        tell = {
-            "k": "tell",
-            "id": ask["from"],
-            "ac": ask["c"],
-            "abh": ask["fbh"],
-            "q": ask["q"],
-            "cand": ask["id"],
-            "st": status,
-            "cl": cluster,
-            "clh": cluster_home,
-        }
-        if ask["home"] == self.partition:
+    def _reply(self, waiter: _Waiter, candidate: str, said: _Said, out: Outbox) -> None:
+        """Tell a waiting delivery what ``candidate``'s home (this one) says about it."""
+        tell = Tell(waiter.id, waiter.clock, waiter.body_hash, waiter.query, candidate, *said)
+        if waiter.home == self.partition:
             self._tell(tell, out)
         else:
-            out.send(Stage.HOMES, ask["home"], tell)
+            out.send(Stage.HOMES, waiter.home, tell)
 
-    def _tell(self, record: dict[str, Any], out: Outbox) -> None:
-        """A candidate's status, for the delivery (``id``, ``ac``) that asked; it may come before
-        that delivery's bands are all in (the band partitions ask as they answer), and more than
-        once (several of them ask)."""
-        delivery = self._delivery(record["id"], record["ac"], record["abh"], bool(record["q"]))
-        candidate = record["cand"]
+    def _tell(self, tell: Tell, out: Outbox) -> None:
+        """A candidate's standing, for the delivery that asked; it may come before that delivery's
+        bands are all in (the band partitions ask as they answer), and more than once (several of
+        them ask)."""
+        delivery = self._delivery(tell.asker, tell.asker_clock, tell.asker_body_hash, tell.query)
+        candidate = tell.candidate
         if (
             delivery is None
             or candidate in delivery.status
@@ -432,7 +480,7 @@ class Gather:
         ):
             return
         delivery.awaiting.discard(candidate)
-        delivery.status[candidate] = (record["st"], record["cl"], record["clh"])
+        delivery.status[candidate] = _Said(tell.standing, tell.cluster, tell.cluster_home)
         self._maybe_decide(delivery, out)
 
     # -- the decision ---------------------------------------------------------------------------
@@ -485,25 +533,26 @@ class Gather:
         decision = decide(
             delivery.id,
             signed=not delivery.no_content,
-            exact=None if exact is None else self._match(exact[0], 1.0, status),
-            candidates=[self._match(c[0], c[1], status) for c in candidates],
+            exact=None if exact is None else self._match(exact.id, 1.0, status),
+            candidates=[self._match(c.id, c.similarity, status) for c in candidates],
             threshold=self.threshold,
             founds=None if delivery.query else cluster_name(delivery.id, self.clusters),
         )
         if decision.status == DUPLICATE:
-            cluster_home = status[decision.duplicate_of][2]  # type: ignore[index]
+            assert decision.duplicate_of is not None
+            cluster_home = status[decision.duplicate_of].cluster_home
         else:
             cluster_home = self.partition if decision.status == UNIQUE else None
         return dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home
 
     @staticmethod
-    def _match(
-        page_id: str, similarity: float, status: dict[str, tuple[str, str | None, int | None]]
-    ) -> Match:
+    def _match(page_id: str, similarity: float, status: dict[str, _Said]) -> Match:
         """A candidate for the rule: its cluster if its home said it is decided (an earlier page),
         else None (later, gone, or not asked about: below the threshold)."""
         said = status.get(page_id)
-        return Match(page_id, similarity, said[1] if said is not None and said[0] == "decided" else None)
+        if said is None or said.standing is not Standing.DECIDED:
+            return Match(page_id, similarity, None)
+        return Match(page_id, similarity, said.cluster)
 
     def _answer(self, query: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         self._forget_times(query)
@@ -536,17 +585,10 @@ class Gather:
         self._reported.discard(key)
 
     def _notify(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
-        status = "decided" if decision.status != NO_CONTENT else "gone"
-        for asker, clock, body_hash, home, query in self.waiters.pop(
-            (delivery.id, delivery.clock, delivery.body_hash), ()
-        ):
-            self._reply(
-                {"from": asker, "c": clock, "fbh": body_hash, "home": home, "q": query, "id": delivery.id},
-                status,
-                decision.cluster_id,
-                cluster_home,
-                out,
-            )
+        standing = Standing.DECIDED if decision.status != NO_CONTENT else Standing.GONE
+        said = _Said(standing, decision.cluster_id, cluster_home)
+        for waiter in self.waiters.pop((delivery.id, delivery.clock, delivery.body_hash), ()):
+            self._reply(waiter, delivery.id, said, out)
 
     @staticmethod
     def _emit(decision: Decision, raw: str | None, out: Outbox) -> None:
@@ -576,7 +618,7 @@ class Gather:
 
     def _stuck_on(self, delivery: _Delivery, now: float, bound: float) -> str | None:
         if not delivery.resolved:
-            missing = sorted(delivery.targets - delivery.results.keys())
+            missing = sorted(delivery.targets - delivery.answers.keys())
             silent = [band for band in missing if now - self._band_heard.get(band, self._loaded_at) > bound]
             if missing and len(silent) == len(missing):
                 listed = ", ".join(map(str, missing))
@@ -602,28 +644,30 @@ class Gather:
     def _cluster_add(
         self, cluster: str | None, home: int | None, member: str, event_time: float | None, out: Outbox
     ) -> None:
-        record = {"k": "join", "cl": cluster, "m": member, "ts": event_time}
+        if cluster is None or home is None:
+            return
+        join = Join(cluster, member, event_time)
         if home == self.partition:
-            self._join(record, out)
-        elif home is not None:
-            out.send(Stage.HOMES, home, record)
+            self._join(join, out)
+        else:
+            out.send(Stage.HOMES, home, join)
 
-    def _join(self, record: dict[str, Any], out: Outbox) -> None:
-        cluster_id, member = record["cl"], record["m"]
+    def _join(self, join: Join, out: Outbox) -> None:
+        cluster_id, member, event_time = join.cluster, join.member, join.event_time
         cluster = self.clusters.get(cluster_id)
         if cluster is None:
             cluster = self.clusters[cluster_id] = _Cluster(
                 first=member, members=deque(maxlen=self.recent_members)
             )
-        if member in cluster.live and cluster.live[member] == record["ts"]:
+        if member in cluster.live and cluster.live[member] == event_time:
             return  # a repeated join (redelivery)
         fresh = member not in cluster.live
-        cluster.live[member] = record["ts"]  # a new version of a member rejoins with its own time
+        cluster.live[member] = event_time  # a new version of a member rejoins with its own time
         if fresh:
             cluster.members.append(member)
-        if record["ts"] is not None:
-            cluster.updated_at = max(cluster.updated_at or record["ts"], record["ts"])
-        self._schedule(record["ts"], cluster_id, member)
+        if event_time is not None:
+            cluster.updated_at = max(cluster.updated_at or event_time, event_time)
+        self._schedule(event_time, cluster_id, member)
         out.clusters.append((cluster_id, self._cluster_record(cluster_id, cluster)))
 
     def _leave(self, cluster_id: str, member: str, out: Outbox) -> None:
@@ -674,7 +718,7 @@ class Gather:
         if done.cluster_home == self.partition:
             self._leave(cluster, page_id, out)
         else:
-            out.send(Stage.HOMES, done.cluster_home, {"k": "leave", "cl": cluster, "m": page_id})
+            out.send(Stage.HOMES, done.cluster_home, Leave(cluster, page_id))
 
     def _end_history(self, clock_ms: int) -> None:
         """Every band partition is past ``clock_ms``: none will ask about a page as it stood
@@ -734,73 +778,84 @@ class Gather:
                 self._leave(cluster, page_id, out)  # unless the member rejoined since, with another time
 
 
-def _delivery_state(d: _Delivery) -> list[Any]:
-    return [
-        d.id,
-        d.query,
-        d.clock,
-        d.event_time,
-        d.date_ignored,
-        d.body_hash,
-        d.raw,
-        sorted(d.targets),
-        d.no_content,
-        [[band, result] for band, result in d.results.items()],
-        [[k, v] for k, v in d.links.items()],
-        [[k, list(v)] for k, v in d.status.items()],
-        sorted(d.awaiting),
-        d.resolved,
-        d.delete_after,
-        d.repeats,
-    ]
+def _delivery_state(d: _Delivery) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "query": d.query,
+        "clock": d.clock,
+        "event_time": d.event_time,
+        "date_ignored": d.date_ignored,
+        "body_hash": d.body_hash,
+        "raw": d.raw,
+        "targets": sorted(d.targets),
+        "no_content": d.no_content,
+        "answers": [answer.to_wire() for answer in d.answers.values()],
+        "links": [list(link) for link in d.links.values()],
+        "status": [
+            {
+                "candidate": candidate,
+                "standing": said.standing.value,
+                "cluster": said.cluster,
+                "cluster_home": said.cluster_home,
+            }
+            for candidate, said in d.status.items()
+        ],
+        "awaiting": sorted(d.awaiting),
+        "resolved": d.resolved,
+        "delete_after": d.delete_after,
+        "repeats": d.repeats,
+    }
 
 
-def _delivery_from(state: list[Any]) -> _Delivery:
-    (
-        page_id,
-        query,
-        clock,
-        event_time,
-        date_ignored,
-        body_hash,
-        raw,
-        targets,
-        no_content,
-        results,
-        links,
-        status,
-        awaiting,
-        resolved,
-        delete_after,
-        repeats,
-    ) = state
+def _delivery_from(state: dict[str, Any]) -> _Delivery:
+    answers = (BandAnswer.from_wire(wire) for wire in state["answers"])
+    links = (Candidate(*row) for row in state["links"])
     return _Delivery(
-        page_id,
-        query,
-        clock,
-        event_time,
-        date_ignored,
-        body_hash,
-        raw,
-        set(targets),
-        no_content,
-        {band: r for band, r in results},
-        {k: v for k, v in links},
-        {k: tuple(v) for k, v in status},
-        set(awaiting),
-        resolved,
-        delete_after,
-        repeats,
+        state["id"],
+        state["query"],
+        state["clock"],
+        state["event_time"],
+        state["date_ignored"],
+        state["body_hash"],
+        state["raw"],
+        set(state["targets"]),
+        state["no_content"],
+        {answer.band_partition: answer for answer in answers},
+        {link.id: link for link in links},
+        {
+            said["candidate"]: _Said(Standing(said["standing"]), said["cluster"], said["cluster_home"])
+            for said in state["status"]
+        },
+        set(state["awaiting"]),
+        state["resolved"],
+        state["delete_after"],
+        state["repeats"],
     )
 
 
-def _done_state(d: _Done) -> list[Any]:
-    return [d.clock, d.event_time, d.body_hash, d.decision.to_dict(), d.targets, d.cluster_home, d.until]
+def _done_state(page_id: str, d: _Done) -> dict[str, Any]:
+    return {
+        "id": page_id,
+        "clock": d.clock,
+        "event_time": d.event_time,
+        "body_hash": d.body_hash,
+        "decision": d.decision.to_dict(),
+        "targets": d.targets,
+        "cluster_home": d.cluster_home,
+        "until": d.until,
+    }
 
 
-def _done_from(state: list[Any]) -> _Done:
-    clock, event_time, body_hash, decision, targets, cluster_home, until = state
-    return _Done(clock, event_time, body_hash, Decision.from_dict(decision), targets, cluster_home, until)
+def _done_from(state: dict[str, Any]) -> _Done:
+    return _Done(
+        state["clock"],
+        state["event_time"],
+        state["body_hash"],
+        Decision.from_dict(state["decision"]),
+        state["targets"],
+        state["cluster_home"],
+        state["until"],
+    )
 
 
 def _answer(decision: Decision) -> dict[str, Any]:

@@ -88,7 +88,7 @@ class Ingest:
             else:
                 page, raw = parsed
                 to_sign = self._to_sign(page, message.timestamp_ms, raw=raw.decode("utf-8"))
-                out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign.to_wire())
+                out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign)
                 page_id = page.id
             mark = (message.timestamp_ms, page_id or "")
             marks[message.partition] = max(marks.get(message.partition, mark), mark)
@@ -102,11 +102,11 @@ class Ingest:
         """To every band partition, which drops the page in clock order (held like a probe), and
         one of which passes it on to the page's home (:meth:`Layout.retraction_band`); sent before
         the batch's marks, so no release can pass it first."""
-        record = Retraction(
+        retraction = Retraction(
             page_id, timestamp_ms, self.layout.home(page_id), self.layout.retraction_band(page_id)
-        ).to_wire()
+        )
         for band in range(self.layout.bands):
-            out.send(Stage.BANDS, band, record, first=True)
+            out.send(Stage.BANDS, band, retraction, first=True)
 
     def idle(self, partition: int) -> Outbox:
         """What a timer sends for an input partition that is caught up and quiet: it holds nothing
@@ -122,13 +122,13 @@ class Ingest:
         if self.watermarks:
             for partition in sorted(partitions):
                 for site in range(self.layout.sites):
-                    out.send(Stage.SITES, site, OwnerChange(partition).to_wire())
+                    out.send(Stage.SITES, site, OwnerChange(partition))
         return out
 
     def _broadcast(self, partition: int, mark: Mark | None, out: Outbox, idle_after: bool = False) -> None:
-        record = InputMark(partition, encode_mark(mark), idle_after).to_wire()
+        input_mark = InputMark(partition, encode_mark(mark), idle_after)
         for site in range(self.layout.sites):
-            out.send(Stage.SITES, site, record)
+            out.send(Stage.SITES, site, input_mark)
 
     def queries(self, messages: Sequence[Message]) -> Outbox:
         """Messages of the query topic: pages to look up without indexing them. The answer is
@@ -141,7 +141,7 @@ class Ingest:
                 continue
             page, _ = parsed
             to_sign = self._to_sign(page, message.timestamp_ms)
-            out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign.to_wire())
+            out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign)
         return out
 
     def _parse(self, message: Message, parse):  # type: ignore[no-untyped-def]

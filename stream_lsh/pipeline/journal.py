@@ -10,7 +10,8 @@ tombstoned, so the rows (and the compacted changelog behind them) stay proportio
 state, which the TTL bounds. The cost is a few rows per batch, not per page.
 
 Restoring a partition (after a restart, a rebalance, or on a worker that lost its disk and got the
-rows back from the changelog) loads the snapshot and hands every later segment to ``handle`` again,
+rows back from the changelog) loads the snapshot and hands every later segment to ``handle`` again
+(decoded by :mod:`.codec`, as the live stage decoded it),
 dropping its outputs: they were sent before the segment was written. This relies on two properties
 of every stage, which the tests check: ``handle`` is deterministic given the state and the records,
 and handling a batch in two parts leaves the same state as handling it at once.
@@ -19,6 +20,10 @@ Every row of a partition starts with the partition number, so rows of different 
 share a key (Faust's RocksDB store deletes a key from every partition database that has it). The
 head row carries the *guard*: what the state was built with (signature scheme, banding, partition
 layout). State is never loaded under another guard: :class:`StateMismatchError` says what differs.
+
+The head row also names the *format* the snapshot was written in. An older format this version
+knows is migrated on load (:mod:`.migrate`) and rewritten in the current one at the next
+compaction; a format it does not know is refused with :class:`StateMismatchError`, never guessed.
 
 Pure: rows in, rows out. :mod:`stream_lsh.stream.state` puts them in a RocksDB-backed Faust table.
 """
@@ -33,10 +38,13 @@ from typing import Any, Protocol
 import orjson
 
 from ..errors import StateMismatchError
+from . import codec
+from .migrate import upgrade
 
 __all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
-FORMAT = 2  # 2: pages ordered and windowed by their clock (stream_lsh.core.clock)
+FORMAT = 3  # 2: pages ordered and windowed by their clock; 3: snapshots with named fields
+READS = (2, 3)  # formats a journal loads (older ones are migrated: stream_lsh.pipeline.migrate)
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
@@ -65,7 +73,11 @@ def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:
 
 
 class Replayable(Protocol):
-    def handle(self, records: Sequence[dict[str, Any]]) -> Any: ...
+    """A stage partition's state machine (Signer, Shard, Gather)."""
+
+    @property
+    def stage(self) -> str: ...
+    def handle(self, messages: Sequence[Any]) -> Any: ...
     def snapshot(self) -> dict[str, Any]: ...
     def restore(self, state: dict[str, Any]) -> None: ...
 
@@ -96,6 +108,7 @@ class Journal:
     segment_bytes: int = 0  # bytes of segments after the snapshot
     snapshot_bytes: int = 0
     stale: list[bytes] = field(default_factory=list)  # rows to delete with the next write
+    format: int = FORMAT  # the format of the snapshot in charge (an older one until compaction)
     _head_written: bool = False
 
     def __post_init__(self) -> None:
@@ -122,7 +135,7 @@ class Journal:
         self._head_written = True
         return self._head_key(), orjson.dumps(
             {
-                "format": FORMAT,
+                "format": self.format,
                 "guard": self.guard,
                 "generation": self.generation,
                 "chunks": self.chunks,
@@ -154,6 +167,7 @@ class Journal:
                 )
             return 0
         self._check(head)
+        self.format = head["format"]
         self.generation, self.chunks, self.upto = head["generation"], head["chunks"], head["upto"]
         self._head_written = True
         if self.generation:
@@ -165,7 +179,7 @@ class Journal:
                 )
             blob = b"".join(parts)  # type: ignore[arg-type]
             self.snapshot_bytes = len(blob)
-            stage.restore(orjson.loads(blob))
+            stage.restore(upgrade(stage.stage, codec.load_state(blob), self.format))
         self.stale = [self._chunk_key(g, i) for g, i in chunks if g != self.generation]
         replayed = 0
         for number in sorted(segments):
@@ -174,17 +188,19 @@ class Journal:
                 continue
             value = segments[number]
             self.segment_bytes += len(value)
-            for records in orjson.loads(value):
-                stage.handle(records)
+            for messages in codec.decode_segment(stage.stage, value):
+                stage.handle(messages)
             replayed += 1
         self.next_segment = max([self.upto + 1, *(n + 1 for n in segments)])
         return replayed
 
     def _check(self, head: dict[str, Any]) -> None:
-        if head.get("format") != FORMAT:
+        if head.get("format") not in READS:
             raise StateMismatchError(
-                f"partition {self.partition}: state format {head.get('format')!r}, this "
-                f"version of stream-lsh reads format {FORMAT}"
+                f"partition {self.partition}: state format {head.get('format')!r}; this version of "
+                f"stream-lsh reads formats {', '.join(map(str, READS))}. State written by a newer "
+                "version cannot be read by an older one: run the version that wrote it, or start "
+                "from empty state (a new app id)."
             )
         theirs = head.get("guard", {})
         if theirs != self.guard:
@@ -192,8 +208,8 @@ class Journal:
 
     # -- writing ------------------------------------------------------------------------------
     def append(self, batches: Sequence[bytes]) -> list[Row]:
-        """Rows that make handled batches durable: ``batches`` are the raw record arrays the
-        stage handled (JSON arrays of records), in order."""
+        """Rows that make handled batches durable: ``batches`` are the bytes the stage handled
+        (each made by :func:`.codec.encode`), in order."""
         rows: list[Row] = [(key, None) for key in self.stale]
         self.stale = []
         if not self._head_written:
@@ -211,7 +227,7 @@ class Journal:
         return rows
 
     def _segment(self, batches: list[bytes]) -> Row:
-        value = b"[" + b",".join(batches) + b"]"
+        value = codec.segment(batches)
         self.segment_bytes += len(value)
         key = self._segment_key(self.next_segment)
         self.next_segment += 1
@@ -223,7 +239,8 @@ class Journal:
 
     def compact(self, stage: Replayable) -> list[Row]:
         """Rows that replace every segment so far with a snapshot of ``stage``."""
-        blob = orjson.dumps(stage.snapshot())
+        blob = codec.dump_state(stage.snapshot())
+        self.format = FORMAT
         old = [self._chunk_key(self.generation, i) for i in range(self.chunks)] if self.generation else []
         old += [self._segment_key(n) for n in range(self.upto + 1, self.next_segment)]
         self.generation += 1

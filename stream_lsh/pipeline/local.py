@@ -19,15 +19,15 @@ from collections import deque
 from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any
 
-import orjson
-
 from ..core.clock import FileClock
 from ..core.config import DedupConfig
 from ..core.dates import DateReading
 from ..core.prepare import Preparer
 from ..core.record import InputLine, parse_record
+from . import codec
 from .ingest import Ingest, Message
 from .journal import Journal
+from .messages import Message as StageMessage
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .stages import stage_factories
@@ -74,7 +74,7 @@ class LocalPipeline:
                 (stage, p): self._journal(p) for stage in Stage.ALL for p in range(layout.partitions(stage))
             }
             self.rows = {key: {} for key in self.journals}
-        self.queues: dict[tuple[str, int], deque[list[dict[str, Any]]]] = {
+        self.queues: dict[tuple[str, int], deque[bytes]] = {
             (stage, p): deque() for stage, parts in self.stages.items() for p in range(len(parts))
         }
         self.rng = rng
@@ -139,8 +139,8 @@ class LocalPipeline:
 
     def _deliver(self, out: Outbox) -> None:
         for section in (out.first, out.internal):  # first: durable before the rest is sent
-            for key, records in _messages(section):
-                self._enqueue(key, records)
+            for key, messages in _messages(section):
+                self._enqueue(key, codec.encode(messages))
         internal_free = Outbox(
             decisions=out.decisions,
             unique_pages=out.unique_pages,
@@ -150,9 +150,9 @@ class LocalPipeline:
         )
         self.outputs.extend(internal_free)
 
-    def _enqueue(self, key: tuple[str, int], records: list[dict[str, Any]]) -> None:
-        """One message (a batch of records) onto a stage partition's topic."""
-        self.queues[key].append(records)
+    def _enqueue(self, key: tuple[str, int], batch: bytes) -> None:
+        """One Kafka message (a batch of stage messages, encoded) onto a stage partition's topic."""
+        self.queues[key].append(batch)
 
     def step(self) -> bool:
         """Run one batch of one partition; False when every queue is empty."""
@@ -170,13 +170,12 @@ class LocalPipeline:
             for _ in range(len(queue)):
                 self._handle((stage, partition), queue.popleft())
 
-    def _handle(self, key: tuple[str, int], batch: list[dict[str, Any]]) -> None:
+    def _handle(self, key: tuple[str, int], batch: bytes) -> None:
         stage, partition = key
-        encoded = orjson.dumps(batch)  # as the stream journals it: the bytes it received
-        self._deliver(self.stages[stage][partition].handle(batch))
+        self._deliver(self.stages[stage][partition].handle(codec.decode(stage, batch)))
         if self.journals is not None:
             journal, rows = self.journals[key], self.rows[key]
-            self._apply(rows, journal.append([encoded]))
+            self._apply(rows, journal.append([batch]))  # as the stream journals it: the bytes it received
             if journal.due():
                 self._apply(rows, journal.compact(self.stages[stage][partition]))
 
@@ -219,12 +218,11 @@ class LocalPipeline:
         raise RuntimeError(f"the pipeline did not settle in {max_steps} steps")
 
 
-_Records = list[dict[str, Any]]
-
-
-def _messages(section: dict[str, dict[int, _Records]]) -> Iterator[tuple[tuple[str, int], _Records]]:
+def _messages(
+    section: dict[str, dict[int, list[StageMessage]]],
+) -> Iterator[tuple[tuple[str, int], list[StageMessage]]]:
     """The Kafka messages of one outbox section: one per target stage partition."""
     for stage, partitions in section.items():
-        for partition, records in partitions.items():
-            if records:
-                yield (stage, partition), list(records)
+        for partition, messages in partitions.items():
+            if messages:
+                yield (stage, partition), list(messages)

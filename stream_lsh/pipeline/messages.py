@@ -3,34 +3,49 @@
 Every message travels as a small JSON object whose ``k`` names its kind and whose other keys are
 one or two letters (the internal topics carry several per page, so their size matters). This
 module is where those keys are defined: each kind is a frozen dataclass with ``to_wire`` and
-``from_wire``, and :func:`decode` turns a wire record into its type. A stage works on the types;
-only the transport (:mod:`stream_lsh.stream.app`, :mod:`.local`, the journal) sees the wire.
+``from_wire``. Stages work on the types only; the transport (the Faust app, the in-process
+pipeline, the journal) turns them into bytes and back with :mod:`.codec`, the one place that
+knows which kinds each stage accepts.
 
-The site stage (:mod:`.signer`) and the band stage (:mod:`.shard`) speak these types; the home
-stage (:mod:`.gather`) still reads its records as wire dicts, and moves over next (issue 13).
+Who sends what:
+
+* ingest -> sites: :class:`PageToSign`, :class:`InputMark`, :class:`OwnerChange`; sites -> sites:
+  :class:`Flags`;
+* sites -> bands: :class:`Probe`, :class:`BandMark`; ingest -> bands: :class:`Retraction`;
+* sites -> homes: :class:`Registration`; bands -> homes: :class:`BandAnswer`, :class:`Ask`,
+  :class:`RetractionAtHome`; homes -> homes: :class:`Ask`, :class:`Tell`, :class:`Join`,
+  :class:`Leave`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Any, ClassVar
 
-from .candidates import Candidate
+from .candidates import Candidate, Exact
 
 __all__ = [
     "Ask",
     "BandAnswer",
     "BandMark",
+    "BandMessage",
     "Flags",
+    "HomeMessage",
     "InputMark",
+    "Join",
+    "Leave",
+    "Message",
     "OwnerChange",
     "PageToSign",
     "Probe",
     "Registration",
     "Retraction",
     "RetractionAtHome",
-    "band_message",
-    "site_message",
+    "SiteMessage",
+    "Standing",
+    "Tell",
+    "Wire",
 ]
 
 Wire = dict[str, Any]
@@ -132,7 +147,7 @@ class BandAnswer:
     clock: int
     body_hash: int
     band_clock: int | None
-    exact: tuple[str, int, float | None] | None  # (id, its home, its event time)
+    exact: Exact | None
     candidates: tuple[Candidate, ...]
 
     def to_wire(self) -> Wire:
@@ -158,7 +173,7 @@ class BandAnswer:
             wire["c"],
             wire["bh"],
             wire["wc"],
-            None if exact is None else (exact[0], exact[1], exact[2]),
+            None if exact is None else Exact(*exact),
             tuple(Candidate(*row) for row in wire["cands"]),
         )
 
@@ -219,6 +234,95 @@ class RetractionAtHome:
 
     def to_wire(self) -> Wire:
         return {"k": self.KIND, "id": self.id, "c": self.clock}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> RetractionAtHome:
+        return cls(wire["id"], wire["c"])
+
+
+class Standing(str, Enum):
+    """What a candidate's home says about it to a page that asked (see :class:`.gather.Gather`)."""
+
+    DECIDED = "decided"  # decided before the asker: earlier; the asker may join its cluster
+    LATER = "later"  # in flight and later than the asker: the asker ignores it
+    GONE = "gone"  # expired or retracted before the asker was read
+
+
+@dataclass(frozen=True)
+class Tell:
+    """The answer to an :class:`Ask`, sent to the asker's home: the candidate's standing for the
+    asker's delivery (``asker``, ``asker_clock``, ``asker_body_hash``), and its cluster when it is
+    decided."""
+
+    KIND: ClassVar[str] = "tell"
+    asker: str
+    asker_clock: int
+    asker_body_hash: int
+    query: bool
+    candidate: str
+    standing: Standing
+    cluster: str | None = None
+    cluster_home: int | None = None
+
+    def to_wire(self) -> Wire:
+        return {
+            "k": self.KIND,
+            "id": self.asker,
+            "ac": self.asker_clock,
+            "abh": self.asker_body_hash,
+            "q": self.query,
+            "cand": self.candidate,
+            "st": self.standing.value,
+            "cl": self.cluster,
+            "clh": self.cluster_home,
+        }
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> Tell:
+        return cls(
+            wire["id"],
+            wire["ac"],
+            wire["abh"],
+            bool(wire["q"]),
+            wire["cand"],
+            Standing(wire["st"]),
+            wire["cl"],
+            wire["clh"],
+        )
+
+
+@dataclass(frozen=True)
+class Join:
+    """A decided page joins a cluster (or rejoins it, as a new version): sent to the cluster's
+    home, which owns the cluster's record."""
+
+    KIND: ClassVar[str] = "join"
+    cluster: str
+    member: str
+    event_time: float | None
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "cl": self.cluster, "m": self.member, "ts": self.event_time}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> Join:
+        return cls(wire["cl"], wire["m"], wire["ts"])
+
+
+@dataclass(frozen=True)
+class Leave:
+    """A member leaves its cluster (replaced by a new version, or retracted)."""
+
+    KIND: ClassVar[str] = "leave"
+    cluster: str
+    member: str
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "cl": self.cluster, "m": self.member}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> Leave:
+        return cls(wire["cl"], wire["m"])
 
 
 # -- to and from the site stage ---------------------------------------------------------------
@@ -373,33 +477,7 @@ class Registration:
         )
 
 
-_TO_BANDS: dict[str, Any] = {Probe.KIND: Probe, Retraction.KIND: Retraction, BandMark.KIND: BandMark}
-_TO_SITES: dict[str, Any] = {
-    "page": PageToSign,
-    "query": PageToSign,
-    Flags.KIND: Flags,
-    InputMark.KIND: InputMark,
-    OwnerChange.KIND: OwnerChange,
-}
-
 SiteMessage = PageToSign | Flags | InputMark | OwnerChange
 BandMessage = Probe | Retraction | BandMark
-
-
-def site_message(wire: Wire) -> SiteMessage:
-    """A record for a site partition as its type; another kind is refused (it was routed wrong)."""
-    decoded: SiteMessage = _kind(_TO_SITES, "site", wire).from_wire(wire)
-    return decoded
-
-
-def band_message(wire: Wire) -> BandMessage:
-    """A record for a band partition as its type; another kind is refused (it was routed wrong)."""
-    decoded: BandMessage = _kind(_TO_BANDS, "band", wire).from_wire(wire)
-    return decoded
-
-
-def _kind(kinds: dict[str, Any], stage: str, wire: Wire) -> Any:
-    kind = kinds.get(wire.get("k", ""))
-    if kind is None:
-        raise ValueError(f"a {stage} partition got a record of kind {wire.get('k')!r}")
-    return kind
+HomeMessage = Registration | BandAnswer | Ask | Tell | Join | Leave | RetractionAtHome
+Message = SiteMessage | BandMessage | HomeMessage

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .messages import Message
 
 __all__ = ["Outbox", "Stage"]
 
-Record = dict[str, Any]
+Record = dict[str, Any]  # a record of an output topic, as JSON
 
 
 class Stage:
@@ -22,21 +25,22 @@ class Stage:
 
 @dataclass
 class Outbox:
-    """Records grouped by destination, so that the transport sends one message per partition.
+    """Messages grouped by destination, so that the transport sends one Kafka message per partition.
 
-    ``internal[stage][partition]`` lists records for that stage partition, in the order they must
-    be applied. ``decisions``, ``unique_pages``, ``clusters``, ``answers`` and ``dead_letters``
-    are (key, value) pairs for the output topics; a value of None is a tombstone.
+    ``internal[stage][partition]`` lists messages for that stage partition, in the order they must
+    be applied (the transport encodes each list as one Kafka message, :mod:`.codec`).
+    ``decisions``, ``unique_pages``, ``clusters``, ``answers`` and ``dead_letters`` are (key,
+    value) pairs for the output topics; a value of None is a tombstone.
 
-    ``first`` holds records that must be durable before any record of ``internal`` is sent:
+    ``first`` holds messages that must be durable before any record of ``internal`` is sent:
     registrations at a page's home go before its probes, so that any later question about the
     page finds its home already knows it (the causal order the gather relies on).
     """
 
-    first: dict[str, dict[int, list[Record]]] = field(
+    first: dict[str, dict[int, list[Message]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
-    internal: dict[str, dict[int, list[Record]]] = field(
+    internal: dict[str, dict[int, list[Message]]] = field(
         default_factory=lambda: defaultdict(lambda: defaultdict(list))
     )
     decisions: list[tuple[str, Record]] = field(default_factory=list)
@@ -45,8 +49,8 @@ class Outbox:
     answers: list[tuple[str, Record]] = field(default_factory=list)
     dead_letters: list[tuple[str | None, Record]] = field(default_factory=list)
 
-    def send(self, stage: str, partition: int, record: Record, *, first: bool = False) -> None:
-        (self.first if first else self.internal)[stage][partition].append(record)
+    def send(self, stage: str, partition: int, message: Message, *, first: bool = False) -> None:
+        (self.first if first else self.internal)[stage][partition].append(message)
 
     def extend(self, other: Outbox) -> None:
         for mine, theirs in ((self.first, other.first), (self.internal, other.internal)):

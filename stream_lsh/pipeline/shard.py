@@ -30,15 +30,15 @@ import heapq
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..core.clock import clock_of_record
 from ..core.minhash import agreement
 from ..core.window import BandWindow
-from .candidates import Candidate, needed
-from .messages import Ask, BandAnswer, BandMark, Probe, Retraction, RetractionAtHome, band_message
+from .candidates import Candidate, Exact, needed
+from .messages import Ask, BandAnswer, BandMark, BandMessage, Probe, Retraction, RetractionAtHome
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .waits import Wait, clock_text
@@ -63,6 +63,8 @@ def _signature(encoded: str) -> np.ndarray:
 
 class Shard:
     """One band partition."""
+
+    stage: ClassVar[str] = Stage.BANDS
 
     def __init__(
         self,
@@ -102,10 +104,9 @@ class Shard:
     def __len__(self) -> int:
         return len(self.window)
 
-    def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
+    def handle(self, messages: Sequence[BandMessage]) -> Outbox:
         out = Outbox()
-        for record in records:
-            message = band_message(record)
+        for message in messages:
             if isinstance(message, BandMark):
                 self._watermark(message, out)
             elif self._holds(message):
@@ -127,7 +128,7 @@ class Shard:
             return
         self.window.remove(message.id)
         if message.tell == self.partition:
-            out.send(Stage.HOMES, message.home, RetractionAtHome(message.id, message.clock).to_wire())
+            out.send(Stage.HOMES, message.home, RetractionAtHome(message.id, message.clock))
 
     def _holds(self, message: Probe | Retraction) -> bool:
         """Whether a probe (or a retraction) waits for the watermark: not queries, nor late ones."""
@@ -180,42 +181,64 @@ class Shard:
             state.update(
                 marks=self.marks.state(),
                 released=encode_mark(self.released),
-                held=[[encode_mark((t, i)), n, m.to_wire()] for t, i, n, m in self.held],
+                held=[
+                    {
+                        "mark": encode_mark((clock, page_id)),
+                        "sequence": sequence,
+                        "message": message.to_wire(),
+                    }
+                    for clock, page_id, sequence, message in self.held
+                ],
                 held_sequence=self._held_sequence,
             )
         return state
 
     def _snapshot(self) -> dict[str, Any]:
+        """The window's entries as named columns (one list per field: they are many, and a
+        field name per entry would be a tenth of the snapshot), in the order they were indexed."""
+        entries = self.entries.values()
         return {
-            "entries": [
-                [
-                    page_id,
-                    base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii"),
-                    e.keys,
-                    e.content_hash,
-                    e.body_hash,
-                    e.event_time,
-                    e.home,
-                ]
-                for page_id, e in self.entries.items()
-            ],
+            "entries": {
+                "id": list(self.entries),
+                "signature": [
+                    base64.b64encode(e.signature.astype("<u4").tobytes()).decode("ascii") for e in entries
+                ],
+                "keys": [e.keys for e in entries],
+                "content_hash": [e.content_hash for e in entries],
+                "body_hash": [e.body_hash for e in entries],
+                "event_time": [e.event_time for e in entries],
+                "home": [e.home for e in entries],
+            },
             **self.window.tables(),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
         """Replace the state with one made by :meth:`snapshot`."""
+        columns = state["entries"]
+        rows = zip(
+            columns["id"],
+            columns["signature"],
+            columns["keys"],
+            columns["content_hash"],
+            columns["body_hash"],
+            columns["event_time"],
+            columns["home"],
+            strict=True,
+        )
         entries = {
             page_id: _Entry(_signature(signature), keys, content_hash, body_hash, event_time, home)
-            for page_id, signature, keys, content_hash, body_hash, event_time, home in state["entries"]
+            for page_id, signature, keys, content_hash, body_hash, event_time, home in rows
         }
         self.window.load(entries, state)
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.released = decode_mark(state["released"])
             self.held = []
-            for mark, sequence, wire in state["held"]:
-                clock, page_id = decode_mark(mark)  # type: ignore[misc]
-                self.held.append((clock, page_id, sequence, cast(Probe | Retraction, band_message(wire))))
+            for held in state["held"]:
+                clock, page_id = decode_mark(held["mark"])  # type: ignore[misc]
+                wire = held["message"]
+                message = Probe.from_wire(wire) if wire["k"] == Probe.KIND else Retraction.from_wire(wire)
+                self.held.append((clock, page_id, held["sequence"], message))
             self._held_sequence = state["held_sequence"]
 
     def _probe(self, probe: Probe, out: Outbox) -> None:
@@ -236,7 +259,7 @@ class Shard:
         answer = BandAnswer(
             page_id, query, self.partition, probe.clock, probe.body_hash, self.clock_ms, exact, candidates
         )
-        out.send(Stage.HOMES, probe.home, answer.to_wire())
+        out.send(Stage.HOMES, probe.home, answer)
         self._ask_homes(probe, exact, candidates, out)
         if insert:
             assert signature is not None
@@ -253,7 +276,7 @@ class Shard:
     def _ask_homes(
         self,
         probe: Probe,
-        exact: tuple[str, int, float | None] | None,
+        exact: Exact | None,
         candidates: tuple[Candidate, ...],
         out: Outbox,
     ) -> None:
@@ -279,14 +302,14 @@ class Shard:
                 self.partition,
                 self.clock_ms,
             )
-            out.send(Stage.HOMES, home, ask.to_wire())
+            out.send(Stage.HOMES, home, ask)
 
-    def _exact(self, content_hash: int | None, page_id: str) -> tuple[str, int, float | None] | None:
+    def _exact(self, content_hash: int | None, page_id: str) -> Exact | None:
         match = self.window.exact(content_hash)
         if match is None or match == page_id:
             return None
         entry = self.entries[match]
-        return (match, entry.home, entry.event_time)
+        return Exact(match, entry.home, entry.event_time)
 
     def _candidates(
         self, keys: tuple[tuple[int, int], ...], signature: np.ndarray | None, page_id: str

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.prepare import PreparedPage, Preparer, SignedPage
-from .messages import BandMark, Flags, InputMark, OwnerChange, PageToSign, Probe, Registration, site_message
+from .messages import BandMark, Flags, InputMark, OwnerChange, PageToSign, Probe, Registration, SiteMessage
 from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -30,6 +30,8 @@ __all__ = ["Signer"]
 
 class Signer:
     """One site partition: its learner, and the signing of its pages."""
+
+    stage: ClassVar[str] = Stage.SITES
 
     def __init__(
         self,
@@ -66,12 +68,11 @@ class Signer:
             self.marks.load(state["marks"])
             self.sent = state["sent"]
 
-    def handle(self, records: Sequence[dict[str, Any]]) -> Outbox:
+    def handle(self, messages: Sequence[SiteMessage]) -> Outbox:
         out = Outbox()
         flagged: list[int] = []
         prepared: list[tuple[PageToSign, PreparedPage]] = []
-        for record in records:
-            message = site_message(record)
+        for message in messages:
             if isinstance(message, Flags):
                 if self.learner is not None:
                     self.learner.flag(message.fingerprints)
@@ -93,7 +94,7 @@ class Signer:
         if flagged:
             for partition in range(self.layout.sites):
                 if partition != self.partition:
-                    out.send(Stage.SITES, partition, Flags(tuple(flagged)).to_wire(), first=True)
+                    out.send(Stage.SITES, partition, Flags(tuple(flagged)), first=True)
         return out
 
     def _forward_mark(self, out: Outbox) -> None:
@@ -108,7 +109,7 @@ class Signer:
             return
         self.sent = [wire, by]
         for partition in range(self.layout.bands):
-            out.send(Stage.BANDS, partition, BandMark(self.partition, wire, tuple(by)).to_wire())
+            out.send(Stage.BANDS, partition, BandMark(self.partition, wire, tuple(by)))
 
     def _prepare(self, page: PageToSign) -> tuple[PreparedPage, list[int]]:
         """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
@@ -155,7 +156,7 @@ class Signer:
             not signed,
             None if query else page.raw,
         )
-        out.send(Stage.HOMES, home, registration.to_wire(), first=True)
+        out.send(Stage.HOMES, home, registration, first=True)
         for partition, keys in by_partition.items():
             owns_hash = partition == exact_partition
             probe = Probe(
@@ -169,4 +170,4 @@ class Signer:
                 tuple((band, key) for band, key in keys),
                 prepared.content_hash if owns_hash else None,
             )
-            out.send(Stage.BANDS, partition, probe.to_wire())
+            out.send(Stage.BANDS, partition, probe)

@@ -36,6 +36,7 @@ from faust.types import TP
 
 from ..core.prepare import Preparer
 from ..errors import ExitCode, StateMismatchError
+from ..pipeline import codec
 from ..pipeline.ingest import Ingest, Message
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
@@ -101,10 +102,6 @@ def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
         consumer_max_fetch_size=max(2 * settings.input.max_page_bytes, 1_048_576),
         topic_allow_declare=False,
     )
-
-
-def _encode(records: list[dict[str, Any]]) -> bytes:
-    return orjson.dumps(records)
 
 
 class StreamApp:
@@ -315,11 +312,11 @@ class StreamApp:
 
         async def run(stream: Any) -> None:
             async for events in stream.take_events(batch, within=within):
-                await _or_exit(self._handle(store, events))
+                await _or_exit(self._handle(stage, store, events))
 
         return run
 
-    async def _handle(self, store: StageStore, events: list[Any]) -> None:
+    async def _handle(self, stage: str, store: StageStore, events: list[Any]) -> None:
         """Handle one micro-batch of a stage, send what it caused, then journal it."""
         by_partition: dict[int, list[Any]] = {}
         for event in events:
@@ -327,9 +324,9 @@ class StreamApp:
         out = Outbox()
         states = {}
         for partition, group in by_partition.items():
-            records = [record for event in group for record in orjson.loads(event.message.value)]
+            messages = [message for event in group for message in codec.decode(stage, event.message.value)]
             states[partition] = store.state(partition)
-            out.extend(states[partition].handle(records))
+            out.extend(states[partition].handle(messages))
         await self._send(out)
         for partition, group in by_partition.items():
             store.record(partition, states[partition], group[-1], [event.message.value for event in group])
@@ -341,20 +338,22 @@ class StreamApp:
             return
         producer = self.app.producer
         first = [
-            await producer.send(self.names.internal(stage), None, _encode(records), partition, None, None)
+            await producer.send(
+                self.names.internal(stage), None, codec.encode(messages), partition, None, None
+            )
             for stage, parts in out.first.items()
-            for partition, records in parts.items()
-            if records
+            for partition, messages in parts.items()
+            if messages
         ]
         if first:
             await asyncio.gather(*first)
         pending: list[Awaitable[Any]] = []
         for stage, parts in out.internal.items():
-            for partition, records in parts.items():
-                if records:
+            for partition, messages in parts.items():
+                if messages:
                     pending.append(
                         await producer.send(
-                            self.names.internal(stage), None, _encode(records), partition, None, None
+                            self.names.internal(stage), None, codec.encode(messages), partition, None, None
                         )
                     )
         for topic, items in (

@@ -1,0 +1,121 @@
+"""The one codec between the stages' typed messages and bytes.
+
+The Faust app, the in-process pipeline and the journal all go through it: a batch of messages for
+one stage partition is one Kafka message (a JSON array of wire records, see :mod:`.messages`),
+and a journal segment holds such batches exactly as they were received. Kinds are named per
+stage (``delete`` and ``wm`` mean one thing to a band partition and another to a home or a site
+partition), so decoding needs the stage the bytes are for; a record that stage never receives is
+a :class:`~stream_lsh.errors.ProtocolError`, never silently skipped.
+
+Snapshots are plain JSON objects (each stage's ``snapshot()`` names its fields); this module
+only turns them into bytes and back, so that one library choice (orjson) lives here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from ..errors import ProtocolError
+from .messages import (
+    Ask,
+    BandAnswer,
+    BandMark,
+    Flags,
+    InputMark,
+    Join,
+    Leave,
+    Message,
+    OwnerChange,
+    PageToSign,
+    Probe,
+    Registration,
+    Retraction,
+    RetractionAtHome,
+    Tell,
+    Wire,
+)
+from .outbox import Stage
+
+__all__ = ["decode", "decode_segment", "dump_state", "encode", "from_wire", "load_state", "segment"]
+
+_KINDS: dict[str, dict[str, Any]] = {
+    Stage.SITES: {
+        "page": PageToSign,
+        "query": PageToSign,
+        Flags.KIND: Flags,
+        InputMark.KIND: InputMark,
+        OwnerChange.KIND: OwnerChange,
+    },
+    Stage.BANDS: {Probe.KIND: Probe, Retraction.KIND: Retraction, BandMark.KIND: BandMark},
+    Stage.HOMES: {
+        Registration.KIND: Registration,
+        BandAnswer.KIND: BandAnswer,
+        Ask.KIND: Ask,
+        Tell.KIND: Tell,
+        Join.KIND: Join,
+        Leave.KIND: Leave,
+        RetractionAtHome.KIND: RetractionAtHome,
+    },
+}
+_STAGE_NAMES = {Stage.SITES: "site", Stage.BANDS: "band", Stage.HOMES: "home"}
+
+
+def encode(messages: Sequence[Message]) -> bytes:
+    """One batch of messages for a stage partition, as the bytes of one Kafka message."""
+    return orjson.dumps([message.to_wire() for message in messages])
+
+
+def decode(stage: str, data: bytes) -> list[Message]:
+    """The messages of one batch made by :func:`encode`, for a partition of ``stage``."""
+    try:
+        wires = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise ProtocolError(
+            f"a {_STAGE_NAMES[stage]} partition got a record that is not JSON: {error}"
+        ) from None
+    if not isinstance(wires, list):
+        raise ProtocolError(f"a {_STAGE_NAMES[stage]} partition got {type(wires).__name__}, not a batch")
+    return [from_wire(stage, wire) for wire in wires]
+
+
+def from_wire(stage: str, wire: Wire) -> Message:
+    """One wire record for a partition of ``stage`` as its type."""
+    kind = _KINDS[stage].get(wire.get("k", "")) if isinstance(wire, dict) else None
+    if kind is None:
+        found = wire.get("k") if isinstance(wire, dict) else wire
+        raise ProtocolError(f"a {_STAGE_NAMES[stage]} partition got a record of kind {found!r}")
+    try:
+        message: Message = kind.from_wire(wire)
+    except (KeyError, TypeError, ValueError) as error:
+        raise ProtocolError(
+            f"a {_STAGE_NAMES[stage]} partition got a {wire['k']!r} record it cannot read "
+            f"({type(error).__name__}: {error})"
+        ) from None
+    return message
+
+
+def segment(batches: Sequence[bytes]) -> bytes:
+    """Batches made by :func:`encode`, as they were received, in one journal segment."""
+    return b"[" + b",".join(batches) + b"]"
+
+
+def decode_segment(stage: str, data: bytes) -> list[list[Message]]:
+    """The batches of a journal segment made by :func:`segment`, each as its messages."""
+    try:
+        batches = orjson.loads(data)
+    except orjson.JSONDecodeError as error:
+        raise ProtocolError(f"a journal segment of the {stage} stage is not JSON: {error}") from None
+    return [[from_wire(stage, wire) for wire in batch] for batch in batches]
+
+
+def dump_state(state: dict[str, Any]) -> bytes:
+    """A stage's snapshot as bytes (the journal splits them into chunks)."""
+    return orjson.dumps(state)
+
+
+def load_state(data: bytes) -> dict[str, Any]:
+    state: dict[str, Any] = orjson.loads(data)
+    return state
