@@ -22,7 +22,7 @@ from .core.dedup import Deduplicator
 from .core.shingles import ShingleKind
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
-from .settings import Settings
+from .settings import SaslMechanism, SecurityProtocol, Settings
 from .state import load_state, save_state
 
 
@@ -355,7 +355,17 @@ def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:
         _setting_option("app_id"),
         _setting_option("data_dir"),
         _setting_option("input_topic"),
-    ]
+        _setting_option("security_protocol", type=_choice(SecurityProtocol)),
+        _setting_option("ssl_cafile"),
+        _setting_option("ssl_certfile"),
+        _setting_option("ssl_keyfile"),
+        _setting_option("ssl_key_password_file"),
+        _setting_option("ssl_check_hostname", switch="no-ssl-check-hostname"),
+        _setting_option("sasl_mechanism", type=_choice(SaslMechanism)),
+        _setting_option("sasl_username"),
+        _setting_option("sasl_password_file"),
+        _setting_option("sasl_oauth_token_file"),
+    ]  # no flags for the secrets themselves: a command line is visible to every user of the machine
     for option in reversed(options):
         command = option(command)
     return command
@@ -388,6 +398,7 @@ def topics(dry_run: bool, **flags: Any) -> None:
     import asyncio
 
     from .stream.admin import ensure_topics
+    from .stream.connection import KafkaConnection
     from .stream.topics import topic_specs
 
     settings = _settings(flags)
@@ -408,7 +419,7 @@ def topics(dry_run: bool, **flags: Any) -> None:
     if not settings.stream.broker:
         raise click.UsageError("creating topics needs a broker: --broker host:port or STREAM_LSH_BROKER")
     with _stream_errors():
-        created = asyncio.run(ensure_topics(settings.stream.broker, specs))
+        created = asyncio.run(ensure_topics(KafkaConnection.from_settings(settings), specs))
     click.echo(f"{len(created)} of {len(specs)} topics created: {', '.join(created) or 'none'}", err=True)
 
 
@@ -481,6 +492,11 @@ def run(
     settings = _settings(flags)
     if embedded is not None and settings.stream.broker:
         raise click.UsageError("--embedded starts a broker of its own; it cannot be used with --broker")
+    if not settings.stream.broker and settings.kafka.security_protocol != SecurityProtocol.PLAINTEXT:
+        raise click.UsageError(
+            f"security_protocol {settings.kafka.security_protocol.value} is for a cluster given with "
+            "--broker; the embedded broker is plaintext"
+        )
     if output is not None and not until_idle:
         raise click.UsageError(
             "-o needs --until-idle (the final decisions are known only when the stream is idle)"
@@ -534,16 +550,24 @@ def run(
 def produce(pages: str, rate: float | None, **flags: Any) -> None:
     """Send a file of JSON-line pages to the input topic, keyed by page id, each record stamped
     with the file's clock (the one `dedup` reads the file with)."""
-    import asyncio
-
-    from .stream.client import feed_lines
+    from .stream.connection import KafkaConnection
 
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
-    fed = asyncio.run(
+    with _stream_errors():
+        fed = _produce(settings, KafkaConnection.from_settings(settings), pages, rate)
+    click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
+
+
+def _produce(settings: Settings, kafka: Any, pages: str, rate: float | None) -> list[Any]:
+    import asyncio
+
+    from .stream.client import feed_lines
+
+    return asyncio.run(
         feed_lines(
-            settings.stream.broker,
+            kafka,
             settings.stream.input_topic,
             Path(pages).read_bytes().splitlines(),
             clock=settings.file_clock(),
@@ -551,7 +575,6 @@ def produce(pages: str, rate: float | None, **flags: Any) -> None:
             rate=rate,
         )
     )
-    click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
 
 
 @cli.command()
@@ -563,13 +586,15 @@ def tail(topic: str, follow: bool, **flags: Any) -> None:
     import asyncio
 
     from .stream.client import read_topic
+    from .stream.connection import KafkaConnection
 
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("tail needs a broker: --broker host:port or STREAM_LSH_BROKER")
+    kafka = KafkaConnection.from_settings(settings)
 
     async def show() -> None:
-        async for key, value, partition, offset in read_topic(settings.stream.broker, topic, follow=follow):
+        async for key, value, partition, offset in read_topic(kafka, topic, follow=follow):
             try:
                 decoded = None if value is None else orjson.loads(value)
             except orjson.JSONDecodeError:
@@ -584,7 +609,8 @@ def tail(topic: str, follow: bool, **flags: Any) -> None:
             sys.stdout.buffer.flush()
 
     try:
-        asyncio.run(show())
+        with _stream_errors():
+            asyncio.run(show())
     except KeyboardInterrupt:
         pass
 

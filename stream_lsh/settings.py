@@ -1,7 +1,8 @@
 """One settings object for every command: defaults, then ``STREAM_LSH_*`` environment variables,
 then command-line flags; validated once, at start-up, with messages that name the variable or flag.
 
-The object is nested (the engine's knobs, how input is read, the stream), the names are flat:
+The object is nested (the engine's knobs, how input is read, the stream, how clients reach Kafka),
+the names are flat:
 ``settings.stream.band_partitions`` is ``STREAM_LSH_BAND_PARTITIONS`` and ``--band-partitions``.
 The engine's defaults are :class:`~stream_lsh.core.config.DedupConfig`'s, read from it.
 """
@@ -14,6 +15,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 from .core.clock import EARLIEST_DATE, FileClock
@@ -27,8 +29,12 @@ __all__ = [
     "ENV_PREFIX",
     "EngineSettings",
     "InputSettings",
+    "KafkaSettings",
     "LogLevel",
     "Order",
+    "SaslMechanism",
+    "Secret",
+    "SecurityProtocol",
     "Settings",
     "SettingsError",
     "StreamSettings",
@@ -123,6 +129,18 @@ def _choice(kind: type[Enum], what: str) -> Callable[[str], Any]:
             raise ValueError(f"unknown {what} {text!r}; choose one of {choices}") from None
 
     return parsed
+
+
+def _as_choices(settings: Any, **kinds: type[Enum]) -> None:
+    """Settings of a fixed set of values given as text (from Python, not the environment) become
+    their enum members, or a SettingsError that lists the choices."""
+    for name, kind in kinds.items():
+        value = getattr(settings, name)
+        if not isinstance(value, kind):
+            try:
+                object.__setattr__(settings, name, _choice(kind, name.replace("_", " "))(str(value)))
+            except ValueError as error:
+                raise SettingsError(f"{name}: {error} ({_where(name)})") from None
 
 
 _ENGINE = DedupConfig()  # the engine's defaults: the one source of them (the CLI's help reads them from here)
@@ -329,26 +347,210 @@ class StreamSettings:
             raise SettingsError(
                 f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} ({_where('app_id')})"
             )
-        for name, kind in (("order", Order), ("log_level", LogLevel)):  # given as text from Python
-            value = getattr(self, name)
-            if not isinstance(value, kind):
-                try:
-                    object.__setattr__(self, name, _choice(kind, name.replace("_", " "))(str(value)))
-                except ValueError as error:
-                    raise SettingsError(f"{name}: {error} ({_where(name)})") from None
+        _as_choices(self, order=Order, log_level=LogLevel)
 
 
-_GROUPS: dict[str, type] = {"engine": EngineSettings, "input": InputSettings, "stream": StreamSettings}
+class SecurityProtocol(str, Enum):
+    """How clients reach the brokers: Kafka's own ``security.protocol`` names."""
+
+    PLAINTEXT = "PLAINTEXT"
+    SSL = "SSL"  # TLS; with a client certificate, mutual TLS
+    SASL_PLAINTEXT = "SASL_PLAINTEXT"
+    SASL_SSL = "SASL_SSL"  # SASL over TLS: Confluent Cloud, MSK with SCRAM, Redpanda Cloud, Aiven
+
+    @classmethod
+    def parse(cls, text: str) -> SecurityProtocol:
+        return cls(text.strip().upper())
+
+    @property
+    def tls(self) -> bool:
+        return self in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL)
+
+    @property
+    def sasl(self) -> bool:
+        return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
+
+
+class SaslMechanism(str, Enum):
+    PLAIN = "PLAIN"
+    SCRAM_SHA_256 = "SCRAM-SHA-256"
+    SCRAM_SHA_512 = "SCRAM-SHA-512"
+    OAUTHBEARER = "OAUTHBEARER"
+
+    @classmethod
+    def parse(cls, text: str) -> SaslMechanism:
+        return cls(text.strip().upper().replace("_", "-"))
+
+
+class Secret:
+    """A password or key passphrase: compared and passed on, never shown. Its ``repr`` and ``str``
+    are masked, so a settings object can be logged or printed in a traceback without leaking it."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: str = "") -> None:
+        self._value = value
+
+    def reveal(self) -> str:
+        return self._value
+
+    def __bool__(self) -> bool:
+        return bool(self._value)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Secret) and other._value == self._value
+
+    def __hash__(self) -> int:
+        return hash(self._value)
+
+    def __repr__(self) -> str:
+        return "Secret('********')" if self._value else "Secret('')"
+
+    __str__ = __repr__
+
+
+def _secret_from(value: Secret, file: str, names: tuple[str, str]) -> str | None:
+    """A secret given inline (environment) or in a file (a mounted Kubernetes Secret), read now:
+    a file is read at every connection, so a rotated secret is picked up by the next one."""
+    if value and file:
+        raise SettingsError(f"give {names[0]} or {names[1]}, not both ({_where(names[1])})")
+    if file:
+        try:
+            return Path(file).read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as error:
+            raise SettingsError(
+                f"{names[1]}: cannot read {file!r}: {error.strerror} ({_where(names[1])})"
+            ) from None
+    return value.reveal() if value else None
+
+
+@dataclass(frozen=True)
+class KafkaSettings:
+    """How every Kafka client of the app connects (worker, topics, produce, tail): TLS and SASL."""
+
+    security_protocol: SecurityProtocol = _setting(
+        SecurityProtocol.PLAINTEXT,
+        _choice(SecurityProtocol, "security protocol"),
+        "PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (SASL over TLS), as Kafka's security.protocol",
+    )
+    ssl_cafile: str = _setting(
+        "", str, "PEM file of the CA certificates that sign the brokers'; empty: the system's trust store"
+    )
+    ssl_certfile: str = _setting("", str, "PEM file of this client's certificate chain, for mutual TLS")
+    ssl_keyfile: str = _setting(
+        "", str, "PEM file of this client's private key, for mutual TLS; empty: it is in the certificate file"
+    )
+    ssl_key_password: Secret = _setting(
+        Secret(), Secret, "passphrase of an encrypted client key (environment only)"
+    )
+    ssl_key_password_file: str = _setting("", str, "file holding the passphrase of the client key")
+    ssl_check_hostname: bool = _setting(
+        True, _bool, "check that a broker's certificate names the host connected to"
+    )
+    sasl_mechanism: SaslMechanism = _setting(
+        SaslMechanism.PLAIN,
+        _choice(SaslMechanism, "SASL mechanism"),
+        "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
+    )
+    sasl_username: str = _setting("", str, "SASL user name (PLAIN, SCRAM)")
+    sasl_password: Secret = _setting(Secret(), Secret, "SASL password (environment only)")
+    sasl_password_file: str = _setting("", str, "file holding the SASL password")
+    sasl_oauth_token_file: str = _setting(
+        "", str, "OAUTHBEARER: file holding the access token, read again at every login (rotate it there)"
+    )
+
+    def __post_init__(self) -> None:
+        _as_choices(self, security_protocol=SecurityProtocol, sasl_mechanism=SaslMechanism)
+        for name in ("ssl_key_password", "sasl_password"):
+            if isinstance(getattr(self, name), str):
+                object.__setattr__(self, name, Secret(getattr(self, name)))
+        protocol = self.security_protocol
+        given = [f.name for f in fields(self) if f.name.startswith(("ssl_", "sasl_")) and _is_set(self, f)]
+        for name in given:
+            tls = name.startswith("ssl_")
+            if (tls and not protocol.tls) or (not tls and not protocol.sasl):
+                wanted = "SSL or SASL_SSL" if tls else "SASL_PLAINTEXT or SASL_SSL"
+                raise SettingsError(
+                    f"{name} is set but security_protocol is {protocol.value}: set it to {wanted} "
+                    f"({_where('security_protocol')})"
+                )
+        for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "sasl_oauth_token_file"):
+            path = getattr(self, name)
+            if path and not Path(path).is_file():
+                raise SettingsError(f"{name}: no such file {path!r} ({_where(name)})")
+        if (
+            self.ssl_keyfile or self.ssl_key_password or self.ssl_key_password_file
+        ) and not self.ssl_certfile:
+            raise SettingsError(
+                f"a client key needs its certificate: set ssl_certfile ({_where('ssl_certfile')})"
+            )
+        self.key_password()
+        if protocol.sasl:
+            self._check_sasl()
+
+    def _check_sasl(self) -> None:
+        if self.sasl_mechanism is SaslMechanism.OAUTHBEARER:
+            if not self.sasl_oauth_token_file:
+                raise SettingsError(
+                    "sasl_mechanism OAUTHBEARER needs a token: "
+                    f"set sasl_oauth_token_file ({_where('sasl_oauth_token_file')})"
+                )
+            return
+        if self.sasl_oauth_token_file:
+            raise SettingsError(
+                f"sasl_oauth_token_file is for sasl_mechanism OAUTHBEARER, not {self.sasl_mechanism.value}"
+            )
+        if not self.sasl_username or self.password() is None:
+            raise SettingsError(
+                f"SASL {self.sasl_mechanism.value} needs sasl_username and sasl_password or "
+                f"sasl_password_file ({_where('sasl_username')}, {ENV_PREFIX}SASL_PASSWORD)"
+            )
+
+    def password(self) -> str | None:
+        """The SASL password, from the environment or its file."""
+        return _secret_from(
+            self.sasl_password, self.sasl_password_file, ("sasl_password", "sasl_password_file")
+        )
+
+    def key_password(self) -> str | None:
+        """The client key's passphrase, from the environment or its file."""
+        return _secret_from(
+            self.ssl_key_password, self.ssl_key_password_file, ("ssl_key_password", "ssl_key_password_file")
+        )
+
+    def describe(self) -> str:
+        """How clients connect, for logs and messages: never a secret."""
+        parts = [self.security_protocol.value]
+        if self.security_protocol.sasl:
+            who = f" as {self.sasl_username!r}" if self.sasl_username else ""
+            parts.append(f"{self.sasl_mechanism.value}{who}")
+        if self.ssl_certfile:
+            parts.append("client certificate")
+        return ", ".join(parts)
+
+
+def _is_set(settings: KafkaSettings, spec: Any) -> bool:
+    """Whether a setting differs from its default (ssl_check_hostname's default is on)."""
+    return bool(getattr(settings, spec.name) != spec.default)
+
+
+_GROUPS: dict[str, type] = {
+    "engine": EngineSettings,
+    "input": InputSettings,
+    "stream": StreamSettings,
+    "kafka": KafkaSettings,
+}
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Every setting, in three groups. A field ``x`` of any group is read from ``STREAM_LSH_X`` and
+    """Every setting, in four groups. A field ``x`` of any group is read from ``STREAM_LSH_X`` and
     the flag ``--x``: names are unique across groups, so environment and flags stay flat."""
 
     engine: EngineSettings = field(default_factory=EngineSettings)
     input: InputSettings = field(default_factory=InputSettings)
     stream: StreamSettings = field(default_factory=StreamSettings)
+    kafka: KafkaSettings = field(default_factory=KafkaSettings)
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -428,6 +630,8 @@ _owner: dict[str, tuple[str, Any]] = {
 
 
 def _text(value: Any) -> str:
+    if isinstance(value, Secret):
+        return value.reveal()
     if isinstance(value, tuple):
         return ",".join(value)
     if isinstance(value, bool):

@@ -152,11 +152,11 @@ async def test_kafka_serves_tls_with_scram_beside_plaintext():
             sasl_plain_username="alice",
             sasl_plain_password="s3cret",
         )
-        assert len(await round_trip(broker.secure_bootstrap, "secured", 3, **auth)) == 3
+        assert len(await round_trip(broker.secure_bootstrap(), "secured", 3, **auth)) == 3
         assert len(await read_all(broker.bootstrap, "secured", 3)) == 3  # the same cluster, plaintext
         wrong = dict(auth, sasl_mechanism="SCRAM-SHA-256", sasl_plain_password="wrong")
         producer = AIOKafkaProducer(
-            bootstrap_servers=broker.secure_bootstrap, request_timeout_ms=5000, **wrong
+            bootstrap_servers=broker.secure_bootstrap(), request_timeout_ms=5000, **wrong
         )
         with pytest.raises(KafkaError):
             await producer.start()

@@ -25,7 +25,7 @@ import click
 import pytest
 import yaml
 
-from stream_lsh.settings import ENV_PREFIX, Settings
+from stream_lsh.settings import ENV_PREFIX, Settings, SettingsError
 from stream_lsh.stream.topics import topic_specs
 
 try:
@@ -677,3 +677,38 @@ def test_ci_runs_exactly_the_readme_test_command():
     )
     assert command in (root / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert "ruff check" in command and "ruff format --check" in command and "&& mypy &&" in command
+
+
+def test_the_credentials_secret_is_mounted_where_the_configmap_says(manifests, configmap, tmp_path):
+    """The security settings the ConfigMap offers (commented out) name files under the path where
+    the StatefulSet mounts the Secret, keys the example Secret has, and load once those exist."""
+    (secret,) = _yaml_docs(K8S / "kafka-secret.example.yaml")
+    assert secret["kind"] == "Secret" and "kafka-secret.example.yaml" not in _kustomization()["resources"]
+    statefulset = _one(manifests, "StatefulSet")
+    (volume,) = [v for v in statefulset["spec"]["template"]["spec"]["volumes"] if "secret" in v]
+    assert volume["secret"]["secretName"] == secret["metadata"]["name"] and volume["secret"]["optional"]
+    (mount,) = [m for m in _worker_container(statefulset)["volumeMounts"] if m["name"] == volume["name"]]
+    assert mount["readOnly"]
+    text = (K8S / "configmap.yaml").read_text(encoding="utf-8")
+    offered = dict(re.findall(r'^  # (STREAM_LSH_[A-Z_]+): "([^"]*)"$', text, re.M))
+    assert {"STREAM_LSH_SECURITY_PROTOCOL", "STREAM_LSH_SASL_PASSWORD_FILE", "STREAM_LSH_SSL_CAFILE"} <= set(
+        offered
+    )
+    in_pod = {}
+    for name, path in offered.items():
+        if name.endswith("FILE"):
+            folder, _, key = path.rpartition("/")
+            assert folder == mount["mountPath"], name
+            assert key in secret["stringData"] or key in ("client.pem", "client.key"), name
+            (tmp_path / key).write_text("x\n")
+            in_pod[name] = str(tmp_path / key)
+    with pytest.raises(SettingsError, match="no such file"):  # on this machine, not in the pod
+        Settings.load(environ={**configmap, **offered})
+    settings = Settings.load(environ={**configmap, **offered, **in_pod})
+    assert settings.kafka.security_protocol.tls and settings.kafka.password() == "x"
+
+
+def test_kubernetes_secret_example_validates_against_the_api_schema():
+    validator = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed")
+    (secret,) = _yaml_docs(K8S / "kafka-secret.example.yaml")
+    validator.validate(secret, validator.latest_version(), strict=True)

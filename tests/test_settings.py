@@ -1,6 +1,6 @@
 import pytest
 
-from stream_lsh.settings import Settings, SettingsError
+from stream_lsh.settings import Secret, Settings, SettingsError
 
 
 def test_defaults_build_a_valid_engine_config():
@@ -88,7 +88,9 @@ def test_the_readme_tables_give_every_setting_with_its_default():
         if variable in rows:
             default = Settings.default(name)
             shown = (
-                ",".join(default)
+                default.reveal()
+                if isinstance(default, Secret)
+                else ",".join(default)
                 if isinstance(default, tuple)
                 else str(default.value)
                 if isinstance(default, Enum)

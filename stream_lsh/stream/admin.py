@@ -9,11 +9,12 @@ from typing import Any
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-from aiokafka.errors import KafkaConnectionError, KafkaError, TopicAlreadyExistsError, for_code
+from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from ..errors import BrokerUnreachableError, StateMismatchError, TopicShapeError
 from ..pipeline.journal import mismatch
 from .client import read_topic
+from .connection import KafkaConnection, start_client
 from .topics import TopicSpec
 
 __all__ = ["BrokerUnreachableError", "TopicShapeError", "claim_state", "ensure_topics"]
@@ -21,59 +22,40 @@ __all__ = ["BrokerUnreachableError", "TopicShapeError", "claim_state", "ensure_t
 GUARD_KEY = b"guard"
 
 
-async def _start(client: Any, bootstrap: str) -> None:
-    try:
-        await client.start()
-    except (KafkaConnectionError, OSError) as error:
-        await _close(client)
-        raise BrokerUnreachableError(
-            f"cannot reach a Kafka broker at {bootstrap!r} ({error}); check --broker or "
-            "STREAM_LSH_BROKER and that the broker is up"
-        ) from None
-
-
-async def _close(client: Any) -> None:
-    try:
-        await (client.close() if isinstance(client, AIOKafkaAdminClient) else client.stop())
-    except (KafkaError, OSError):
-        pass
-
-
-async def claim_state(bootstrap: str, topic: str, guard: dict[str, Any]) -> None:
+async def claim_state(target: KafkaConnection | str, topic: str, guard: dict[str, Any]) -> None:
     """Record what this app's state is built with, or refuse if it was built with something else.
 
     The guard topic (compacted, one partition) holds one record; the first worker of an app writes
     it. Every partition's stored state carries the same guard and is checked again when loaded, but
     this check comes first and stops a misconfigured worker before it joins the group.
     """
+    kafka = KafkaConnection.of(target)
     stored = None
-    try:
-        async for key, value, _, _ in read_topic(bootstrap, topic, follow=False, idle_ms=300):
-            if key == GUARD_KEY and value is not None:
-                stored = orjson.loads(value)
-    except KafkaConnectionError as error:
-        raise BrokerUnreachableError(f"cannot reach a Kafka broker at {bootstrap!r} ({error})") from None
+    async for key, value, _, _ in read_topic(kafka, topic, follow=False, idle_ms=300):
+        if key == GUARD_KEY and value is not None:
+            stored = orjson.loads(value)
     if stored is not None:
         if stored != guard:
             raise StateMismatchError(f"{topic}: {mismatch(stored, guard)}")
         return
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap)
-    await _start(producer, bootstrap)
+    producer = AIOKafkaProducer(**kafka.client_options())
+    await start_client(producer, kafka)
     try:
         await producer.send_and_wait(topic, orjson.dumps(guard), key=GUARD_KEY)
     finally:
         await producer.stop()
 
 
-async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
+async def ensure_topics(target: KafkaConnection | str, specs: list[TopicSpec]) -> list[str]:
     """Create missing topics; check the partition count of those that exist. Returns the names
     of the topics created.
 
     Internal topics are hashed onto their partition count (sites, band keys, page ids), so a topic
     with another count would route records to partitions that do not hold their state.
     """
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await _start(admin, bootstrap)
+    kafka = KafkaConnection.of(target)
+    admin = AIOKafkaAdminClient(**kafka.client_options())
+    await start_client(admin, kafka)
     try:
         existing = await _partition_counts(admin, [spec.name for spec in specs])
         for spec in specs:
@@ -89,7 +71,7 @@ async def ensure_topics(bootstrap: str, specs: list[TopicSpec]) -> list[str]:
                 [NewTopic(s.name, s.partitions, s.replication, topic_configs=s.config) for s in missing]
             )
             _raise_for(response)
-            await _wait_for_leaders(bootstrap, admin, [spec.name for spec in missing])
+            await _wait_for_leaders(kafka, admin, [spec.name for spec in missing])
         return [spec.name for spec in missing]
     finally:
         await admin.close()
@@ -107,7 +89,7 @@ def _raise_for(response: Any) -> None:
 
 
 async def _wait_for_leaders(
-    bootstrap: str, admin: AIOKafkaAdminClient, names: list[str], timeout: float = 30.0
+    kafka: KafkaConnection, admin: AIOKafkaAdminClient, names: list[str], timeout: float = 30.0
 ) -> None:
     """Until every partition of the new topics has a leader that serves it. Apache Kafka answers
     CreateTopics before the partitions exist on their leaders; workers started at once got
@@ -125,7 +107,7 @@ async def _wait_for_leaders(
             or not t.get("partitions")
             or any(p.get("leader", -1) < 0 for p in t["partitions"])
         )
-        if not waiting and await _serving(bootstrap, {t["topic"]: len(t["partitions"]) for t in described}):
+        if not waiting and await _serving(kafka, {t["topic"]: len(t["partitions"]) for t in described}):
             return
         await asyncio.sleep(0.1)
     raise TopicShapeError(
@@ -133,10 +115,10 @@ async def _wait_for_leaders(
     )
 
 
-async def _serving(bootstrap: str, partitions: dict[str, int]) -> bool:
+async def _serving(kafka: KafkaConnection, partitions: dict[str, int]) -> bool:
     """True if every partition's leader answers ListOffsets for it."""
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False, request_timeout_ms=5000
+        group_id=None, enable_auto_commit=False, request_timeout_ms=5000, **kafka.client_options()
     )
     await consumer.start()
     try:

@@ -41,6 +41,7 @@ from ..pipeline.ingest import Ingest, Message
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
 from ..settings import Settings, SettingsError
+from .connection import KafkaConnection
 from .consumer import RewindingTransport
 from .idle import QuietInputs
 from .recovery import SafeTableManager
@@ -91,6 +92,7 @@ def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
     """Faust settings of how a worker talks to Kafka (the benchmark's bare agent uses them too)."""
     return dict(
         broker=faust_broker_url(bootstrap),
+        broker_credentials=KafkaConnection.from_settings(settings, bootstrap).faust_credentials(),
         consumer_auto_offset_reset="earliest",
         # a first JoinGroup otherwise waits out the 60 s rebalance timeout on a fresh group
         broker_rebalance_timeout=4.0,

@@ -25,6 +25,7 @@ from ..core.clock import FileClock
 from ..core.dedup import DedupConfig
 from ..core.page import Page
 from ..core.record import DEFAULT_MAX_PAGE_BYTES, Delete, InputLine, parse_record, read_lines
+from .connection import KafkaConnection, start_client
 from .topics import CLOCK_HEADER
 
 __all__ = ["Fed", "FileFeeder", "feed_lines", "read_topic"]
@@ -113,7 +114,7 @@ class FileFeeder:
 
 
 async def feed_lines(
-    bootstrap: str,
+    target: KafkaConnection | str,
     topic: str,
     lines: Iterable[bytes],
     *,
@@ -128,8 +129,9 @@ async def feed_lines(
     With ``rate`` (messages per second) the sends are paced; otherwise they go as fast as the
     producer takes them.
     """
-    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, max_request_size=max_request_size, linger_ms=5)
-    await producer.start()
+    kafka = KafkaConnection.of(target)
+    producer = AIOKafkaProducer(max_request_size=max_request_size, linger_ms=5, **kafka.client_options())
+    await start_client(producer, kafka)
     started = time.perf_counter()
     try:
         feeder = await FileFeeder.start(producer, topic, clock=clock, max_page_bytes=max_page_bytes)
@@ -146,22 +148,28 @@ async def feed_lines(
 
 
 async def read_topic(
-    bootstrap: str, topic: str, *, from_start: bool = True, follow: bool = True, idle_ms: int = 500
+    target: KafkaConnection | str,
+    topic: str,
+    *,
+    from_start: bool = True,
+    follow: bool = True,
+    idle_ms: int = 500,
 ) -> AsyncIterator[tuple[bytes | None, bytes | None, int, int]]:
     """Yield (key, value, partition, offset) of a topic, without a consumer group.
 
     Without ``follow`` it stops after a fetch of ``idle_ms`` returns nothing (the end, whatever
     end offsets the broker reports).
     """
+    kafka = KafkaConnection.of(target)
     consumer = AIOKafkaConsumer(
-        bootstrap_servers=bootstrap,
+        **kafka.client_options(),
         group_id=None,
         enable_auto_commit=False,
         auto_offset_reset="earliest" if from_start else "latest",
         fetch_max_wait_ms=100,
         max_partition_fetch_bytes=25_000_000,
     )
-    await consumer.start()
+    await start_client(consumer, kafka)
     try:
         partitions = consumer.partitions_for_topic(topic)
         if partitions is None:

@@ -30,6 +30,7 @@ from ..settings import Settings
 from .app import state_guard
 from .brokers import embedded_broker
 from .client import Fed, feed_lines, read_topic
+from .connection import KafkaConnection
 from .topics import TopicNames
 from .worker import prepare
 
@@ -176,6 +177,7 @@ async def run_stream(
         discard_worker_state(Path(settings.stream.data_dir))
         broker.start()
     bootstrap = settings.stream.broker or broker.bootstrap  # type: ignore[union-attr]
+    kafka = KafkaConnection.from_settings(settings, bootstrap)
     pool = None
     progress = Progress()
     try:
@@ -184,7 +186,7 @@ async def run_stream(
         readers = [
             asyncio.create_task(
                 _read(
-                    bootstrap,
+                    kafka,
                     names.decisions,
                     from_start=broker is not None,
                     handle=lambda r: _both(progress.on_decision, on_decision, r),
@@ -192,7 +194,7 @@ async def run_stream(
             ),
             asyncio.create_task(
                 _read(
-                    bootstrap,
+                    kafka,
                     names.dead_letters,
                     from_start=broker is not None,
                     handle=lambda r: progress.on_dead_letter(r, names.input),
@@ -201,7 +203,7 @@ async def run_stream(
         ]
         if feed is not None:
             progress.fed = await feed_lines(
-                bootstrap,
+                kafka,
                 names.input,
                 feed,
                 clock=settings.file_clock(),
@@ -248,9 +250,9 @@ def discard_worker_state(data_dir: Path) -> list[Path]:
 
 
 async def _read(
-    bootstrap: str, topic: str, *, from_start: bool, handle: Callable[[dict[str, Any]], object]
+    kafka: KafkaConnection, topic: str, *, from_start: bool, handle: Callable[[dict[str, Any]], object]
 ) -> None:
-    async for _, value, _, _ in read_topic(bootstrap, topic, from_start=from_start, follow=True, idle_ms=200):
+    async for _, value, _, _ in read_topic(kafka, topic, from_start=from_start, follow=True, idle_ms=200):
         if value is not None:
             handle(orjson.loads(value))
 

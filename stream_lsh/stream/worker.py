@@ -12,6 +12,7 @@ from ..gc_policy import tune_gc
 from ..settings import Settings
 from .admin import claim_state, ensure_topics
 from .app import StreamApp
+from .connection import KafkaConnection
 from .fetch_wait import set_fetch_max_wait
 from .topics import TopicNames, topic_specs
 
@@ -21,8 +22,9 @@ __all__ = ["prepare", "run_worker"]
 async def prepare(settings: Settings, bootstrap: str, guard: dict[str, Any]) -> None:
     """Topics exist with the right shape and the app's state is built with these parameters
     (raises BrokerUnreachableError, TopicShapeError or StateMismatchError otherwise)."""
-    await ensure_topics(bootstrap, topic_specs(settings))
-    await claim_state(bootstrap, TopicNames.from_settings(settings).guard, guard)
+    kafka = KafkaConnection.from_settings(settings, bootstrap)
+    await ensure_topics(kafka, topic_specs(settings))
+    await claim_state(kafka, TopicNames.from_settings(settings).guard, guard)
 
 
 def run_worker(settings: Settings, bootstrap: str) -> None:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from .kafka import KafkaBroker, SecureListener
+from .kafka import KafkaBroker, ListenerCertificate, SecureListener
 from .kafka_dist import KAFKA_VERSION, fetch_kafka, find_kafka
 from .process import BrokerProcessError, EmbeddedBroker, free_port
 from .tansu import TansuBroker
@@ -17,6 +17,7 @@ __all__ = [
     "BrokerProcessError",
     "EmbeddedBroker",
     "KafkaBroker",
+    "ListenerCertificate",
     "SecureListener",
     "TansuBroker",
     "embedded_broker",

@@ -17,16 +17,22 @@ import ssl
 import subprocess
 import tempfile
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .kafka_dist import LOG_CONFIG, KafkaDistribution, fetch_kafka, find_kafka, java_binary
 from .process import BrokerProcessError, EmbeddedBroker, free_port
 
-#: The JAAS login module of the SCRAM listeners.
+#: The JAAS login modules of the SASL listeners, and the validator of unsigned OAUTHBEARER tokens.
 _SCRAM_LOGIN = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+_OAUTH_LOGIN = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
+_OAUTH_UNSECURED = (
+    "org.apache.kafka.common.security.oauthbearer.internals.unsecured."
+    "OAuthBearerUnsecuredValidatorCallbackHandler"
+)
 
-__all__ = ["KafkaBroker", "SecureListener"]
+__all__ = ["KafkaBroker", "ListenerCertificate", "SecureListener"]
 
 # Settings for a test broker on one machine: one replica of everything, no rebalance delay, small
 # internal topics (fast to create), short group sessions allowed, and the log cleaner checking
@@ -52,26 +58,87 @@ _STORE_PASSWORD = "stream-lsh-test"
 
 
 @dataclass(frozen=True)
+class ListenerCertificate:
+    """PEM files of a listener's TLS, as a CA issued them: ``key_and_chain`` holds the broker's
+    private key (PKCS#8, unencrypted: Kafka reads no other PEM key) followed by its certificate
+    chain; ``trusted`` the CA certificates that client certificates must chain to."""
+
+    key_and_chain: Path
+    trusted: Path
+
+
+@dataclass(frozen=True)
 class SecureListener:
-    """A second client listener: TLS (a self-signed certificate made at start-up), SASL/SCRAM
-    users (SCRAM-SHA-256 and -512, created when the storage is formatted), or both.
+    """A client listener beside the plaintext one: TLS, SASL, or both.
+
+    - TLS with a certificate of the caller's CA (``certificate``), or else a self-signed one made at
+      start-up (trusted through :attr:`KafkaBroker.ca_file`); ``client_auth`` requires a client
+      certificate signed by ``certificate.trusted`` (mutual TLS).
+    - SASL/SCRAM (SHA-256 and SHA-512) for ``scram_users``, created when the storage is formatted;
+      ``oauth`` adds OAUTHBEARER with Kafka's unsecured-token validator (an unsigned JWT with
+      ``sub`` and ``exp``), which is for tests only.
 
     The plaintext listener stays: the broker talks to itself over it, and tests that do not care
     about security use it.
     """
 
+    name: str = "secure"
     tls: bool = True
     scram_users: dict[str, str] = field(default_factory=dict)
+    oauth: bool = False
+    certificate: ListenerCertificate | None = None
+    client_auth: bool = False
 
     def __post_init__(self) -> None:
-        if not self.tls and not self.scram_users:
+        if not self.tls and not self.sasl:
             raise ValueError("a secure listener needs TLS, SCRAM users, or both")
+        if self.client_auth and (not self.tls or self.certificate is None):
+            raise ValueError("client_auth needs TLS with a certificate (its trusted CAs check the clients')")
+        if not self.name.isalpha() or self.name.lower() in ("plaintext", "controller"):
+            raise ValueError(f"listener name must be letters, and not a built-in one: {self.name!r}")
+
+    @property
+    def sasl(self) -> bool:
+        return bool(self.scram_users) or self.oauth
 
     @property
     def protocol(self) -> str:
-        if self.tls and self.scram_users:
+        if self.tls and self.sasl:
             return "SASL_SSL"
         return "SSL" if self.tls else "SASL_PLAINTEXT"
+
+    def settings(self, self_signed: Path) -> dict[str, str]:
+        """This listener's broker settings (``listener.name.<name>.*``); ``self_signed``: the
+        PKCS#12 keystore made at start-up, for a listener without a certificate of its own."""
+        prefix = f"listener.name.{self.name.lower()}."
+        settings: dict[str, str] = {}
+        if self.tls and self.certificate is not None:
+            settings |= {
+                "ssl.keystore.type": "PEM",
+                "ssl.keystore.location": str(self.certificate.key_and_chain),
+                "ssl.truststore.type": "PEM",
+                "ssl.truststore.location": str(self.certificate.trusted),
+                "ssl.client.auth": "required" if self.client_auth else "none",
+            }
+        elif self.tls:
+            settings |= {
+                "ssl.keystore.type": "PKCS12",
+                "ssl.keystore.location": str(self_signed),
+                "ssl.keystore.password": _STORE_PASSWORD,
+                "ssl.key.password": _STORE_PASSWORD,
+            }
+        mechanisms = (["SCRAM-SHA-256", "SCRAM-SHA-512"] if self.scram_users else []) + (
+            ["OAUTHBEARER"] if self.oauth else []
+        )
+        if mechanisms:
+            settings["sasl.enabled.mechanisms"] = ",".join(mechanisms)
+        if self.scram_users:
+            settings["scram-sha-256.sasl.jaas.config"] = _SCRAM_LOGIN
+            settings["scram-sha-512.sasl.jaas.config"] = _SCRAM_LOGIN
+        if self.oauth:
+            settings["oauthbearer.sasl.jaas.config"] = _OAUTH_LOGIN
+            settings["oauthbearer.sasl.server.callback.handler.class"] = _OAUTH_UNSECURED
+        return {prefix + key: value for key, value in settings.items()}
 
 
 class KafkaBroker(EmbeddedBroker):
@@ -79,7 +146,7 @@ class KafkaBroker(EmbeddedBroker):
 
     Args:
         data_dir: where its log and metadata live; by default a temporary directory removed on exit.
-        secure: a second listener with TLS and/or SASL/SCRAM (see :attr:`secure_bootstrap`).
+        secure: more listeners, with TLS and/or SASL (see :meth:`secure_bootstrap`).
         settings: broker settings added to (or overriding) the test defaults.
         fetch: fetch the jars with Maven if they are not in the cache yet.
     """
@@ -92,7 +159,7 @@ class KafkaBroker(EmbeddedBroker):
         host: str = "127.0.0.1",
         port: int | None = None,
         data_dir: str | Path | None = None,
-        secure: SecureListener | None = None,
+        secure: SecureListener | Sequence[SecureListener] = (),
         settings: dict[str, str] | None = None,
         startup_timeout: float = 60.0,
         fetch: bool = True,
@@ -102,22 +169,32 @@ class KafkaBroker(EmbeddedBroker):
         self.home = (
             Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="stream-lsh-kafka-"))
         )
-        self.secure = secure
+        self.secure = (secure,) if isinstance(secure, SecureListener) else tuple(secure)
+        names = [listener.name.lower() for listener in self.secure]
+        if len(set(names)) != len(names):
+            raise ValueError(f"listener names must differ: {names}")
         self.settings = dict(settings or {})
         self._fetch = fetch
         self.controller_port: int | None = None
-        self.secure_port: int | None = None
+        self.secure_ports: dict[str, int] = {}
 
-    @property
-    def secure_bootstrap(self) -> str:
-        """``host:port`` of the secure listener."""
-        if self.secure is None or self.secure_port is None or self.port is None:
-            raise BrokerProcessError("the broker has no secure listener running")
-        return f"{self.host}:{self.secure_port}"
+    def secure_bootstrap(self, name: str | None = None) -> str:
+        """``host:port`` of a secure listener (by default, the first)."""
+        listener = self._listener(name)
+        port = self.secure_ports.get(listener.name.lower())
+        if port is None or self.port is None:
+            raise BrokerProcessError("the broker is not running")
+        return f"{self.host}:{port}"
+
+    def _listener(self, name: str | None) -> SecureListener:
+        for listener in self.secure:
+            if name is None or listener.name.lower() == name.lower():
+                return listener
+        raise BrokerProcessError(f"the broker has no secure listener {name or ''}".rstrip())
 
     @property
     def ca_file(self) -> Path:
-        """The PEM certificate clients of the TLS listener trust (self-signed, made at start-up)."""
+        """The PEM certificate that clients of a self-signed TLS listener trust (made at start-up)."""
         return self.home / "tls" / "broker.pem"
 
     def client_ssl_context(self) -> ssl.SSLContext:
@@ -138,8 +215,9 @@ class KafkaBroker(EmbeddedBroker):
         distribution, java = self._distribution(), java_binary()
         if self._last_port is None:  # until it has run once, a retry after a port was taken takes new ones
             self.controller_port = free_port(self.host)
-            self.secure_port = free_port(self.host) if self.secure is not None else None
-        if self.secure is not None and self.secure.tls and not self.ca_file.exists():
+            self.secure_ports = {listener.name.lower(): free_port(self.host) for listener in self.secure}
+        self_signed = any(listener.tls and listener.certificate is None for listener in self.secure)
+        if self_signed and not self.ca_file.exists():
             self._make_certificate(java)
         config = self._write_config(port)
         if not (self.home / "data" / "meta.properties").exists():
@@ -165,10 +243,11 @@ class KafkaBroker(EmbeddedBroker):
             "log.dirs": str(self.home / "data"),
             **_TEST_SETTINGS,
         }
-        if self.secure is not None:
-            listeners["SECURE"] = self.secure_port
-            protocols["SECURE"] = self.secure.protocol
-            settings.update(self._secure_settings())
+        for listener in self.secure:
+            name = listener.name.upper()
+            listeners[name] = self.secure_ports[listener.name.lower()]
+            protocols[name] = listener.protocol
+            settings.update(listener.settings(self.home / "tls" / "broker.p12"))
         settings["listeners"] = ",".join(f"{name}://{self.host}:{p}" for name, p in listeners.items())
         settings["advertised.listeners"] = ",".join(
             f"{name}://{self.host}:{p}" for name, p in listeners.items() if name != "CONTROLLER"
@@ -179,24 +258,6 @@ class KafkaBroker(EmbeddedBroker):
         config = self.home / "server.properties"
         config.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
         return config
-
-    def _secure_settings(self) -> dict[str, str]:
-        assert self.secure is not None
-        settings: dict[str, str] = {}
-        if self.secure.tls:
-            settings |= {
-                "listener.name.secure.ssl.keystore.type": "PKCS12",
-                "listener.name.secure.ssl.keystore.location": str(self.home / "tls" / "broker.p12"),
-                "listener.name.secure.ssl.keystore.password": _STORE_PASSWORD,
-                "listener.name.secure.ssl.key.password": _STORE_PASSWORD,
-            }
-        if self.secure.scram_users:
-            settings |= {
-                "sasl.enabled.mechanisms": "SCRAM-SHA-256,SCRAM-SHA-512",
-                "listener.name.secure.scram-sha-256.sasl.jaas.config": _SCRAM_LOGIN,
-                "listener.name.secure.scram-sha-512.sasl.jaas.config": _SCRAM_LOGIN,
-            }
-        return settings
 
     def _make_certificate(self, java: str) -> None:
         """A self-signed certificate for 127.0.0.1 and localhost, with Java's own keytool."""
@@ -236,7 +297,8 @@ class KafkaBroker(EmbeddedBroker):
         cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         scram = [
             f"--add-scram={mechanism}=[name={name},password={password}]"
-            for name, password in (self.secure.scram_users if self.secure else {}).items()
+            for listener in self.secure
+            for name, password in listener.scram_users.items()
             for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-512")
         ]
         return _java_command(
