@@ -27,17 +27,23 @@ import pytest
 FAUST, AIOKAFKA, MODE = "faust-streaming", "aiokafka", "mode-streaming"
 FA = "faust.transport.drivers.aiokafka"
 FC = "faust.transport.consumer"
+AF = "aiokafka.consumer.fetcher"
 
 
 def resolve(path: str) -> Any:
     """``"package.module:Class.attr"`` -> that object, imported now (a missing one fails its entry only).
 
     Functions that stream_lsh.stream.fetch_wait patched in this process (tests/test_recovery.py
-    runs it) resolve to the originals it saved, so the checks always see the library's own code."""
+    runs it), and the class stream_lsh.stream.undecodable replaced, resolve to the originals they
+    saved, so the checks always see the library's own code."""
     module, _, attrs = path.partition(":")
     obj = importlib.import_module(module)
     for name in filter(None, attrs.split(".")):
         obj = getattr(obj, name)
+    if getattr(obj, "__module__", None) == "stream_lsh.stream.undecodable":
+        from stream_lsh.stream import undecodable
+
+        obj = undecodable._ORIGINAL
     if getattr(obj, "__module__", None) == "stream_lsh.stream.fetch_wait":
         from stream_lsh.stream import fetch_wait
 
@@ -513,6 +519,42 @@ INTERNALS = [
             "topics.error_code",
             "topics.partitions",
             "topics.partitions.leader",
+        ),
+    ),
+    # undecodable.py: an input batch that cannot be decoded becomes markers, not a crash
+    internal(
+        "fetcher.PartitionRecords",
+        AIOKAFKA,
+        S + "undecodable.py",
+        "replaces on the module with a subclass that wraps `records` before the original __init__",
+        params(
+            f"{AF}:PartitionRecords.__init__",
+            "self",
+            "tp",
+            "records",
+            "aborted_transactions",
+            "fetch_offset",
+            "key_deserializer",
+            "value_deserializer",
+            "check_crcs",
+            "isolation_level",
+        ),
+        source_has(f"{AF}:Fetcher._proc_fetch_request", "PartitionRecords("),
+        source_has(
+            f"{AF}:PartitionRecords._unpack_records",
+            "records = self._records",
+            "records.has_next()",
+            "records.next_batch()",
+            "for record in next_batch",
+            "next_batch.next_offset",
+        ),
+        source_has(
+            f"{AF}:PartitionRecords._consumer_record",
+            "record.offset",
+            "record.timestamp",
+            "record.timestamp_type",
+            "record.checksum",
+            "record.headers",
         ),
     ),
 ]

@@ -23,7 +23,18 @@ from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 
-__all__ = ["Ingest", "Message"]
+__all__ = ["Ingest", "Message", "Undecodable"]
+
+
+@dataclass(frozen=True)
+class Undecodable:
+    """A record batch of the input that the consumer could not decode (a codec it lacks, a corrupt
+    payload): its offsets, and why. The consumer hands on one message per offset carrying it
+    (:mod:`stream_lsh.stream.undecodable`)."""
+
+    first_offset: int
+    last_offset: int
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -36,6 +47,7 @@ class Message:
     key: bytes | None
     value: bytes | None
     timestamp_ms: int = 0  # the record's timestamp: the page's clock
+    undecodable: Undecodable | None = None  # in place of a record of a batch that could not be read
 
 
 class Ingest:
@@ -77,6 +89,9 @@ class Ingest:
         out = Outbox()
         marks: dict[int, Mark] = {}
         for message in messages:
+            if message.undecodable is not None:
+                _undecodable(message, message.undecodable, out)
+                continue  # no mark: its records' clocks are unknown
             parsed = self._parse(message, parse_record)
             page_id = None
             if isinstance(parsed, Rejected):
@@ -135,6 +150,9 @@ class Ingest:
         keyed by the query's ``correlation_id`` (its ``id`` when it has none)."""
         out = Outbox()
         for message in messages:
+            if message.undecodable is not None:
+                _undecodable(message, message.undecodable, out)
+                continue
             parsed = self._parse(message, parse_query)
             if isinstance(parsed, Rejected):
                 out.dead_letters.append(_dead_letter(message, parsed))
@@ -170,6 +188,15 @@ class Ingest:
             tuple(preparer.blocks(page)),
             raw,
         )
+
+
+def _undecodable(message: Message, batch: Undecodable, out: Outbox) -> None:
+    """One dead letter per undecodable batch, from the message of its last offset (which comes
+    again if the batch is read again): the partition and the offset range it covers."""
+    if message.offset == batch.last_offset:
+        letter = _dead_letter(message, Rejected("undecodable_batch", batch.reason))
+        letter[1].update(offset=batch.first_offset, last_offset=batch.last_offset)
+        out.dead_letters.append(letter)
 
 
 def _dead_letter(message: Message, rejected: Rejected) -> tuple[str | None, dict[str, Any]]:

@@ -47,6 +47,7 @@ from .idle import QuietInputs
 from .recovery import SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, clock_of_message, layout_of
+from .undecodable import undecodable_of
 
 __all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "transport_settings"]
 
@@ -409,4 +410,7 @@ def _message(event: Any) -> Message:
     message = event.message
     timestamp = 0 if message.timestamp is None else round(message.timestamp * 1000)  # Faust gives seconds
     clock = clock_of_message(timestamp, message.headers)
-    return Message(message.topic, message.partition, message.offset, message.key, message.value, clock)
+    undecodable = undecodable_of(message.value, message.headers)
+    return Message(
+        message.topic, message.partition, message.offset, message.key, message.value, clock, undecodable
+    )

@@ -71,8 +71,9 @@ class Progress:
 
     def on_dead_letter(self, record: dict[str, Any], input_topic: str) -> None:
         self.dead_letters += 1
-        if record.get("topic") == input_topic:
-            self.dead.add((record["partition"], record["offset"]))
+        if record.get("topic") == input_topic:  # an undecodable batch: a range of offsets
+            last = record.get("last_offset", record["offset"])
+            self.dead.update((record["partition"], offset) for offset in range(record["offset"], last + 1))
 
     def complete(self) -> bool:
         """Every fed page has its decision (one per delivery) or a dead letter; retractions need nothing."""

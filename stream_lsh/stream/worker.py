@@ -15,6 +15,7 @@ from .app import StreamApp
 from .connection import KafkaConnection
 from .fetch_wait import set_fetch_max_wait
 from .topics import TopicNames, topic_specs
+from .undecodable import skip_undecodable_batches
 
 __all__ = ["prepare", "run_worker"]
 
@@ -34,6 +35,8 @@ def run_worker(settings: Settings, bootstrap: str) -> None:
     asyncio.run(prepare(settings, bootstrap, stream_app.guard))
     tune_gc()
     set_fetch_max_wait(settings.stream.fetch_wait_ms)
+    names = TopicNames.from_settings(settings)
+    skip_undecodable_batches({names.input, names.queries})
     worker = faust.Worker(
         stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False, override_logging=False
     )
