@@ -102,3 +102,18 @@ def test_a_query_is_a_page_named_by_its_correlation_id():
         rejected = parse_query(orjson.dumps(bad), 10_000)
         assert isinstance(rejected, Rejected) and rejected.code == "bad_id"
     assert parse_query(orjson.dumps({"correlation_id": "q2"}), 10_000).code == "missing_body"
+
+
+def test_schema_registry_framed_json_is_read_as_its_json():
+    """Confluent's wire format: a zero byte and a 4-byte schema id before the JSON; whatever the id
+    bytes are (here a newline and a brace among them), the JSON after them is the record."""
+    from stream_lsh.core.record import Rejected, parse_record, unframe
+
+    page = b'{"id": "a", "text": "the text of a page"}'
+    for schema_id in (b"\x00\x00\x00\x07", b"\x00\n{\x00", b"\xff\xff\xff\xff"):
+        framed = b"\x00" + schema_id + page
+        assert unframe(framed) == page
+        parsed = parse_record(framed, 1_000)
+        assert not isinstance(parsed, Rejected) and parsed.id == "a"
+    assert unframe(page) == page and unframe(b"\x00") == b"\x00"
+    assert isinstance(parse_record(b"\x00\x00\x00\x00\x07not json", 1_000), Rejected)

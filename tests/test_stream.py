@@ -60,11 +60,18 @@ async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(broker, tmp
         ),
         orjson.dumps({"id": "huge", "text": "word " * 4_200_000}),  # 21 MB, over the 10 MB default limit
         orjson.dumps({"id": "good", "text": story}),
+        # Confluent Schema Registry's wire format: a zero byte, schema id 7, then the JSON
+        b"\x00\x00\x00\x00\x07" + orjson.dumps({"id": "framed", "text": story + " Updated."}),
     ]
     settings = stream_settings(broker, tmp_path)
     progress = await run_stream(settings, workers=1, feed=lines, until_idle=True, timeout=120)
     statuses = {page_id: d["status"] for page_id, d in progress.decisions.items()}
-    assert statuses == {"good": "unique", "html-only": "no_content", "blank": "no_content"}
+    assert statuses == {
+        "good": "unique",
+        "framed": "duplicate",
+        "html-only": "no_content",
+        "blank": "no_content",
+    }
     assert len(progress.decisions) + progress.dead_letters == len(lines)  # nothing vanished
     assert progress.dead_letters == 5
 

@@ -48,8 +48,20 @@ class Delete:
     id: str
 
 
+def unframe(raw: bytes) -> bytes:
+    """The JSON of a record in Confluent Schema Registry's wire format (a zero byte, the schema id
+    in 4 bytes, then the JSON), and any other record as it is. Producers that serialise through a
+    schema registry frame every value so; JSON never starts with a zero byte, so nothing else is
+    taken for a frame. (Its newer form keeps the schema id in a header and the value plain.)"""
+    if len(raw) >= 5 and raw[0] == 0:
+        return raw[5:]
+    return raw
+
+
 def parse_line(raw: bytes, max_bytes: int) -> tuple[dict[str, Any], None] | tuple[None, Rejected]:
-    """Decode one JSON object; on failure, say why (without echoing the page body)."""
+    """Decode one JSON object (unframed, see :func:`unframe`); on failure, say why (without
+    echoing the page body)."""
+    raw = unframe(raw)
     if len(raw) > max_bytes:
         return None, Rejected("too_large", f"record of {len(raw):,} bytes exceeds the limit of {max_bytes:,}")
     try:

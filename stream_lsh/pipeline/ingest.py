@@ -17,7 +17,7 @@ from typing import Any
 from ..core.clock import clock_of_record
 from ..core.page import Page
 from ..core.prepare import Preparer
-from ..core.record import Delete, Rejected, parse_query, parse_record
+from ..core.record import Delete, Rejected, parse_query, parse_record, unframe
 from .messages import InputMark, OwnerChange, PageToSign, Retraction
 from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
@@ -163,7 +163,7 @@ class Ingest:
         return out
 
     def _parse(self, message: Message, parse):  # type: ignore[no-untyped-def]
-        raw = message.value
+        raw = None if message.value is None else unframe(message.value)
         if raw is None or not raw.strip():
             return Rejected("empty", "the message has no value")
         parsed = parse(raw.strip(), self.max_page_bytes)
