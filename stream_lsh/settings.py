@@ -90,6 +90,10 @@ def _optional_int(text: str) -> int | None:
     return None if text.strip().lower() in ("", "none", "auto") else int(text)
 
 
+def _optional_float(text: str) -> float | None:
+    return None if text.strip().lower() in ("", "none", "forever") else float(text)
+
+
 def _setting(default: Any, parse: Callable[[str], Any], help: str) -> Any:
     return field(default=default, metadata={"parse": parse, "help": help})
 
@@ -426,7 +430,8 @@ def _secret_from(value: Secret, file: str, names: tuple[str, str]) -> str | None
 
 @dataclass(frozen=True)
 class KafkaSettings:
-    """How every Kafka client of the app connects (worker, topics, produce, tail): TLS and SASL."""
+    """How every Kafka client of the app connects (worker, topics, produce, tail): TLS and SASL;
+    and how long a worker waits for a broker that is not there yet."""
 
     security_protocol: SecurityProtocol = _setting(
         SecurityProtocol.PLAINTEXT,
@@ -458,9 +463,18 @@ class KafkaSettings:
     sasl_oauth_token_file: str = _setting(
         "", str, "OAUTHBEARER: file holding the access token, read again at every login (rotate it there)"
     )
+    broker_wait_s: float | None = _setting(
+        None,
+        _optional_float,
+        "how long a worker waits for an unreachable broker at start-up, retrying, seconds; none = forever",
+    )
 
     def __post_init__(self) -> None:
         _as_choices(self, security_protocol=SecurityProtocol, sasl_mechanism=SaslMechanism)
+        if self.broker_wait_s is not None and self.broker_wait_s < 0:
+            raise SettingsError(
+                f"broker_wait_s must be >= 0 or none, got {self.broker_wait_s} ({_where('broker_wait_s')})"
+            )
         for name in ("ssl_key_password", "sasl_password"):
             if isinstance(getattr(self, name), str):
                 object.__setattr__(self, name, Secret(getattr(self, name)))

@@ -8,6 +8,7 @@ from typing import Any
 
 import faust
 
+from ..errors import BrokerUnreachableError
 from ..gc_policy import tune_gc
 from ..settings import Settings
 from .admin import claim_state, ensure_topics
@@ -17,7 +18,11 @@ from .fetch_wait import set_fetch_max_wait
 from .topics import TopicNames, topic_specs
 from .undecodable import skip_undecodable_batches
 
-__all__ = ["prepare", "run_worker"]
+__all__ = ["prepare", "prepare_when_reachable", "run_worker"]
+
+log = logging.getLogger(__name__)
+
+FIRST_RETRY_S, LONGEST_RETRY_S = 0.5, 10.0
 
 
 async def prepare(settings: Settings, bootstrap: str, guard: dict[str, Any]) -> None:
@@ -28,11 +33,39 @@ async def prepare(settings: Settings, bootstrap: str, guard: dict[str, Any]) -> 
     await claim_state(kafka, TopicNames.from_settings(settings).guard, guard)
 
 
+async def prepare_when_reachable(settings: Settings, bootstrap: str, guard: dict[str, Any]) -> None:
+    """:func:`prepare`, tried again with backoff while no broker can be reached, each failure
+    logged: a worker started before its brokers (a cluster's maintenance window, an orchestrator
+    starting everything at once) waits for them instead of exiting into a crash loop. The wait is
+    bounded by ``STREAM_LSH_BROKER_WAIT_S`` (none: forever, as Kafka's own clients retry)."""
+    limit = settings.kafka.broker_wait_s
+    loop = asyncio.get_running_loop()
+    started, delay, attempt = loop.time(), FIRST_RETRY_S, 1
+    while True:
+        try:
+            await prepare(settings, bootstrap, guard)
+        except BrokerUnreachableError as error:
+            waited = loop.time() - started
+            if limit is not None and waited + delay > limit:
+                raise BrokerUnreachableError(
+                    f"{error} (gave up after {attempt} attempts in {waited:.0f} s: "
+                    f"STREAM_LSH_BROKER_WAIT_S={limit:g})"
+                ) from None
+            log.warning("attempt %d: %s; trying again in %.1f s", attempt, error, delay)
+            await asyncio.sleep(delay)
+            delay, attempt = min(2 * delay, LONGEST_RETRY_S), attempt + 1
+        else:
+            if attempt > 1:
+                log.warning("the broker answered at attempt %d, after %.0f s", attempt, loop.time() - started)
+            return
+
+
 def run_worker(settings: Settings, bootstrap: str) -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
     loglevel = settings.stream.log_level.lower()
+    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stream_app = StreamApp(settings, bootstrap)
-    asyncio.run(prepare(settings, bootstrap, stream_app.guard))
+    asyncio.run(prepare_when_reachable(settings, bootstrap, stream_app.guard))
     tune_gc()
     set_fetch_max_wait(settings.stream.fetch_wait_ms)
     names = TopicNames.from_settings(settings)
@@ -40,5 +73,4 @@ def run_worker(settings: Settings, bootstrap: str) -> None:
     worker = faust.Worker(
         stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False, override_logging=False
     )
-    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     worker.execute_from_commandline()
