@@ -32,9 +32,9 @@ def worker(settings, *flags: str, timeout: float = 60) -> subprocess.CompletedPr
 
 
 def test_a_worker_without_a_broker_says_so(tmp_path):
-    settings = stream_settings(
-        SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path
-    )  # nobody there
+    settings = stream_settings(  # nobody there, and no wait for anybody (tests/test_broker_outages.py)
+        SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path, broker_wait_s=0
+    )
     result = worker(settings)
     assert result.returncode == 2, result.stderr
     assert "cannot reach a Kafka broker at" in result.stderr and "Traceback" not in result.stderr
