@@ -550,31 +550,26 @@ def run(
 def produce(pages: str, rate: float | None, **flags: Any) -> None:
     """Send a file of JSON-line pages to the input topic, keyed by page id, each record stamped
     with the file's clock (the one `dedup` reads the file with)."""
+    import asyncio
+
+    from .stream.client import feed_lines
     from .stream.connection import KafkaConnection
 
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
     with _stream_errors():
-        fed = _produce(settings, KafkaConnection.from_settings(settings), pages, rate)
-    click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
-
-
-def _produce(settings: Settings, kafka: Any, pages: str, rate: float | None) -> list[Any]:
-    import asyncio
-
-    from .stream.client import feed_lines
-
-    return asyncio.run(
-        feed_lines(
-            kafka,
-            settings.stream.input_topic,
-            Path(pages).read_bytes().splitlines(),
-            clock=settings.file_clock(),
-            max_page_bytes=settings.input.max_page_bytes,
-            rate=rate,
+        fed = asyncio.run(
+            feed_lines(
+                KafkaConnection.from_settings(settings),
+                settings.stream.input_topic,
+                Path(pages).read_bytes().splitlines(),
+                clock=settings.file_clock(),
+                max_page_bytes=settings.input.max_page_bytes,
+                rate=rate,
+            )
         )
-    )
+    click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
 
 
 @cli.command()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from types import SimpleNamespace
 
 import orjson
@@ -31,13 +32,18 @@ def worker(settings, *flags: str, timeout: float = 60) -> subprocess.CompletedPr
     )
 
 
-def test_a_worker_without_a_broker_says_so(tmp_path):
-    settings = stream_settings(  # nobody there, and no wait for anybody (tests/test_broker_outages.py)
-        SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path, broker_wait_s=0
+def test_a_worker_without_a_broker_says_so_once_its_wait_is_over(tmp_path):
+    """It tries again for STREAM_LSH_BROKER_WAIT_S (tests/test_broker_outages.py: a broker that
+    comes within it), then gives up with one line."""
+    settings = stream_settings(  # nobody there
+        SimpleNamespace(bootstrap=f"127.0.0.1:{free_port()}"), tmp_path, broker_wait_s=3
     )
+    started = time.monotonic()
     result = worker(settings)
     assert result.returncode == 2, result.stderr
     assert "cannot reach a Kafka broker at" in result.stderr and "Traceback" not in result.stderr
+    assert "gave up after" in result.stderr and "STREAM_LSH_BROKER_WAIT_S=3" in result.stderr
+    assert time.monotonic() - started < 20
 
 
 async def test_state_built_with_another_scheme_is_refused_before_the_worker_starts(broker, tmp_path):
