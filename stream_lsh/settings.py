@@ -26,7 +26,9 @@ from .core.shingles import ShingleKind, ShingleSpec
 from .errors import SettingsError
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "ENV_PREFIX",
+    "Compression",
     "EngineSettings",
     "InputSettings",
     "KafkaSettings",
@@ -386,6 +388,32 @@ class SaslMechanism(str, Enum):
         return cls(text.strip().upper().replace("_", "-"))
 
 
+class Compression(str, Enum):
+    """Codec of the record batches the app writes (Kafka's ``compression.type`` names)."""
+
+    NONE = "none"
+    GZIP = "gzip"
+    LZ4 = "lz4"
+    SNAPPY = "snappy"
+    ZSTD = "zstd"
+
+    @classmethod
+    def parse(cls, text: str) -> Compression:
+        return cls(text.strip().lower())
+
+    @property
+    def codec(self) -> str | None:
+        """The name Kafka clients take (``None``: uncompressed)."""
+        return None if self is Compression.NONE else self.value
+
+
+#: The largest record batch the app writes by default: 1 MiB, the limit of Apache Kafka, Amazon MSK,
+#: Redpanda, Aiven and Azure Event Hubs out of the box (Confluent Cloud allows 2 MB by default, 8 MB at
+#: most), so that topics can be created and written anywhere without asking for a larger limit.
+DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
+MIN_MESSAGE_BYTES = 1 << 16  # a snapshot chunk or a batch of a few pages must fit
+
+
 class Secret:
     """A password or key passphrase: compared and passed on, never shown. Its ``repr`` and ``str``
     are masked, so a settings object can be logged or printed in a traceback without leaking it."""
@@ -463,6 +491,16 @@ class KafkaSettings:
     sasl_oauth_token_file: str = _setting(
         "", str, "OAUTHBEARER: file holding the access token, read again at every login (rotate it there)"
     )
+    compression: Compression = _setting(
+        Compression.LZ4,
+        _choice(Compression, "compression"),
+        "codec of the app's output and internal topics: none, gzip, lz4, snappy or zstd",
+    )
+    max_message_bytes: int = _setting(
+        DEFAULT_MAX_MESSAGE_BYTES,
+        int,
+        "largest record the app writes, as the broker counts it (max.message.bytes of the topics it makes)",
+    )
     broker_wait_s: float | None = _setting(
         None,
         _optional_float,
@@ -470,7 +508,14 @@ class KafkaSettings:
     )
 
     def __post_init__(self) -> None:
-        _as_choices(self, security_protocol=SecurityProtocol, sasl_mechanism=SaslMechanism)
+        _as_choices(
+            self, security_protocol=SecurityProtocol, sasl_mechanism=SaslMechanism, compression=Compression
+        )
+        if self.max_message_bytes < MIN_MESSAGE_BYTES:
+            raise SettingsError(
+                f"max_message_bytes must be at least {MIN_MESSAGE_BYTES} (64 KiB), got "
+                f"{self.max_message_bytes} ({_where('max_message_bytes')})"
+            )
         if self.broker_wait_s is not None and self.broker_wait_s < 0:
             raise SettingsError(
                 f"broker_wait_s must be >= 0 or none, got {self.broker_wait_s} ({_where('broker_wait_s')})"

@@ -39,7 +39,17 @@ from .messages import (
 )
 from .outbox import Stage
 
-__all__ = ["decode", "decode_segment", "dump_state", "encode", "from_wire", "load_state", "segment"]
+__all__ = [
+    "decode",
+    "decode_segment",
+    "dump_state",
+    "encode",
+    "encode_within",
+    "from_wire",
+    "load_state",
+    "segment",
+    "wire_size",
+]
 
 _KINDS: dict[str, dict[str, Any]] = {
     Stage.SITES: {
@@ -66,6 +76,32 @@ _STAGE_NAMES = {Stage.SITES: "site", Stage.BANDS: "band", Stage.HOMES: "home"}
 def encode(messages: Sequence[Message]) -> bytes:
     """One batch of messages for a stage partition, as the bytes of one Kafka message."""
     return orjson.dumps([message.to_wire() for message in messages])
+
+
+def encode_within(messages: Sequence[Message], max_bytes: int) -> list[bytes]:
+    """One batch as few records as the limit allows (:mod:`.limits`): each record is what
+    :func:`encode` makes of a run of the messages, in order, and no longer than ``max_bytes`` unless it
+    holds a single message that is longer on its own (the input refuses pages that could be)."""
+    whole = encode(messages)
+    if len(whole) <= max_bytes:
+        return [whole]
+    records: list[bytes] = []
+    run: list[bytes] = []
+    size = 1  # the closing bracket
+    for message in messages:
+        wire = orjson.dumps(message.to_wire())
+        if run and size + len(wire) + 1 > max_bytes:
+            records.append(b"[" + b",".join(run) + b"]")
+            run, size = [], 1
+        run.append(wire)
+        size += len(wire) + 1  # the bracket or comma before it
+    records.append(b"[" + b",".join(run) + b"]")
+    return records
+
+
+def wire_size(message: Message) -> int:
+    """Bytes of one message in a batch record (without the comma that separates it)."""
+    return len(orjson.dumps(message.to_wire()))
 
 
 def decode(stage: str, data: bytes) -> list[Message]:

@@ -18,6 +18,8 @@ from ..core.clock import clock_of_record
 from ..core.page import Page
 from ..core.prepare import Preparer
 from ..core.record import Delete, Rejected, parse_query, parse_record, unframe
+from . import codec
+from .limits import RecordLimit
 from .messages import InputMark, OwnerChange, PageToSign, Retraction
 from .order import Mark, encode_mark
 from .outbox import Outbox, Stage
@@ -61,12 +63,16 @@ class Ingest:
         max_page_bytes: int,
         watermarks: bool = False,
         lateness: float = 0.0,
+        limit: RecordLimit | None = None,
     ) -> None:
+        """``limit``: the largest record the transport may write (:mod:`.limits`); a page whose
+        record would be larger is a ``too_large`` dead letter. None: no limit (in-process)."""
         self.preparer = preparer
         self.layout = layout
         self.max_page_bytes = max_page_bytes
         self.watermarks = watermarks  # see stream_lsh.pipeline.order
         self.lateness = lateness
+        self.limit = limit
 
     @property
     def marks_caught_up(self) -> bool:
@@ -92,8 +98,7 @@ class Ingest:
             if message.undecodable is not None:
                 _undecodable(message, message.undecodable, out)
                 continue  # no mark: its records' clocks are unknown
-            parsed = self._parse(message, parse_record)
-            page_id = None
+            parsed = self._page(message)
             if isinstance(parsed, Rejected):
                 out.dead_letters.append(_dead_letter(message, parsed))
                 page_id = parsed.page_id
@@ -101,10 +106,8 @@ class Ingest:
                 self._retract(parsed.id, message.timestamp_ms, out)
                 page_id = parsed.id
             else:
-                page, raw = parsed
-                to_sign = self._to_sign(page, message.timestamp_ms, raw=raw.decode("utf-8"))
-                out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign)
-                page_id = page.id
+                out.send(Stage.SITES, self.layout.site(parsed.site), parsed)
+                page_id = parsed.id
             mark = (message.timestamp_ms, page_id or "")
             marks[message.partition] = max(marks.get(message.partition, mark), mark)
         if self.watermarks:
@@ -112,6 +115,17 @@ class Ingest:
             for partition, mark in sorted(marks.items()):
                 self._broadcast(partition, mark, out, idle_after=partition in idle)
         return out
+
+    def _page(self, message: Message) -> PageToSign | Delete | Rejected:
+        parsed = self._parse(message, parse_record)
+        if isinstance(parsed, (Rejected, Delete)):
+            return parsed
+        page, raw = parsed
+        return self._to_sign(page, message.timestamp_ms, raw=raw.decode("utf-8"))
+
+    def _query(self, message: Message) -> PageToSign | Rejected:
+        parsed = self._parse(message, parse_query)
+        return parsed if isinstance(parsed, Rejected) else self._to_sign(parsed[0], message.timestamp_ms)
 
     def _retract(self, page_id: str, timestamp_ms: int, out: Outbox) -> None:
         """To every band partition, which drops the page in clock order (held like a probe), and
@@ -153,13 +167,11 @@ class Ingest:
             if message.undecodable is not None:
                 _undecodable(message, message.undecodable, out)
                 continue
-            parsed = self._parse(message, parse_query)
-            if isinstance(parsed, Rejected):
-                out.dead_letters.append(_dead_letter(message, parsed))
-                continue
-            page, _ = parsed
-            to_sign = self._to_sign(page, message.timestamp_ms)
-            out.send(Stage.SITES, self.layout.site(to_sign.site), to_sign)
+            query = self._query(message)
+            if isinstance(query, Rejected):
+                out.dead_letters.append(_dead_letter(message, query))
+            else:
+                out.send(Stage.SITES, self.layout.site(query.site), query)
         return out
 
     def _parse(self, message: Message, parse):  # type: ignore[no-untyped-def]
@@ -171,12 +183,13 @@ class Ingest:
             return parsed, raw.strip()
         return parsed
 
-    def _to_sign(self, page: Page, timestamp_ms: int, *, raw: str | None = None) -> PageToSign:
+    def _to_sign(self, page: Page, timestamp_ms: int, *, raw: str | None = None) -> PageToSign | Rejected:
         """A page for its site partition (a query without ``raw``): its clock is the record's
-        timestamp, which orders pages (see .order); its event time moves the window."""
+        timestamp, which orders pages (see .order); its event time moves the window. Rejected if
+        that record would be over the limit."""
         preparer = self.preparer
         time = preparer.event_time(page, clock_of_record(timestamp_ms))
-        return PageToSign(
+        to_sign = PageToSign(
             page.id,
             raw is None,
             page.site,
@@ -187,6 +200,25 @@ class Ingest:
             preparer.body_hash(page),
             tuple(preparer.blocks(page)),
             raw,
+        )
+        return self._too_large(to_sign) or to_sign
+
+    def _too_large(self, to_sign: PageToSign) -> Rejected | None:
+        limit = self.limit
+        if limit is None:
+            return None
+        chars = len(to_sign.id) + len(to_sign.raw or "") + sum(len(block) for block in to_sign.blocks)
+        if 6 * chars + 1024 <= limit.page_bytes:  # JSON takes at most 6 bytes a character (\u001f)
+            return None
+        size = codec.wire_size(to_sign)
+        if limit.page_fits(size):
+            return None
+        return Rejected(
+            "too_large",
+            f"the page's record to its site partition would take {size:,} bytes, over the "
+            f"{limit.page_bytes:,} that a limit of {limit.max_message_bytes:,} bytes a message leaves "
+            "(STREAM_LSH_MAX_MESSAGE_BYTES)",
+            to_sign.id,
         )
 
 

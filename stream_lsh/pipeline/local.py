@@ -27,6 +27,7 @@ from ..core.record import InputLine, parse_record
 from . import codec
 from .ingest import Ingest, Message
 from .journal import Journal
+from .limits import RecordLimit
 from .messages import Message as StageMessage
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -45,6 +46,7 @@ class LocalPipeline:
         layout: Layout,
         *,
         max_page_bytes: int = 10_000_000,
+        max_message_bytes: int | None = None,
         rng: random.Random | None = None,
         durable: bool = False,
         compact_bytes: int = 16 << 20,
@@ -54,12 +56,19 @@ class LocalPipeline:
     ) -> None:
         """``inputs``: the number of input partitions, to apply probes in (clock, id) order under
         watermarks (:mod:`.order`); None keeps arrival order. Fed values are stamped with the
-        clock ``stream-lsh produce`` would give them, as lines of one file, in feed order."""
+        clock ``stream-lsh produce`` would give them, as lines of one file, in feed order.
+        ``max_message_bytes``: the transport's record limit (:mod:`.limits`); None: unlimited."""
         self.inputs = inputs
         preparer = Preparer(config)
         self.max_page_bytes = max_page_bytes
+        self.limit = None if max_message_bytes is None else RecordLimit(max_message_bytes)
         self.ingest = Ingest(
-            preparer, layout, max_page_bytes=max_page_bytes, watermarks=inputs is not None, lateness=lateness
+            preparer,
+            layout,
+            max_page_bytes=max_page_bytes,
+            watermarks=inputs is not None,
+            lateness=lateness,
+            limit=self.limit,
         )
         self._make = stage_factories(preparer, layout, inputs, int(lateness * 1000), clock)
         self.feeder_clock = FileClock(max_future=config.max_future)
@@ -140,7 +149,11 @@ class LocalPipeline:
     def _deliver(self, out: Outbox) -> None:
         for section in (out.first, out.internal):  # first: durable before the rest is sent
             for key, messages in _messages(section):
-                self._enqueue(key, codec.encode(messages))
+                if self.limit is None:
+                    self._enqueue(key, codec.encode(messages))
+                else:  # as the Faust app splits them
+                    for record in codec.encode_within(messages, self.limit.batch_bytes):
+                        self._enqueue(key, record)
         internal_free = Outbox(
             decisions=out.decisions,
             unique_pages=out.unique_pages,

@@ -38,7 +38,7 @@ async def claim_state(target: KafkaConnection | str, topic: str, guard: dict[str
         if stored != guard:
             raise StateMismatchError(f"{topic}: {mismatch(stored, guard)}")
         return
-    producer = AIOKafkaProducer(**kafka.client_options())
+    producer = AIOKafkaProducer(**kafka.producer_options())
     await start_client(producer, kafka)
     try:
         await producer.send_and_wait(topic, orjson.dumps(guard), key=GUARD_KEY)

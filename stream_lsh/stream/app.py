@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 import faust
@@ -38,6 +38,7 @@ from ..core.prepare import Preparer
 from ..errors import ExitCode, StateMismatchError
 from ..pipeline import codec
 from ..pipeline.ingest import Ingest, Message
+from ..pipeline.limits import RecordLimit
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
 from ..settings import Settings, SettingsError
@@ -101,7 +102,8 @@ def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
         broker_heartbeat_interval=1.0,
         broker_commit_interval=1.0,
         stream_buffer_maxsize=max(2 * settings.stream.batch_size, 256),
-        producer_max_request_size=max(2 * settings.input.max_page_bytes, 1_048_576),
+        producer_max_request_size=settings.kafka.max_message_bytes,
+        producer_compression_type=settings.kafka.compression.codec,
         consumer_max_fetch_size=max(2 * settings.input.max_page_bytes, 1_048_576),
         topic_allow_declare=False,
     )
@@ -121,12 +123,14 @@ class StreamApp:
         self.layout = layout_of(settings)
         self.preparer = Preparer(settings.dedup_config())
         ordered = settings.stream.order == "clock"  # watermarks: see stream_lsh.pipeline.order
+        self.limit = RecordLimit(settings.kafka.max_message_bytes)
         self.ingest = Ingest(
             self.preparer,
             self.layout,
             max_page_bytes=settings.input.max_page_bytes,
             watermarks=ordered,
             lateness=settings.stream.lateness_s,
+            limit=self.limit,
         )
         self._make = stage_factories(
             self.preparer, self.layout, stage_inputs(settings), int(settings.stream.lateness_s * 1000)
@@ -141,7 +145,7 @@ class StreamApp:
                 self._make[stage],
                 self.guard,
                 compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))),
-                chunk_bytes=512 << 10,
+                chunk_bytes=min(512 << 10, self.limit.batch_bytes),
             )
             for stage in Stage.ALL
         }
@@ -336,29 +340,29 @@ class StreamApp:
         await store.durable()  # before Faust may commit the batch's input
 
     # -- sending an outbox -----------------------------------------------------------------------
+    def _records(self, section: dict[str, dict[int, list[Any]]]) -> Iterator[tuple[str, int, bytes]]:
+        """The records of a section of an outbox: a stage partition's messages in as few records
+        as the message limit allows, in order (stream_lsh.pipeline.limits)."""
+        for stage, parts in section.items():
+            for partition, messages in parts.items():
+                if messages:
+                    for record in codec.encode_within(messages, self.limit.batch_bytes):
+                        yield stage, partition, record
+
     async def _send(self, out: Outbox) -> None:
         if out.is_empty():
             return
         producer = self.app.producer
         first = [
-            await producer.send(
-                self.names.internal(stage), None, codec.encode(messages), partition, None, None
-            )
-            for stage, parts in out.first.items()
-            for partition, messages in parts.items()
-            if messages
+            await producer.send(self.names.internal(stage), None, record, partition, None, None)
+            for stage, partition, record in self._records(out.first)
         ]
         if first:
             await asyncio.gather(*first)
-        pending: list[Awaitable[Any]] = []
-        for stage, parts in out.internal.items():
-            for partition, messages in parts.items():
-                if messages:
-                    pending.append(
-                        await producer.send(
-                            self.names.internal(stage), None, codec.encode(messages), partition, None, None
-                        )
-                    )
+        pending: list[Awaitable[Any]] = [
+            await producer.send(self.names.internal(stage), None, record, partition, None, None)
+            for stage, partition, record in self._records(out.internal)
+        ]
         for topic, items in (
             (self.names.decisions, out.decisions),
             (self.names.answers, out.answers),

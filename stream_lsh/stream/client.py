@@ -130,7 +130,7 @@ async def feed_lines(
     producer takes them.
     """
     kafka = KafkaConnection.of(target)
-    producer = AIOKafkaProducer(max_request_size=max_request_size, linger_ms=5, **kafka.client_options())
+    producer = AIOKafkaProducer(max_request_size=max_request_size, linger_ms=5, **kafka.producer_options())
     await start_client(producer, kafka)
     started = time.perf_counter()
     try:

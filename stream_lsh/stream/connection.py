@@ -67,6 +67,10 @@ class KafkaConnection:
                 options["sasl_plain_password"] = self.security.password()
         return options
 
+    def producer_options(self) -> dict[str, Any]:
+        """Keyword arguments of aiokafka's producer: :meth:`client_options` and the codec."""
+        return {**self.client_options(), "compression_type": self.security.compression.codec}
+
     def faust_credentials(self) -> Any:
         """Faust's ``broker_credentials`` for the same connection (None: plaintext). Faust turns
         them into the same aiokafka options for every client it builds."""

@@ -112,34 +112,27 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
     names = TopicNames.from_settings(settings)
     compact = {"cleanup.policy": "compact"}
     inputs = settings.stream.input_partitions
-    # internal messages carry a micro-batch for one partition, changelog rows a journal segment or
-    # snapshot chunk: more than Kafka's 1 MB default allows
-    large = {"max.message.bytes": str(max(2 * settings.input.max_page_bytes, 1 << 20) + (1 << 20))}
     layout = layout_of(settings)
-    changelogs = [
-        TopicSpec(names.changelog(stage), layout.partitions(stage), {**compact, **large})
-        for stage in Stage.ALL
-    ]
+    changelogs = [TopicSpec(names.changelog(stage), layout.partitions(stage), compact) for stage in Stage.ALL]
     specs = [
-        TopicSpec(names.input, inputs, large),
+        TopicSpec(names.input, inputs, {}),
         TopicSpec(names.queries, inputs, {}),
         TopicSpec(names.decisions, inputs, compact),
         TopicSpec(names.clusters, inputs, compact),
-        TopicSpec(names.unique, inputs, {**compact, **large}),  # whole pages
+        TopicSpec(names.unique, inputs, compact),  # whole pages
         TopicSpec(names.answers, inputs, compact),
         TopicSpec(names.dead_letters, inputs, {}),
-        *(TopicSpec(names.internal(stage), layout.partitions(stage), large) for stage in Stage.ALL),
+        *(TopicSpec(names.internal(stage), layout.partitions(stage), {}) for stage in Stage.ALL),
         *changelogs,
         TopicSpec(names.guard, 1, compact),
         # Faust's leader election (faust/assignor/leader_assignor.py); the app does not let Faust
         # create topics, and brokers should not auto-create them with their own partition count
         TopicSpec(f"{settings.stream.app_id}-__assignor-__leader", 1, {}),
     ]
-    extra = (
-        {}
-        if settings.stream.min_insync_replicas is None
-        else {"min.insync.replicas": str(settings.stream.min_insync_replicas)}
-    )
+    # every topic takes the largest record the app writes (stream_lsh.stream.limits), and no larger
+    extra = {"max.message.bytes": str(settings.kafka.max_message_bytes)}
+    if settings.stream.min_insync_replicas is not None:
+        extra["min.insync.replicas"] = str(settings.stream.min_insync_replicas)
     return [
         TopicSpec(spec.name, spec.partitions, {**spec.config, **extra}, settings.stream.replication_factor)
         for spec in specs
