@@ -101,6 +101,10 @@ def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
         broker_session_timeout=6.0,
         broker_heartbeat_interval=1.0,
         broker_commit_interval=1.0,
+        # how long a send waits for a broker that went away (a restart, an outage): the records
+        # are retried meanwhile; past it the send fails, and _or_exit stops the worker before the
+        # batch's input is committed. The journal rows wait as long (StageStore).
+        producer_request_timeout=settings.kafka.send_timeout_s,
         stream_buffer_maxsize=max(2 * settings.stream.batch_size, 256),
         producer_max_request_size=settings.kafka.max_message_bytes,
         producer_compression_type=settings.kafka.compression.codec,
@@ -146,6 +150,7 @@ class StreamApp:
                 self.guard,
                 compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))),
                 chunk_bytes=min(512 << 10, self.limit.batch_bytes),
+                row_timeout_s=settings.kafka.send_timeout_s,
             )
             for stage in Stage.ALL
         }
