@@ -332,11 +332,11 @@ INTERNALS = [
         "calls with (tp)",
         params(f"{FC}:Consumer._is_changelog_tp", "self", "tp"),
     ),
-    internal("Consumer._thread", FAUST, S + "consumer.py", "reads", with_app(consumer_thread)),
+    internal("Consumer._thread", FAUST, S + "consumer.py app.py", "reads", with_app(consumer_thread)),
     internal(
         "AIOKafkaConsumerThread._ensure_consumer",
         FAUST,
-        S + "consumer.py",
+        S + "consumer.py app.py",
         "calls with ()",
         params(f"{FA}:AIOKafkaConsumerThread._ensure_consumer", "self"),
     ),
@@ -389,6 +389,14 @@ INTERNALS = [
             "headers",
             "transactional_id",
         ),
+    ),
+    internal(
+        "AIOKafkaConsumer.last_poll_timestamp",
+        AIOKAFKA,
+        S + "app.py",
+        "calls with (tp) on faust's worker consumer: wall-clock ms of the partition's latest fetch answer",
+        params("aiokafka:AIOKafkaConsumer.last_poll_timestamp", "self", "partition"),
+        source_has(f"{AF}:Fetcher._proc_fetch_request", "tp_state.timestamp = now_ms", "time.time()"),
     ),
     # recovery.py: true changelog ends, no input dropped after recovery
     internal(
