@@ -17,6 +17,9 @@ committed input offset always has its rows in the changelog, whatever becomes of
 A failed send or table write must not be followed by a commit of the input (Faust would commit it:
 an exception in an agent acks the event). Any error in a batch therefore ends the process with
 exit code 70 after logging it, and the input is redelivered to whoever runs the partition next.
+Brokers that went away are not such an error until ``STREAM_LSH_SEND_TIMEOUT_S`` has passed: sends
+and journal rows are retried meanwhile, so a shorter outage is ridden out (docs/architecture.md,
+"Broker outages").
 
 Agents run with ``concurrency=1``: they own per-partition state, and faust-streaming #606 loses
 messages when a stateful agent runs concurrently.
