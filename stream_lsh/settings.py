@@ -459,7 +459,7 @@ def _secret_from(value: Secret, file: str, names: tuple[str, str]) -> str | None
 @dataclass(frozen=True)
 class KafkaSettings:
     """How every Kafka client of the app connects (worker, topics, produce, tail): TLS and SASL;
-    and how long a worker waits for a broker that is not there yet."""
+    how long a worker waits for a broker that is not there yet, and for one that went away."""
 
     security_protocol: SecurityProtocol = _setting(
         SecurityProtocol.PLAINTEXT,
@@ -506,6 +506,12 @@ class KafkaSettings:
         _optional_float,
         "how long a worker waits for an unreachable broker at start-up, retrying, seconds; none = forever",
     )
+    send_timeout_s: float = _setting(
+        300.0,
+        float,
+        "how long a worker's sends wait for the brokers, retrying, before it exits with code 70 "
+        "(its input is redelivered): broker outages shorter than this are ridden out, seconds",
+    )
 
     def __post_init__(self) -> None:
         _as_choices(
@@ -519,6 +525,10 @@ class KafkaSettings:
         if self.broker_wait_s is not None and self.broker_wait_s < 0:
             raise SettingsError(
                 f"broker_wait_s must be >= 0 or none, got {self.broker_wait_s} ({_where('broker_wait_s')})"
+            )
+        if not self.send_timeout_s > 0:
+            raise SettingsError(
+                f"send_timeout_s must be positive, got {self.send_timeout_s} ({_where('send_timeout_s')})"
             )
         for name in ("ssl_key_password", "sasl_password"):
             if isinstance(getattr(self, name), str):

@@ -1,19 +1,34 @@
-"""Brokers that come and go: a worker started before its broker. (A wait that runs out:
-tests/test_guard.py.)"""
+"""Brokers that come and go: a worker started before its broker (a wait that runs out:
+tests/test_guard.py), and an Apache Kafka broker that goes away mid-stream, stopped or killed, and
+comes back with its data on the same port: the worker rides out the outage by itself, and every
+page gets one decision, batch's."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import time
 from types import SimpleNamespace
 
 import orjson
+import pytest
+from conftest import TEST_BROKERS
 from stream_helpers import DecisionReader, batch_reference, stream_settings
 
-from stream_lsh.stream.brokers import TansuBroker, free_port
+from stream_lsh.errors import ExitCode
+from stream_lsh.settings import Settings
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.brokers import KafkaBroker, TansuBroker, free_port
 from stream_lsh.stream.client import feed_lines
+from stream_lsh.stream.metadata_backoff import back_off_failed_metadata
 from stream_lsh.stream.runner import Workers
-from stream_lsh.stream.topics import TopicNames
+from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
+
+needs_kafka = pytest.mark.skipif(
+    "kafka" not in TEST_BROKERS, reason="STREAM_LSH_TEST_BROKERS leaves Apache Kafka out"
+)
 
 
 async def test_a_worker_started_before_its_broker_waits_for_it_then_works(tmp_path):
@@ -54,3 +69,158 @@ async def _topic_exists(bootstrap: str, topic: str) -> bool:
         return topic in await admin.list_topics()
     finally:
         await admin.close()
+
+
+async def test_a_failed_metadata_refresh_waits_its_backoff_before_it_answers():
+    """Without the wait, aiokafka's sender spins while its partitions have no leader and no broker
+    listens (stream_lsh/stream/metadata_backoff.py)."""
+    from aiokafka.client import AIOKafkaClient
+
+    back_off_failed_metadata()
+    client = AIOKafkaClient(bootstrap_servers=f"127.0.0.1:{free_port()}", retry_backoff_ms=300)
+    started = time.monotonic()
+    assert await client._metadata_update(client.cluster, set()) is False  # no broker known or listening
+    assert time.monotonic() - started >= 0.3
+    await client.close()
+
+
+# Longer than the group's session (6 s): the worker's membership has expired when the broker comes
+# back. STREAM_LSH_TEST_OUTAGE_S gives a longer one (ridden out up to STREAM_LSH_SEND_TIMEOUT_S).
+OUTAGE_S = float(os.environ.get("STREAM_LSH_TEST_OUTAGE_S", "10"))
+
+
+@needs_kafka
+@pytest.mark.parametrize("how", ["stop", "kill"])
+async def test_a_worker_rides_out_a_kafka_outage_and_decides_every_page_once(tmp_path, how):
+    """The broker is stopped (SIGTERM) or killed (SIGKILL) right after a burst of pages reached it,
+    so that the worker has pages in every stage when it goes; it stays down for OUTAGE_S, then
+    starts again with its data on its port. The worker process lives through it all, and every
+    page has exactly one decision value (repeats are identical), batch's. Boilerplate learning is
+    off: its flags reach other site partitions at interleaving-dependent times."""
+    pages = generate_corpus(600, seed=14).pages
+    with KafkaBroker(data_dir=tmp_path / "kafka") as broker:
+        settings = stream_settings(broker, tmp_path, boilerplate=False)
+        await ensure_topics(broker.bootstrap, topic_specs(settings))  # before a reader would make them
+        feed, pool = _Feed(settings), Workers(settings, broker.bootstrap, 1)
+        try:
+            # one reader throughout: stopped while the broker is down, aiokafka's fetcher raises
+            # CancelledError from stop(); like the worker, it reconnects by itself
+            async with _reader(settings) as reader:
+                in_flight = await _outage_during_a_burst(broker, feed, pages[:450], reader, pool, how)
+                decided_before = len(reader.records)
+                await _stay_alive(pool, OUTAGE_S)
+                broker.start()
+                back = time.monotonic()
+                await feed(pages[450:])
+                resumed = await _next_decision(reader, decided_before, pool)
+                await _all_decided(reader, pages, pool)
+            pool.check()
+        finally:
+            pool.stop()
+    print(
+        f"\n{how}: {in_flight} of 300 pages in flight; "
+        f"the next decision {resumed - back:.2f} s after the broker was back"
+    )
+    assert _one_decision_each(reader.records, pages) == batch_reference(pages, boilerplate=False)
+
+
+@needs_kafka
+async def test_an_outage_longer_than_the_send_timeout_ends_the_worker_and_loses_nothing(tmp_path):
+    """Past STREAM_LSH_SEND_TIMEOUT_S a worker gives up: its pending sends fail and it exits with
+    code 70 before the input of the failed batch is committed, so the worker started once the
+    broker is back decides every page, batch's."""
+    pages = generate_corpus(300, seed=15).pages
+    with KafkaBroker(data_dir=tmp_path / "kafka") as broker:
+        settings = stream_settings(broker, tmp_path, boilerplate=False, send_timeout_s=3)
+        await ensure_topics(broker.bootstrap, topic_specs(settings))
+        feed, pool = _Feed(settings), Workers(settings, broker.bootstrap, 1)
+        try:
+            async with _reader(settings) as reader:
+                await _outage_during_a_burst(broker, feed, pages, reader, pool, "kill")
+                down = time.monotonic()
+                assert pool.processes[0].wait(timeout=60) == ExitCode.FAILED_BATCH
+                gave_up = time.monotonic() - down
+                assert gave_up >= 2.0, (
+                    f"exited {gave_up:.1f} s into the outage: it did not wait for the broker"
+                )
+                assert "a batch failed; stopping the worker" in pool.logs[0].read_text()
+                broker.start()
+                pool = Workers(settings, broker.bootstrap, 1)  # the same data directory
+                await _all_decided(reader, pages, pool)
+        finally:
+            pool.stop()
+    print(f"\nthe worker exited {gave_up:.1f} s into the outage (send timeout 3 s)")
+    assert _one_decision_each(reader.records, pages) == batch_reference(pages, boilerplate=False)
+
+
+def _reader(settings: Settings) -> DecisionReader:
+    return DecisionReader(
+        settings.stream.broker, settings.stream.decisions_topic, settings.stream.input_partitions
+    )
+
+
+class _Feed:
+    """Feeds pages to the app's input as the next lines of one file (one clock across calls)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings, self.clock = settings, settings.file_clock()
+
+    async def __call__(self, pages: list[dict]) -> None:
+        lines = [orjson.dumps(page) for page in pages]
+        await feed_lines(
+            self.settings.stream.broker, self.settings.stream.input_topic, lines, clock=self.clock
+        )
+
+
+async def _outage_during_a_burst(
+    broker: KafkaBroker, feed: _Feed, pages: list[dict], reader: DecisionReader, pool: Workers, how: str
+) -> int:
+    """Feed the first 150 pages and wait for their decisions, feed the rest at once and take the
+    broker down (``stop``: SIGTERM, ``kill``: SIGKILL) as soon as they are stored. Returns how
+    many of the burst had no decision when it went (as far as ``reader`` saw)."""
+    await feed(pages[:150])
+    for page in pages[:150]:
+        await reader.until(page["id"], timeout=90, check=pool.check)
+    await feed(pages[150:])
+    watching = asyncio.create_task(reader.drain(3600))  # what comes out until it goes
+    await asyncio.to_thread(broker.kill if how == "kill" else broker.stop)
+    watching.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await watching
+    in_flight = len({p["id"] for p in pages[150:]} - {r["id"] for r in reader.records})
+    assert in_flight, "the worker had decided the burst before the broker went"
+    return in_flight
+
+
+async def _stay_alive(pool: Workers, seconds: float) -> None:
+    """Wait ``seconds``, checking all along that the workers are still running."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        pool.check()
+        await asyncio.sleep(0.25)
+
+
+async def _next_decision(reader: DecisionReader, count: int, pool: Workers) -> float:
+    """When the reader got its record number ``count + 1`` (monotonic clock)."""
+    deadline = time.monotonic() + 90
+    while len(reader.records) <= count:
+        assert time.monotonic() < deadline, "no decision in 90 s after the broker came back"
+        pool.check()
+        for messages in (await reader.consumer.getmany(timeout_ms=20)).values():
+            reader.records.extend(orjson.loads(m.value) for m in messages)
+    return time.monotonic()
+
+
+async def _all_decided(reader: DecisionReader, pages: list[dict], pool: Workers) -> None:
+    for page in pages:
+        await reader.until(page["id"], timeout=90, check=pool.check)
+    await reader.drain(2.0)  # repeats that come late
+
+
+def _one_decision_each(records: list[dict], pages: list[dict]) -> list[dict]:
+    """The decision of every page, in the order of ``pages``, after checking that any repeat of a
+    page's decision is the same decision."""
+    by_id: dict[str, dict] = {}
+    for record in records:
+        assert by_id.setdefault(record["id"], record) == record, f"{record['id']} decided twice differently"
+    return [by_id[page["id"]] for page in pages]

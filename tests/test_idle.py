@@ -263,3 +263,36 @@ def test_the_guard_names_a_candidate_whose_answer_never_comes():
     clock.now += 6.0
     waits = [w for w in pipe.stalled(5.0) if w.page_id == "b2"]
     assert len(waits) == 1 and "the decision of earlier candidates: a (home" in waits[0].waits_for
+
+
+async def test_a_partition_the_broker_has_not_answered_for_lately_is_not_claimed_idle(tmp_path):
+    """A worker whose broker is down still sees the high watermark of the last fetch answer
+    before it went, but the broker may have taken records since: the partition is claimed idle
+    only on an answer younger than the idle time plus one fetch wait (tests/test_broker_outages.py
+    saw late pages without this)."""
+    import time
+    from types import SimpleNamespace
+
+    from faust.types import TP
+
+    from stream_lsh.settings import Settings
+    from stream_lsh.stream.app import StreamApp
+
+    settings = Settings.load(environ={}, broker="127.0.0.1:9", data_dir=str(tmp_path), idle_ms=200)
+    stream = StreamApp(settings, "127.0.0.1:9")  # never started: no broker needed
+    consumer = stream.app.consumer
+    answered: dict[str, float | None] = {"at": None}
+    consumer.highwater = lambda tp: 5  # type: ignore[method-assign]
+    consumer._thread._ensure_consumer = lambda: SimpleNamespace(  # type: ignore[method-assign]
+        last_poll_timestamp=lambda tp: answered["at"]
+    )
+    stream.quiet.heard({0: 4})  # records up to offset 4 taken: the high watermark 5 says nothing is left
+    try:
+        assert not await stream._all_taken(0)  # no answer yet
+        answered["at"] = time.time() * 1000 - 50
+        assert await stream._all_taken(0)
+        answered["at"] = time.time() * 1000 - 2000  # the broker went 2 s ago
+        assert not await stream._all_taken(0)
+        assert stream._fetched_lately(TP(settings.stream.input_topic, 0)) is False
+    finally:
+        consumer._thread.thread_loop.close()  # mode made it for the consumer's thread, never started

@@ -33,9 +33,10 @@ AF = "aiokafka.consumer.fetcher"
 def resolve(path: str) -> Any:
     """``"package.module:Class.attr"`` -> that object, imported now (a missing one fails its entry only).
 
-    Functions that stream_lsh.stream.fetch_wait patched in this process (tests/test_recovery.py
-    runs it), and the class stream_lsh.stream.undecodable replaced, resolve to the originals they
-    saved, so the checks always see the library's own code."""
+    Functions that stream_lsh.stream.fetch_wait and metadata_backoff patched in this process
+    (tests/test_recovery.py and tests/test_broker_outages.py run them), and the class
+    stream_lsh.stream.undecodable replaced, resolve to the originals they saved, so the checks
+    always see the library's own code."""
     module, _, attrs = path.partition(":")
     obj = importlib.import_module(module)
     for name in filter(None, attrs.split(".")):
@@ -44,6 +45,10 @@ def resolve(path: str) -> Any:
         from stream_lsh.stream import undecodable
 
         obj = undecodable._ORIGINAL
+    if getattr(obj, "__module__", None) == "stream_lsh.stream.metadata_backoff":
+        from stream_lsh.stream import metadata_backoff
+
+        obj = metadata_backoff._ORIGINAL
     if getattr(obj, "__module__", None) == "stream_lsh.stream.fetch_wait":
         from stream_lsh.stream import fetch_wait
 
@@ -180,6 +185,11 @@ def fetch_wait_slot(consumer: Any) -> None:
 def client_of(consumer: Any) -> None:
     client = consumer._client
     assert isinstance(client, resolve("aiokafka.client:AIOKafkaClient")), f"_client is a {type(client)!r}"
+
+
+def retry_backoff_of_client(consumer: Any) -> None:
+    backoff = getattr(consumer._client, "_retry_backoff", None)
+    assert isinstance(backoff, float) and backoff > 0, f"AIOKafkaClient._retry_backoff is {backoff!r}"
 
 
 def committed_offsets(app: Any) -> None:
@@ -322,11 +332,11 @@ INTERNALS = [
         "calls with (tp)",
         params(f"{FC}:Consumer._is_changelog_tp", "self", "tp"),
     ),
-    internal("Consumer._thread", FAUST, S + "consumer.py", "reads", with_app(consumer_thread)),
+    internal("Consumer._thread", FAUST, S + "consumer.py app.py", "reads", with_app(consumer_thread)),
     internal(
         "AIOKafkaConsumerThread._ensure_consumer",
         FAUST,
-        S + "consumer.py",
+        S + "consumer.py app.py",
         "calls with ()",
         params(f"{FA}:AIOKafkaConsumerThread._ensure_consumer", "self"),
     ),
@@ -379,6 +389,14 @@ INTERNALS = [
             "headers",
             "transactional_id",
         ),
+    ),
+    internal(
+        "AIOKafkaConsumer.last_poll_timestamp",
+        AIOKAFKA,
+        S + "app.py",
+        "calls with (tp) on faust's worker consumer: wall-clock ms of the partition's latest fetch answer",
+        params("aiokafka:AIOKafkaConsumer.last_poll_timestamp", "self", "partition"),
+        source_has(f"{AF}:Fetcher._proc_fetch_request", "tp_state.timestamp = now_ms", "time.time()"),
     ),
     # recovery.py: true changelog ends, no input dropped after recovery
     internal(
@@ -520,6 +538,18 @@ INTERNALS = [
             "topics.partitions",
             "topics.partitions.leader",
         ),
+    ),
+    # metadata_backoff.py: a failed metadata refresh waits before it answers
+    internal(
+        "AIOKafkaClient._metadata_update",
+        AIOKAFKA,
+        S + "metadata_backoff.py",
+        "replaces on the class with a wrapper awaiting the original(self, cluster_metadata, topics), "
+        "which returns False on failure, then sleeping self._retry_backoff",
+        params("aiokafka.client:AIOKafkaClient._metadata_update", "self", "cluster_metadata", "topics"),
+        source_has("aiokafka.client:AIOKafkaClient._md_synchronizer", "await self._metadata_update("),
+        source_has("aiokafka.client:AIOKafkaClient._metadata_update", "return False"),
+        with_aiokafka_consumer(retry_backoff_of_client),
     ),
     # undecodable.py: an input batch that cannot be decoded becomes markers, not a crash
     internal(

@@ -44,7 +44,14 @@ async def test_rows_are_awaited_and_a_row_the_broker_refuses_fails_the_batch(bro
         topic_allow_declare=False,
     )
     store = StageStore(
-        app, "homes", 2, lambda partition: None, {}, compact_bytes=1 << 20, chunk_bytes=1 << 16
+        app,
+        "homes",
+        2,
+        lambda partition: None,
+        {},
+        compact_bytes=1 << 20,
+        chunk_bytes=1 << 16,
+        row_timeout_s=60.0,
     )
     changelog = store.table.changelog_topic.get_topic_name()
     await ensure_topics(broker.bootstrap, [TopicSpec(changelog, 2, {})])

@@ -17,6 +17,9 @@ committed input offset always has its rows in the changelog, whatever becomes of
 A failed send or table write must not be followed by a commit of the input (Faust would commit it:
 an exception in an agent acks the event). Any error in a batch therefore ends the process with
 exit code 70 after logging it, and the input is redelivered to whoever runs the partition next.
+Brokers that went away are not such an error until ``STREAM_LSH_SEND_TIMEOUT_S`` has passed: sends
+and journal rows are retried meanwhile, so a shorter outage is ridden out (docs/architecture.md,
+"Broker outages").
 
 Agents run with ``concurrency=1``: they own per-partition state, and faust-streaming #606 loses
 messages when a stateful agent runs concurrently.
@@ -27,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
@@ -101,6 +105,10 @@ def transport_settings(settings: Settings, bootstrap: str) -> dict[str, Any]:
         broker_session_timeout=6.0,
         broker_heartbeat_interval=1.0,
         broker_commit_interval=1.0,
+        # how long a send waits for a broker that went away (a restart, an outage): the records
+        # are retried meanwhile; past it the send fails, and _or_exit stops the worker before the
+        # batch's input is committed. The journal rows wait as long (StageStore).
+        producer_request_timeout=settings.kafka.send_timeout_s,
         stream_buffer_maxsize=max(2 * settings.stream.batch_size, 256),
         producer_max_request_size=settings.kafka.max_message_bytes,
         producer_compression_type=settings.kafka.compression.codec,
@@ -146,10 +154,12 @@ class StreamApp:
                 self.guard,
                 compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))),
                 chunk_bytes=min(512 << 10, self.limit.batch_bytes),
+                row_timeout_s=settings.kafka.send_timeout_s,
             )
             for stage in Stage.ALL
         }
         self.quiet = QuietInputs(settings.stream.idle_ms / 1000.0)
+        self._fetch_fresh_ms = settings.stream.idle_ms + settings.stream.fetch_wait_ms  # _fetched_lately
         self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
         # faust types its receivers with a keyword-only ``signal``, which these take in ``**_``
         self.app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
@@ -182,11 +192,16 @@ class StreamApp:
 
     async def _declare_idle_inputs(self) -> None:
         """Clock order: tell the site partitions which of this worker's input partitions are
-        quiet, so that they hold no page back (an empty partition would otherwise hold back all)."""
+        quiet, so that they hold no page back (an empty partition would otherwise hold back all).
+
+        Flow control is checked again before each partition: a claim's send can wait out a
+        broker outage, and the rebalance the outage causes happens meanwhile."""
         if not self.app.flow_control.is_active():
             return  # a rebalance or a recovery: records may be fetched and not yet delivered
         assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.names.input}
         for partition in self.quiet.quiet(assigned):
+            if not self.app.flow_control.is_active():
+                return
             if await self._all_taken(partition):
                 self.quiet.declare(partition)
                 await _or_exit(self._send(self.ingest.idle(partition)))
@@ -194,7 +209,8 @@ class StreamApp:
     async def _all_taken(self, partition: int) -> bool:
         """Whether this worker has taken every record the broker had for an input partition at the
         consumer's latest fetch of it (its high watermark, exact on the embedded broker too). Not
-        fetched yet: no. Nothing taken since the assignment: the offset reading started from.
+        fetched yet, or not lately (:meth:`_fetched_lately`): no. Nothing taken since the
+        assignment: the offset reading started from.
 
         Not the consumer's position: records fetched but still queued for the agent are past it
         (seen: a partition declared idle with 93 records on their way, all of them then late). But
@@ -204,7 +220,7 @@ class StreamApp:
         tp = TP(self.names.input, partition)
         try:
             highwater = self.app.consumer.highwater(tp)
-            if highwater is None:
+            if highwater is None or not self._fetched_lately(tp):
                 return False
             taken = self.quiet.taken(partition)
             if taken is None:
@@ -215,6 +231,19 @@ class StreamApp:
             return long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater
         except Exception:
             return False
+
+    def _fetched_lately(self, tp: TP) -> bool:
+        """Whether the broker answered a fetch of ``tp`` within the idle time plus one fetch wait,
+        so that its high watermark says what the broker has now.
+
+        A partition the worker cannot fetch is not quiet. While the brokers are down the high
+        watermark is that of the last answer before they went, and the records they took after
+        it have not been fetched: claimed idle, those records would come late when the brokers
+        are back (seen in tests/test_broker_outages.py: a page decided with a later page among
+        its candidates). In normal running a fetch answers every fetch wait, so this holds."""
+        consumer = self.app.consumer._thread._ensure_consumer()  # type: ignore[attr-defined]
+        polled = consumer.last_poll_timestamp(tp)  # wall-clock ms of the latest answer, None before one
+        return polled is not None and time.time() * 1000 - polled <= self._fetch_fresh_ms
 
     async def _start_offset(self, tp: TP) -> int:
         """Where reading an input partition started at the last assignment: its committed offset

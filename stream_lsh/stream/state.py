@@ -34,7 +34,7 @@ from faust.streams import _current_event
 from ..pipeline.journal import Journal, Replayable, Row
 from .topics import state_table
 
-__all__ = ["ROCKSDB_OPTIONS", "ROW_TIMEOUT_S", "JournalTable", "StageStore"]
+__all__ = ["ROCKSDB_OPTIONS", "JournalTable", "StageStore"]
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,6 @@ ROCKSDB_OPTIONS = {
     "block_cache_size": 16 << 20,
     "block_cache_compressed_size": 0,
 }
-
-#: A journal row not acknowledged by the broker within this long fails its batch (the worker exits
-#: and the input is redelivered) rather than stalling the stage.
-ROW_TIMEOUT_S = 60.0
 
 
 class JournalTable(faust.Table):  # type: ignore[type-arg]  # faust.Table is generic only to type checkers
@@ -85,6 +81,10 @@ class StageStore:
         make: builds an empty state machine for a partition.
         guard: what the state depends on; stored with it and checked on load.
         compact_bytes, chunk_bytes: see :class:`Journal`.
+        row_timeout_s: a journal row not acknowledged by the broker within this long fails its
+            batch (the worker exits and the input is redelivered) rather than stalling the stage
+            for ever; the worker's send timeout, so that a broker outage shorter than that is
+            ridden out by the rows as by every other send.
     """
 
     def __init__(
@@ -97,8 +97,10 @@ class StageStore:
         *,
         compact_bytes: int,
         chunk_bytes: int,
+        row_timeout_s: float,
     ) -> None:
         self.stage = stage
+        self.row_timeout_s = row_timeout_s
         self.make = make
         self.guard = guard
         self.compact_bytes, self.chunk_bytes = compact_bytes, chunk_bytes
@@ -183,7 +185,7 @@ class StageStore:
             return
         rows = asyncio.gather(*unsent)
         buffer = self.table.app.producer.buffer
-        deadline = asyncio.get_running_loop().time() + ROW_TIMEOUT_S
+        deadline = asyncio.get_running_loop().time() + self.row_timeout_s
         try:
             while not rows.done():
                 await asyncio.wait([rows], timeout=0.2)
@@ -191,7 +193,8 @@ class StageStore:
                     raise RuntimeError(f"the changelog producer failed: {buffer.crash_reason!r}")
                 if asyncio.get_running_loop().time() > deadline:
                     raise TimeoutError(
-                        f"{self.stage}: journal rows not acknowledged within {ROW_TIMEOUT_S:g} s"
+                        f"{self.stage}: journal rows not acknowledged within {self.row_timeout_s:g} s "
+                        "(STREAM_LSH_SEND_TIMEOUT_S)"
                     )
             rows.result()
         finally:

@@ -15,6 +15,7 @@ from .admin import claim_state, ensure_topics
 from .app import StreamApp
 from .connection import KafkaConnection
 from .fetch_wait import set_fetch_max_wait
+from .metadata_backoff import back_off_failed_metadata
 from .topics import TopicNames, topic_specs
 from .undecodable import skip_undecodable_batches
 
@@ -68,6 +69,7 @@ def run_worker(settings: Settings, bootstrap: str) -> None:
     asyncio.run(prepare_when_reachable(settings, bootstrap, stream_app.guard))
     tune_gc()
     set_fetch_max_wait(settings.stream.fetch_wait_ms)
+    back_off_failed_metadata()
     names = TopicNames.from_settings(settings)
     skip_undecodable_batches({names.input, names.queries})
     worker = faust.Worker(
