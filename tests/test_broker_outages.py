@@ -56,6 +56,7 @@ async def test_a_worker_started_before_its_broker_waits_for_it_then_works(tmp_pa
                 decided = [await reader.until(p["id"], timeout=60, check=pool.check) for p in pages]
             assert decided == batch_reference(pages)
             assert "the broker answered at attempt" in pool.logs[0].read_text()
+            pool.stop()  # while its broker runs: a worker stopping without one waits out its timeouts
     finally:
         pool.stop()
 
