@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .core.clock import EARLIEST_DATE, FileClock
 from .core.config import DedupConfig, Verify
@@ -112,15 +112,22 @@ class Order(str, Enum):
         return cls.CLOCK if text == "event-time" else cls(text)  # its name until clocks replaced dates
 
 
-class LogLevel(str, Enum):
+_Lower = TypeVar("_Lower", bound="_LowerCaseChoice")
+
+
+class _LowerCaseChoice(str, Enum):
+    """A setting of fixed lower-case values, read whatever the case the user wrote."""
+
+    @classmethod
+    def parse(cls: type[_Lower], text: str) -> _Lower:
+        return cls(text.strip().lower())
+
+
+class LogLevel(_LowerCaseChoice):
     DEBUG = "debug"
     INFO = "info"
     WARNING = "warning"
     ERROR = "error"
-
-    @classmethod
-    def parse(cls, text: str) -> LogLevel:
-        return cls(text.strip().lower())
 
 
 def _choice(kind: type[Enum], what: str) -> Callable[[str], Any]:
@@ -388,7 +395,7 @@ class SaslMechanism(str, Enum):
         return cls(text.strip().upper().replace("_", "-"))
 
 
-class Compression(str, Enum):
+class Compression(_LowerCaseChoice):
     """Codec of the record batches the app writes (Kafka's ``compression.type`` names)."""
 
     NONE = "none"
@@ -396,10 +403,6 @@ class Compression(str, Enum):
     LZ4 = "lz4"
     SNAPPY = "snappy"
     ZSTD = "zstd"
-
-    @classmethod
-    def parse(cls, text: str) -> Compression:
-        return cls(text.strip().lower())
 
     @property
     def codec(self) -> str | None:
