@@ -22,7 +22,7 @@ from .core.dedup import Deduplicator
 from .core.shingles import ShingleKind
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
-from .settings import SaslMechanism, SecurityProtocol, Settings
+from .settings import Compression, SaslMechanism, SecurityProtocol, Settings
 from .state import load_state, save_state
 
 
@@ -56,7 +56,22 @@ def _shown(value: Any) -> str:
 
 
 def _choice(kind: type[Enum]) -> click.Choice[str]:
-    return click.Choice([str(member.value) for member in kind])
+    return click.Choice([str(member.value) for member in kind], case_sensitive=False)
+
+
+class _AsVariable(click.ParamType):
+    """A flag read exactly as its ``STREAM_LSH_*`` variable is (e.g. ``none`` for no bound)."""
+
+    name = "value"
+
+    def __init__(self, setting: str) -> None:
+        self.setting = setting
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return Settings.parse(self.setting, value) if isinstance(value, str) else value
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
 
 
 def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
@@ -365,6 +380,10 @@ def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:
         _setting_option("sasl_username"),
         _setting_option("sasl_password_file"),
         _setting_option("sasl_oauth_token_file"),
+        _setting_option("compression", type=_choice(Compression)),
+        _setting_option("max_message_bytes", type=int),
+        _setting_option("broker_wait_s", type=_AsVariable("broker_wait_s")),
+        _setting_option("send_timeout_s", type=float),
     ]  # no flags for the secrets themselves: a command line is visible to every user of the machine
     for option in reversed(options):
         command = option(command)

@@ -687,6 +687,12 @@ class Settings:
         return str(_owner[name][1].metadata["help"])
 
     @staticmethod
+    def parse(name: str, text: str) -> Any:
+        """A setting's value from text, as its environment variable is read (ValueError if it
+        cannot be), for flags that take what the variable takes (``none``, any case)."""
+        return _owner[name][1].metadata["parse"](text)
+
+    @staticmethod
     def describe() -> list[tuple[str, str, str]]:
         """(environment variable, default, help) of every setting, for docs and --help."""
         return [

@@ -169,6 +169,23 @@ def test_invalid_settings_fail_at_start_with_a_clear_message(corpus):
     assert result.exit_code == 2 and "exceeds the signature length" in result.output
 
 
+def test_kafka_flags_take_what_their_variables_take():
+    """The stream commands' flags for limits, codec and waits: read as their STREAM_LSH_* variables
+    are (any case, ``none``), and refused with the setting's own message."""
+
+    def topics(*args):
+        return CliRunner().invoke(cli, ["topics", "--dry-run", "--broker", "kafka:9092", *args])
+
+    result = topics("--max-message-bytes", "8388608", "--compression", "ZSTD", "--broker-wait-s", "none")
+    assert result.exit_code == 0, result.output
+    limits = {json.loads(line)["config"]["max.message.bytes"] for line in result.output.splitlines()}
+    assert limits == {"8388608"}
+    refused = topics("--max-message-bytes", "4096")
+    assert refused.exit_code == 2 and "max_message_bytes must be at least 65536" in refused.output
+    assert topics("--broker-wait-s", "soon").exit_code == 2
+    assert topics("--send-timeout-s", "0").exit_code == 2
+
+
 def test_state_continues_across_runs_and_refuses_another_scheme(corpus, tmp_path):
     lines = (corpus / "pages.jsonl").read_bytes().splitlines(keepends=True)
     (tmp_path / "a.jsonl").write_bytes(b"".join(lines[:300]))
