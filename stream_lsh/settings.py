@@ -317,7 +317,12 @@ class StreamSettings:
         "time)",
     )
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
-    web_port: int = _setting(0, int, "port of the worker's Faust web server; 0 = no web server")
+    web_port: int = _setting(
+        0, int, "port of the worker's web server (/metrics, Faust's health page); 0 = no web server"
+    )
+    web_bind: str = _setting(
+        "127.0.0.1", str, "address the web server listens on; 0.0.0.0 for a Prometheus on another host"
+    )
     replication_factor: int = _setting(
         1, int, "replicas of every topic the app creates (3 on a production cluster)"
     )

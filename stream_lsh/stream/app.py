@@ -49,6 +49,7 @@ from ..settings import Settings, SettingsError
 from .connection import KafkaConnection
 from .consumer import RewindingTransport
 from .idle import QuietInputs
+from .metrics import CONTENT_TYPE, WorkerMetrics
 from .recovery import SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, clock_of_message, layout_of
@@ -144,6 +145,7 @@ class StreamApp:
             self.preparer, self.layout, stage_inputs(settings), int(settings.stream.lateness_s * 1000)
         )
         self.guard = state_guard(self.preparer, settings)
+        self.metrics = WorkerMetrics()
         self.app = self._build_app(bootstrap)
         self.stores = {
             stage: StageStore(
@@ -303,13 +305,15 @@ class StreamApp:
             store="rocksdb://",
             web_enabled=s.web_port > 0,
             web_port=s.web_port or 6066,
-            web_bind="127.0.0.1",
+            web_bind=s.web_bind,
             web_tables_enabled=False,
             TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
             **transport_settings(self.settings, bootstrap),
         )
         # before anything reads the app's topics: partitions never committed are read again after a rebalance
         app.transport = RewindingTransport(app.conf.broker_consumer, app)
+        if s.web_port > 0:
+            app.page("/metrics", name="metrics")(_metrics_page(self.metrics))
         return app
 
     def _declare_agents(self) -> None:
@@ -408,6 +412,7 @@ class StreamApp:
             pending.append(await producer.send(self.names.unique, _key(key), raw, None, None, None))
         if pending:
             await asyncio.gather(*pending)
+        self.metrics.sent(out)
 
 
 async def _or_exit(work: Awaitable[None]) -> None:
@@ -425,6 +430,15 @@ async def _or_exit(work: Awaitable[None]) -> None:
         log.critical("a batch failed; stopping the worker so that its input is redelivered", exc_info=True)
         logging.shutdown()
         os._exit(ExitCode.FAILED_BATCH)
+
+
+def _metrics_page(metrics: WorkerMetrics) -> Callable[[Any, Any], Awaitable[Any]]:
+    """``GET /metrics``: this worker's counters (a Faust view handler: the view, then the request)."""
+
+    async def get(view: Any, request: Any) -> Any:
+        return view.bytes(metrics.render(), content_type=CONTENT_TYPE)
+
+    return get
 
 
 def _last_offsets(messages: list[Message]) -> dict[int, int]:

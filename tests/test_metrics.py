@@ -1,0 +1,99 @@
+"""A worker's /metrics, scraped as Prometheus scrapes it, against what the output topics hold."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import urllib.request
+from collections import Counter
+
+import orjson
+from prometheus_client.parser import text_string_to_metric_families
+from stream_helpers import DecisionReader, stream_settings
+
+from stream_lsh.pipeline.outbox import Outbox
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.brokers import free_port
+from stream_lsh.stream.client import feed_lines
+from stream_lsh.stream.metrics import WorkerMetrics
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, topic_specs
+from stream_lsh.synthetic import generate_corpus
+
+BAD = [b"{not json", orjson.dumps({"text": "no id"}), orjson.dumps({"id": "no-body"}), b"[1, 2]"]
+
+
+def samples(text: str) -> dict[tuple[str, tuple], float]:
+    """(sample name, labels) -> value, of a Prometheus text exposition."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def by_label(scraped: dict, name: str, label: str) -> Counter:
+    return Counter(
+        {dict(labels)[label]: int(value) for (sample, labels), value in scraped.items() if sample == name}
+    )
+
+
+def test_counters_count_what_an_outbox_sends():
+    metrics = WorkerMetrics()
+    out = Outbox(
+        decisions=[("a", {"status": "unique"}), ("b", {"status": "duplicate"}), ("c", {"status": "unique"})],
+        dead_letters=[(None, {"reason": "invalid_json"})],
+        answers=[("q", {"id": "q"})],
+        unique_pages=[("a", b"{}"), ("c", b"{}")],
+    )
+    metrics.sent(out)
+    scraped = samples(metrics.render().decode())
+    assert by_label(scraped, "stream_lsh_decisions_total", "status") == {"unique": 2, "duplicate": 1}
+    assert by_label(scraped, "stream_lsh_dead_letters_total", "reason") == {"invalid_json": 1}
+    assert scraped[("stream_lsh_answers_total", ())] == 1
+    assert scraped[("stream_lsh_unique_pages_total", ())] == 2
+
+
+async def test_the_scraped_counters_equal_the_output_topics(broker, tmp_path):
+    """Generated pages and bad lines through one worker: decisions by status and dead letters by
+    reason, scraped from its /metrics, equal what the decisions and dead-letter topics hold."""
+    pages = generate_corpus(120, seed=23).pages
+    port = free_port("127.0.0.1")
+    settings = stream_settings(broker, tmp_path, web_port=port)
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
+    pool = Workers(settings, settings.stream.broker, 1)
+    try:
+        await feed_lines(settings.stream.broker, names.input, [*(orjson.dumps(p) for p in pages), *BAD])
+        partitions = settings.stream.input_partitions
+        async with (
+            DecisionReader(broker.bootstrap, names.decisions, partitions) as decisions,
+            DecisionReader(broker.bootstrap, names.dead_letters, partitions, field="offset") as dead,
+        ):
+            for page in pages:
+                await decisions.until(page["id"], timeout=90, check=pool.check)
+            while len(dead.records) < len(BAD):
+                await dead.drain(0.5)
+                pool.check()
+        statuses = Counter(record["status"] for record in decisions.records)
+        reasons = Counter(record["reason"] for record in dead.records)
+        deadline = time.monotonic() + 10
+        while True:  # the counters move once the broker has acknowledged the sends
+            scraped = samples(await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics"))
+            got = by_label(scraped, "stream_lsh_decisions_total", "status")
+            letters = by_label(scraped, "stream_lsh_dead_letters_total", "reason")
+            if (got, letters) == (statuses, reasons) or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        assert sum(statuses.values()) == len(pages)
+        assert got == statuses
+        assert letters == reasons and sum(reasons.values()) == len(BAD)
+    finally:
+        pool.stop()
+
+
+def _get(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        assert response.status == 200
+        assert response.headers["Content-Type"].startswith("text/plain")
+        return response.read().decode()
