@@ -534,9 +534,27 @@ def test_statefulset_probes_run_inside_the_pod(manifests, configmap):
         probe = worker.get(kind)
         if probe is None:
             continue
-        # Faust's web server binds 127.0.0.1: the kubelet could not reach it with httpGet or tcpSocket
+        # inside the container, whatever STREAM_LSH_WEB_BIND is
         assert "exec" in probe and not {"httpGet", "tcpSocket", "grpc"} & probe.keys(), kind
         assert "STREAM_LSH_WEB_PORT" in " ".join(probe["exec"]["command"]), kind
+
+
+def test_prometheus_can_scrape_every_worker(manifests, configmap, compose):
+    """Pods name the metrics port in their scrape annotations and listen on every interface for
+    the scraper; so do the compose workers, on the compose network."""
+    statefulset = _one(manifests, "StatefulSet")
+    port = configmap["STREAM_LSH_WEB_PORT"]
+    annotations = statefulset["spec"]["template"]["metadata"]["annotations"]
+    assert annotations == {
+        "prometheus.io/scrape": "true",
+        "prometheus.io/port": port,
+        "prometheus.io/path": "/metrics",
+    }
+    ports = {p["name"]: p["containerPort"] for p in _worker_container(statefulset)["ports"]}
+    assert ports == {"metrics": int(port)}
+    assert configmap["STREAM_LSH_WEB_BIND"] == "0.0.0.0"
+    worker = _environ(compose["services"]["worker"]["environment"])
+    assert worker["STREAM_LSH_WEB_BIND"] == "0.0.0.0" and int(worker["STREAM_LSH_WEB_PORT"]) > 0
 
 
 def test_topic_replication_fits_each_cluster(compose, configmap):
