@@ -32,6 +32,7 @@ __all__ = [
     "EngineSettings",
     "InputSettings",
     "KafkaSettings",
+    "LogFormat",
     "LogLevel",
     "Order",
     "SaslMechanism",
@@ -121,6 +122,11 @@ class _LowerCaseChoice(str, Enum):
     @classmethod
     def parse(cls: type[_Lower], text: str) -> _Lower:
         return cls(text.strip().lower())
+
+
+class LogFormat(_LowerCaseChoice):
+    TEXT = "text"  # for people: time, level, logger, message
+    JSON = "json"  # one JSON object per line, for a log pipeline (stream_lsh.stream.logs)
 
 
 class LogLevel(_LowerCaseChoice):
@@ -330,6 +336,11 @@ class StreamSettings:
         None, _optional_int, "min.insync.replicas of the topics it creates [broker's]"
     )
     log_level: LogLevel = _setting(LogLevel.WARNING, _choice(LogLevel, "log level"), "worker log level")
+    log_format: LogFormat = _setting(
+        LogFormat.TEXT,
+        _choice(LogFormat, "log format"),
+        "worker log lines: text, or json (one object a line)",
+    )
     snapshot_mb: float = _setting(
         16.0, float, "journal megabytes per stage partition before a state snapshot replaces them"
     )
@@ -365,7 +376,7 @@ class StreamSettings:
             raise SettingsError(
                 f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} ({_where('app_id')})"
             )
-        _as_choices(self, order=Order, log_level=LogLevel)
+        _as_choices(self, order=Order, log_level=LogLevel, log_format=LogFormat)
 
 
 class SecurityProtocol(str, Enum):

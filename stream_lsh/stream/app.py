@@ -269,7 +269,11 @@ class StreamApp:
             for wait in stage.stalled(self.settings.stream.pending_alert_s)
         ]
         for wait in waits[:MAX_WAIT_REPORTS]:
-            log.warning("%s", wait.describe())
+            log.warning(
+                "%s",
+                wait.describe(),
+                extra={"stage": wait.stage, "partition": wait.partition, "page_id": wait.page_id},
+            )
         if len(waits) > MAX_WAIT_REPORTS:
             log.warning(
                 "... and %d more pages undecided for over %g s",

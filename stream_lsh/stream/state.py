@@ -139,6 +139,7 @@ class StageStore:
             partition,
             journal.generation,
             replayed,
+            extra={"stage": self.stage, "partition": partition},
         )
         return stage, journal
 
@@ -161,6 +162,7 @@ class StageStore:
                 "%s partition %d was revoked during a batch; its next owner redoes the batch",
                 self.stage,
                 partition,
+                extra={"stage": self.stage, "partition": partition},
             )
             return
         journal = held[1]

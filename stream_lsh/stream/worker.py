@@ -15,6 +15,7 @@ from .admin import claim_state, ensure_topics
 from .app import StreamApp
 from .connection import KafkaConnection
 from .fetch_wait import set_fetch_max_wait
+from .logs import set_up_logging
 from .metadata_backoff import back_off_failed_metadata
 from .topics import TopicNames, topic_specs
 from .undecodable import skip_undecodable_batches
@@ -64,7 +65,7 @@ async def prepare_when_reachable(settings: Settings, bootstrap: str, guard: dict
 def run_worker(settings: Settings, bootstrap: str) -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
     loglevel = settings.stream.log_level.lower()
-    logging.basicConfig(level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    set_up_logging(loglevel, settings.stream.log_format)
     stream_app = StreamApp(settings, bootstrap)
     asyncio.run(prepare_when_reachable(settings, bootstrap, stream_app.guard))
     tune_gc()
@@ -75,4 +76,5 @@ def run_worker(settings: Settings, bootstrap: str) -> None:
     worker = faust.Worker(
         stream_app.app, loglevel=loglevel, quiet=True, redirect_stdouts=False, override_logging=False
     )
+    worker.spinner = None  # a terminal's progress spinner: control characters between log lines
     worker.execute_from_commandline()

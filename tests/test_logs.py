@@ -1,0 +1,63 @@
+"""Worker logs as JSON lines (STREAM_LSH_LOG_FORMAT=json): every line an object, never a page's text."""
+
+from __future__ import annotations
+
+import logging
+
+import orjson
+from stream_helpers import DecisionReader, stream_settings
+
+from stream_lsh.settings import LogFormat, Settings
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.client import feed_lines
+from stream_lsh.stream.logs import JsonFormatter
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, topic_specs
+from stream_lsh.synthetic import generate_corpus
+
+
+def test_a_record_is_one_line_of_json_with_its_context_and_traceback():
+    formatter = JsonFormatter()
+    try:
+        raise ValueError("boom")
+    except ValueError:
+        record = logging.LogRecord(
+            "stream_lsh.x", logging.ERROR, __file__, 1, "page %s: %s", ("p1", "late"), None
+        )
+        record.exc_info = __import__("sys").exc_info()
+    record.page_id, record.partition, record.stage = "p1", 3, "homes"
+    line = formatter.format(record)
+    assert "\n" not in line
+    parsed = orjson.loads(line)
+    assert parsed["message"] == "page p1: late" and parsed["level"] == "error"
+    assert (parsed["page_id"], parsed["partition"], parsed["stage"]) == ("p1", 3, "homes")
+    assert "ValueError: boom" in parsed["exception"] and parsed["time"].endswith("+00:00")
+    assert Settings.load(environ={"STREAM_LSH_LOG_FORMAT": "JSON"}).stream.log_format is LogFormat.JSON
+
+
+async def test_a_worker_writes_only_json_lines_and_no_page_text(broker, tmp_path):
+    pages = generate_corpus(60, seed=31).pages
+    settings = stream_settings(broker, tmp_path, log_format="json", log_level="info")
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(settings.stream.broker, topic_specs(settings))
+    pool = Workers(settings, settings.stream.broker, 1)
+    try:
+        async with DecisionReader(
+            broker.bootstrap, names.decisions, settings.stream.input_partitions
+        ) as reader:
+            await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
+            for page in pages:
+                await reader.until(page["id"], timeout=90, check=pool.check)
+    finally:
+        pool.stop()
+    lines = pool.logs[0].read_text().splitlines()
+    assert len(lines) > 20
+    records = [orjson.loads(line) for line in lines]  # every line, or this raises
+    assert all({"time", "level", "logger", "message", "worker"} <= record.keys() for record in records)
+    loaded = [r for r in records if "state loaded" in r["message"]]
+    assert loaded and all({"stage", "partition"} <= r.keys() for r in loaded)
+    text = "\n".join(lines)
+    for page in pages:
+        body = max((value for value in page.values() if isinstance(value, str)), key=len)  # its body
+        sentences = [s for s in body.replace("<", ".").replace(">", ".").split(".") if len(s) > 40]
+        assert not any(sentence in text for sentence in sentences), page["id"]
