@@ -13,6 +13,7 @@ __all__ = [
     "TopicNames",
     "TopicSpec",
     "clock_of_message",
+    "header_value",
     "layout_of",
     "state_table",
     "topic_specs",
@@ -28,16 +29,25 @@ Kafka 4 refuses records stamped more than ``message.timestamp.after.max.ms`` (1 
 of other producers, without the header, are clocked by their timestamp."""
 
 
-def clock_of_message(timestamp_ms: int, headers: object) -> int:
-    """The clock of an input record: its :data:`CLOCK_HEADER` if it has a readable one, else its
-    timestamp. ``headers`` as Kafka clients give them: (key, value) pairs, or a mapping."""
+def header_value(headers: object, name: str) -> bytes | None:
+    """The value of a record's first non-empty header called ``name``, if it has one. ``headers``
+    as Kafka clients give them: (key, value) pairs, or a mapping."""
     pairs = headers.items() if isinstance(headers, dict) else (headers or ())
     for key, value in pairs:  # type: ignore[attr-defined]  # headers is either form
-        if key == CLOCK_HEADER and value:
-            try:
-                return int(value)
-            except ValueError:
-                break  # unreadable: the timestamp, as for a record without the header
+        if key == name and value:
+            return value  # type: ignore[no-any-return]
+    return None
+
+
+def clock_of_message(timestamp_ms: int, headers: object) -> int:
+    """The clock of an input record: its :data:`CLOCK_HEADER` if it has a readable one, else its
+    timestamp (unreadable: the timestamp, as for a record without the header)."""
+    value = header_value(headers, CLOCK_HEADER)
+    if value is not None:
+        try:
+            return int(value)
+        except ValueError:
+            pass
     return timestamp_ms
 
 
@@ -129,7 +139,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         # create topics, and brokers should not auto-create them with their own partition count
         TopicSpec(f"{settings.stream.app_id}-__assignor-__leader", 1, {}),
     ]
-    # every topic takes the largest record the app writes (stream_lsh.stream.limits), and no larger
+    # every topic takes the largest record the app writes (stream_lsh.pipeline.limits), and no larger
     extra = {"max.message.bytes": str(settings.kafka.max_message_bytes)}
     if settings.stream.min_insync_replicas is not None:
         extra["min.insync.replicas"] = str(settings.stream.min_insync_replicas)

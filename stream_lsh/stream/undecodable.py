@@ -26,6 +26,7 @@ import orjson
 from aiokafka.consumer import fetcher
 
 from ..pipeline.ingest import Undecodable
+from .topics import header_value
 
 __all__ = ["UNDECODABLE_HEADER", "skip_undecodable_batches", "undecodable_of"]
 
@@ -41,17 +42,14 @@ def _header(batch: Undecodable) -> bytes:
 def undecodable_of(value: bytes | None, headers: Any) -> Undecodable | None:
     """The batch a marker record stands for; None for any other record (one with a value, or
     without a readable header). ``headers`` as Kafka clients give them: pairs or a mapping."""
-    if value is not None:
+    raw = None if value is not None else header_value(headers, UNDECODABLE_HEADER)
+    if raw is None:
         return None
-    pairs = headers.items() if isinstance(headers, dict) else (headers or ())
-    for key, raw in pairs:
-        if key == UNDECODABLE_HEADER:
-            try:
-                fields = orjson.loads(raw)
-                return Undecodable(int(fields["first"]), int(fields["last"]), str(fields["reason"]))
-            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-                return None
-    return None
+    try:
+        fields = orjson.loads(raw)
+        return Undecodable(int(fields["first"]), int(fields["last"]), str(fields["reason"]))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
 
 
 @dataclass(frozen=True)
