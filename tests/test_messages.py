@@ -85,7 +85,8 @@ def test_a_journal_segment_holds_batches_as_they_were_received():
         codec.encode([]),
         codec.encode(BY_STAGE[Stage.HOMES][2:]),
     ]
-    assert codec.decode_segment(Stage.HOMES, codec.segment(batches)) == [
+    (segment,) = codec.segments(batches, 1 << 20)
+    assert codec.decode_segment(Stage.HOMES, segment) == [
         BY_STAGE[Stage.HOMES][:2],
         [],
         BY_STAGE[Stage.HOMES][2:],

@@ -47,7 +47,7 @@ __all__ = [
     "encode_within",
     "from_wire",
     "load_state",
-    "segment",
+    "segments",
     "wire_size",
 ]
 
@@ -85,18 +85,24 @@ def encode_within(messages: Sequence[Message], max_bytes: int) -> list[bytes]:
     whole = encode(messages)
     if len(whole) <= max_bytes:
         return [whole]
-    records: list[bytes] = []
+    return _arrays([orjson.dumps(message.to_wire()) for message in messages], max_bytes)
+
+
+def _arrays(items: Sequence[bytes], max_bytes: int) -> list[bytes]:
+    """JSON values (bytes) as JSON arrays of runs of them, in order, each at most ``max_bytes``
+    long unless it holds a single value that is longer on its own."""
+    arrays: list[bytes] = []
     run: list[bytes] = []
     size = 1  # the closing bracket
-    for message in messages:
-        wire = orjson.dumps(message.to_wire())
-        if run and size + len(wire) + 1 > max_bytes:
-            records.append(b"[" + b",".join(run) + b"]")
+    for item in items:
+        if run and size + len(item) + 1 > max_bytes:
+            arrays.append(b"[" + b",".join(run) + b"]")
             run, size = [], 1
-        run.append(wire)
-        size += len(wire) + 1  # the bracket or comma before it
-    records.append(b"[" + b",".join(run) + b"]")
-    return records
+        run.append(item)
+        size += len(item) + 1  # the bracket or comma before it
+    if run:
+        arrays.append(b"[" + b",".join(run) + b"]")
+    return arrays
 
 
 def wire_size(message: Message) -> int:
@@ -133,13 +139,14 @@ def from_wire(stage: str, wire: Wire) -> Message:
     return message
 
 
-def segment(batches: Sequence[bytes]) -> bytes:
-    """Batches made by :func:`encode`, as they were received, in one journal segment."""
-    return b"[" + b",".join(batches) + b"]"
+def segments(batches: Sequence[bytes], max_bytes: int) -> list[bytes]:
+    """Batches made by :func:`encode`, as they were received, in journal segments of at most
+    ``max_bytes`` each (one that is longer on its own is a segment by itself)."""
+    return _arrays(batches, max_bytes)
 
 
 def decode_segment(stage: str, data: bytes) -> list[list[Message]]:
-    """The batches of a journal segment made by :func:`segment`, each as its messages."""
+    """The batches of a journal segment made by :func:`segments`, each as its messages."""
     try:
         batches = orjson.loads(data)
     except orjson.JSONDecodeError as error:

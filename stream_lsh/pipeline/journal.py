@@ -214,20 +214,10 @@ class Journal:
         self.stale = []
         if not self._head_written:
             rows.append(self._head())
-        group: list[bytes] = []
-        size = 0
-        for batch in batches:
-            if group and size + len(batch) > self.chunk_bytes:
-                rows.append(self._segment(group))
-                group, size = [], 0
-            group.append(batch)
-            size += len(batch) + 1
-        if group:
-            rows.append(self._segment(group))
+        rows.extend(self._segment(value) for value in codec.segments(batches, self.chunk_bytes))
         return rows
 
-    def _segment(self, batches: list[bytes]) -> Row:
-        value = codec.segment(batches)
+    def _segment(self, value: bytes) -> Row:
         self.segment_bytes += len(value)
         key = self._segment_key(self.next_segment)
         self.next_segment += 1
