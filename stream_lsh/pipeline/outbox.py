@@ -6,6 +6,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .telemetry import Tally
+
 if TYPE_CHECKING:
     from .messages import Message
 
@@ -30,7 +32,8 @@ class Outbox:
     ``internal[stage][partition]`` lists messages for that stage partition, in the order they must
     be applied (the transport encodes each list as one Kafka message, :mod:`.codec`).
     ``decisions``, ``unique_pages``, ``clusters``, ``answers`` and ``dead_letters`` are (key,
-    value) pairs for the output topics; a value of None is a tombstone.
+    value) pairs for the output topics; a value of None is a tombstone. ``tally`` says what
+    happened meanwhile, for the metrics (:mod:`.telemetry`); it is not sent.
 
     ``first`` holds messages that must be durable before any record of ``internal`` is sent:
     registrations at a page's home go before its probes, so that any later question about the
@@ -48,6 +51,7 @@ class Outbox:
     clusters: list[tuple[str, Record | None]] = field(default_factory=list)
     answers: list[tuple[str, Record]] = field(default_factory=list)
     dead_letters: list[tuple[str | None, Record]] = field(default_factory=list)
+    tally: Tally = field(default_factory=Tally)
 
     def send(self, stage: str, partition: int, message: Message, *, first: bool = False) -> None:
         (self.first if first else self.internal)[stage][partition].append(message)
@@ -62,8 +66,10 @@ class Outbox:
         self.clusters.extend(other.clusters)
         self.answers.extend(other.answers)
         self.dead_letters.extend(other.dead_letters)
+        self.tally.add(other.tally)
 
     def is_empty(self) -> bool:
+        """Whether there is nothing to send (the tally is not sent)."""
         return not (
             any(self.first.values())
             or any(self.internal.values())

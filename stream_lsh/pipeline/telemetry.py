@@ -1,0 +1,67 @@
+"""What the stages tell operators, apart from their messages: events as they happen, and gauges.
+
+The stages are pure; they only *say* what happened. A :class:`Tally` rides on the :class:`.Outbox`
+of one ``handle`` call and is counted by the stream's metrics once that outbox has been sent. A
+batch replayed from the journal (a restart rebuilding its state) discards its outbox, tally and
+all, so nothing is counted twice for one handling; a batch handled again after a crash is counted
+again, as its outputs are sent again.
+
+:class:`Gauges` is what a stage partition holds *now*, read when Prometheus scrapes the worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+__all__ = ["DecisionTiming", "Gauges", "Tally"]
+
+
+class DecisionTiming(NamedTuple):
+    """When a decided page entered the stream: its input record's timestamp (ms; None when the
+    home never heard it, e.g. after a restart rebuilt its state) and its event time (seconds)."""
+
+    received_ms: int | None
+    event_time: float | None
+
+
+@dataclass
+class Tally:
+    """Events of one ``handle`` call; every field adds up across calls (:meth:`add`)."""
+
+    pages: int = 0  # ingest: input records read as pages
+    retractions: int = 0  # ingest: retractions read
+    queries: int = 0  # ingest: queries read
+    late_probes: int = 0  # bands: probes applied at once, behind the watermark
+    verified: int = 0  # bands: bucket collisions whose signatures agree at or above the threshold
+    rejected: int = 0  # bands: ... below it (LSH false positives)
+    evicted: int = 0  # bands: ids pushed out of a full bucket by the bucket cap
+    blocks_dropped: list[int] = field(default_factory=list)  # sites: boilerplate blocks dropped, per page
+    decided: list[DecisionTiming] = field(default_factory=list)  # homes: one per fresh decision
+
+    def add(self, other: Tally) -> None:
+        self.pages += other.pages
+        self.retractions += other.retractions
+        self.queries += other.queries
+        self.late_probes += other.late_probes
+        self.verified += other.verified
+        self.rejected += other.rejected
+        self.evicted += other.evicted
+        self.blocks_dropped.extend(other.blocks_dropped)
+        self.decided.extend(other.decided)
+
+
+@dataclass(frozen=True)
+class Gauges:
+    """What one stage partition holds now.
+
+    ``window_pages``: pages it remembers (band partitions: pages indexed; homes: decided pages
+    kept for questions). ``waiting``: band partitions: probes held for event-time order; homes:
+    deliveries not yet decided. ``oldest_wait_s``: how long the oldest of those has waited, in
+    seconds (None when none waits). ``boilerplate_blocks``: site partitions: blocks learnt.
+    """
+
+    window_pages: int = 0
+    waiting: int = 0
+    oldest_wait_s: float | None = None
+    boilerplate_blocks: int | None = None
