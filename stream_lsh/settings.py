@@ -322,9 +322,15 @@ class StreamSettings:
         "long, is logged with what it waits for, seconds (keep it above the idle "
         "time)",
     )
+    stuck_after_s: float | None = _setting(
+        None,
+        _optional_float,
+        "/live fails when an agent makes no progress this long while records wait for it, seconds "
+        "[the send timeout + 60, so that an outage the worker rides out is not a failure]",
+    )
     data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
     web_port: int = _setting(
-        0, int, "port of the worker's web server (/metrics, Faust's health page); 0 = no web server"
+        0, int, "port of the worker's web server (/metrics, /ready, /live); 0 = no web server"
     )
     web_bind: str = _setting(
         "127.0.0.1", str, "address the web server listens on; 0.0.0.0 for a Prometheus on another host"
@@ -369,6 +375,10 @@ class StreamSettings:
         for name in ("snapshot_mb", "idle_ms", "pending_alert_s"):
             if not getattr(self, name) > 0:
                 raise SettingsError(f"{name} must be positive, got {getattr(self, name)} ({_where(name)})")
+        if self.stuck_after_s is not None and not self.stuck_after_s > 0:
+            raise SettingsError(
+                f"stuck_after_s must be positive, got {self.stuck_after_s} ({_where('stuck_after_s')})"
+            )
         for name in ("batch_wait_ms", "ingest_wait_ms", "lateness_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({_where(name)})")

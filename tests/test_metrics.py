@@ -88,12 +88,50 @@ async def test_the_scraped_counters_equal_the_output_topics(broker, tmp_path):
         assert sum(statuses.values()) == len(pages)
         assert got == statuses
         assert letters == reasons and sum(reasons.values()) == len(BAD)
+        decided = sum(statuses.values())
+        assert scraped[("stream_lsh_inputs_total", (("kind", "page"),))] == len(pages)
+        assert scraped[("stream_lsh_decision_latency_seconds_count", ())] == decided
+        assert scraped[("stream_lsh_event_time_latency_seconds_count", ())] == decided
+        assert scraped[("stream_lsh_candidates_per_page_count", ())] == decided
+        assert scraped[("stream_lsh_assigned_partitions", (("topic", names.input),))] == partitions
+        kept = statuses["unique"] + statuses["duplicate"]  # a home keeps every decided page with content
+        assert total(scraped, "stream_lsh_window_pages", stage="homes") == kept
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the last probes leave the band partitions at the next marks
+            scraped = samples(await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics"))
+            if total(scraped, "stream_lsh_held_probes") == 0:
+                break
+            await asyncio.sleep(0.2)
+        for backlog in ("stream_lsh_pending_pages", "stream_lsh_held_probes", "stream_lsh_input_lag_records"):
+            assert total(scraped, backlog) == 0, backlog
+        assert scraped[("stream_lsh_ready", ())] == 1 and scraped[("stream_lsh_live", ())] == 1
+        assert orjson.loads(
+            await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/ready", "application/json")
+        ) == {
+            "ready": True,
+            "reasons": [],
+        }
+        assert orjson.loads(
+            await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/live", "application/json")
+        ) == {
+            "live": True,
+            "reasons": [],
+        }
     finally:
         pool.stop()
 
 
-def _get(url: str) -> str:
+def total(scraped: dict, name: str, **labels: str) -> float:
+    """The sum of a metric's samples over the labels not given."""
+    return sum(
+        value
+        for (sample, sample_labels), value in scraped.items()
+        if sample == name and labels.items() <= dict(sample_labels).items()
+    )
+
+
+def _get(url: str, content_type: str = "text/plain") -> str:
     with urllib.request.urlopen(url, timeout=5) as response:
         assert response.status == 200
-        assert response.headers["Content-Type"].startswith("text/plain")
+        assert response.headers["Content-Type"].startswith(content_type)
         return response.read().decode()

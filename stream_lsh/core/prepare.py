@@ -53,6 +53,7 @@ class PreparedPage:
     text: str
     content_hash: int  # of the text left after boilerplate removal: the exact-duplicate key
     body_hash: int  # of the raw body: recognises a redelivered page
+    blocks_dropped: int = 0  # blocks dropped as boilerplate (a metric of the stream)
 
 
 @dataclass(frozen=True, eq=False)
@@ -146,7 +147,14 @@ class Preparer:
         kept, flagged = drop_boilerplate(blocks, learner, learn_for_site)
         text = " ".join(kept)
         return PreparedPage(
-            page_id, lang, clock_ms, time, text, xxh64_text(text, self.config.seed), body_hash
+            page_id,
+            lang,
+            clock_ms,
+            time,
+            text,
+            xxh64_text(text, self.config.seed),
+            body_hash,
+            len(blocks) - len(kept),
         ), flagged
 
     def prepare_page(

@@ -96,11 +96,13 @@ class BandWindow(Generic[E]):
                         seen[page_id] = (band, position)
         return seen
 
-    def insert(self, page_id: str, entry: E) -> None:
-        """Index a page (an id already indexed is removed first)."""
+    def insert(self, page_id: str, entry: E) -> int:
+        """Index a page (an id already indexed is removed first); returns how many ids the bucket
+        cap pushed out of their buckets to make room (a sign of hot buckets)."""
         if page_id in self.entries:
             self.remove(page_id)
         cap, buckets = self.bucket_cap, self.buckets
+        evicted = 0
         for key in entry.keys:
             bucket = buckets.get(key)
             if bucket is None:
@@ -109,10 +111,12 @@ class BandWindow(Generic[E]):
             bucket.append(page_id)
             if len(bucket) > cap:
                 del bucket[0]
+                evicted += 1
         if entry.content_hash is not None:
             self.by_content.setdefault(entry.content_hash, page_id)
         self.entries[page_id] = entry
         self._schedule(page_id, entry)
+        return evicted
 
     def remove(self, page_id: str) -> E | None:
         """Unindex a page; returns its entry, None if it was not indexed."""

@@ -60,6 +60,7 @@ from .messages import (
 )
 from .outbox import Outbox, Stage
 from .routing import Layout
+from .telemetry import DecisionTiming, Gauges
 from .waits import Wait, clock_text
 
 __all__ = ["Gather"]
@@ -168,6 +169,7 @@ class Gather:
             tuple[bool, str, int, int], float
         ] = {}  # ... -> all its band partitions had answered
         self._band_heard: dict[int, float] = {}  # band partition -> its last answer here
+        self._received: dict[tuple[bool, str, int, int], int] = {}  # a delivery -> its record's timestamp
         self._reported: set[tuple[bool, str, int, int]] = set()
         self.layout = layout
         self.threshold = threshold
@@ -317,6 +319,8 @@ class Gather:
         flight.append(delivery)
         flight.sort(key=lambda d: d.clock)  # registrations may come out of order: decisions may not
         self._since[self._key(delivery)] = self._monotonic()
+        if registration.received is not None:
+            self._received[self._key(delivery)] = registration.received
 
     def _replays(self, done: _Done | None, delivery: _Delivery) -> bool:
         """Whether a delivery is a redelivery of a decided page still in the window: batch gives it
@@ -501,6 +505,7 @@ class Gather:
             delivery = flight.pop(0)
             previous = self.done.get(page_id)
             if previous is not None and self._replays(previous, delivery):
+                self._timed(delivery, out)
                 self._forget_times(delivery)
                 for _ in range(1 + delivery.repeats):
                     self._emit(previous.decision, None, out)
@@ -561,6 +566,7 @@ class Gather:
         self._notify(query, decision, cluster_home, out)
 
     def _finish(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        self._timed(delivery, out)
         self._forget_times(delivery)
         if decision.status != NO_CONTENT:
             self.done[delivery.id] = _Done(
@@ -578,9 +584,13 @@ class Gather:
             self._emit(decision, None, out)  # the same decision again; the page is unique-out once
         self._notify(delivery, decision, cluster_home, out)
 
+    def _timed(self, delivery: _Delivery, out: Outbox) -> None:
+        """Tell the metrics when a delivery about to be decided entered the stream."""
+        out.tally.decided.append(DecisionTiming(self._received.get(self._key(delivery)), delivery.event_time))
+
     def _forget_times(self, delivery: _Delivery) -> None:
         key = self._key(delivery)
-        for times in (self._since, self._resolved_at):
+        for times in (self._since, self._resolved_at, self._received):
             times.pop(key, None)
         self._reported.discard(key)
 
@@ -597,6 +607,20 @@ class Gather:
             out.unique_pages.append((decision.id, raw.encode("utf-8")))
 
     # -- the guard ------------------------------------------------------------------------------
+    def gauges(self) -> Gauges:
+        """What this home holds now, for the metrics: decided pages kept, deliveries (pages and
+        queries) not yet decided, and how long the oldest of those has waited (since it was
+        registered, or since this state was loaded)."""
+        waiting = sum(len(deliveries) for deliveries in self.flight.values()) + len(self.queries)
+        # deliveries loaded with the state have waited since the load at least
+        since = list(self._since.values()) + ([self._loaded_at] if len(self._since) < waiting else [])
+        oldest = min(since) if waiting else None
+        return Gauges(
+            window_pages=len(self.done),
+            waiting=waiting,
+            oldest_wait_s=None if oldest is None else max(0.0, self._monotonic() - oldest),
+        )
+
     def stalled(self, bound: float) -> list[Wait]:
         """Pages undecided for more than ``bound`` seconds whose wait has not moved for as long,
         each reported once: waiting for band partitions that have said nothing here since, or,

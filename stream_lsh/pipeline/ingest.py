@@ -50,6 +50,7 @@ class Message:
     value: bytes | None
     timestamp_ms: int = 0  # the record's timestamp: the page's clock
     undecodable: Undecodable | None = None  # in place of a record of a batch that could not be read
+    received_ms: int | None = None  # the record's own timestamp, when a clock header overrides it (metrics)
 
 
 class Ingest:
@@ -104,9 +105,11 @@ class Ingest:
                 page_id = parsed.page_id
             elif isinstance(parsed, Delete):
                 self._retract(parsed.id, message.timestamp_ms, out)
+                out.tally.retractions += 1
                 page_id = parsed.id
             else:
                 out.send(Stage.SITES, self.layout.site(parsed.site), parsed)
+                out.tally.pages += 1
                 page_id = parsed.id
             mark = (message.timestamp_ms, page_id or "")
             marks[message.partition] = max(marks.get(message.partition, mark), mark)
@@ -121,11 +124,11 @@ class Ingest:
         if isinstance(parsed, (Rejected, Delete)):
             return parsed
         page, raw = parsed
-        return self._to_sign(page, message.timestamp_ms, raw=raw.decode("utf-8"))
+        return self._to_sign(page, message, raw=raw.decode("utf-8"))
 
     def _query(self, message: Message) -> PageToSign | Rejected:
         parsed = self._parse(message, parse_query)
-        return parsed if isinstance(parsed, Rejected) else self._to_sign(parsed[0], message.timestamp_ms)
+        return parsed if isinstance(parsed, Rejected) else self._to_sign(parsed[0], message)
 
     def _retract(self, page_id: str, timestamp_ms: int, out: Outbox) -> None:
         """To every band partition, which drops the page in clock order (held like a probe), and
@@ -172,6 +175,7 @@ class Ingest:
                 out.dead_letters.append(_dead_letter(message, query))
             else:
                 out.send(Stage.SITES, self.layout.site(query.site), query)
+                out.tally.queries += 1
         return out
 
     def _parse(self, message: Message, parse):  # type: ignore[no-untyped-def]
@@ -183,11 +187,12 @@ class Ingest:
             return parsed, raw.strip()
         return parsed
 
-    def _to_sign(self, page: Page, timestamp_ms: int, *, raw: str | None = None) -> PageToSign | Rejected:
+    def _to_sign(self, page: Page, message: Message, *, raw: str | None = None) -> PageToSign | Rejected:
         """A page for its site partition (a query without ``raw``): its clock is the record's
         timestamp, which orders pages (see .order); its event time moves the window. Rejected if
         that record would be over the limit."""
         preparer = self.preparer
+        timestamp_ms = message.timestamp_ms
         time = preparer.event_time(page, clock_of_record(timestamp_ms))
         to_sign = PageToSign(
             page.id,
@@ -200,6 +205,7 @@ class Ingest:
             preparer.body_hash(page),
             tuple(preparer.blocks(page)),
             raw,
+            message.received_ms if message.received_ms is not None else timestamp_ms,
         )
         return self._too_large(to_sign) or to_sign
 

@@ -160,6 +160,7 @@ class LocalPipeline:
             clusters=out.clusters,
             answers=out.answers,
             dead_letters=out.dead_letters,
+            tally=out.tally,
         )
         self.outputs.extend(internal_free)
 

@@ -343,6 +343,7 @@ class PageToSign:
     body_hash: int
     blocks: tuple[str, ...]
     raw: str | None = None
+    received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
 
     @property
     def KIND(self) -> str:
@@ -362,6 +363,8 @@ class PageToSign:
         }
         if self.raw is not None:
             wire["raw"] = self.raw
+        if self.received is not None:
+            wire["rt"] = self.received
         return wire
 
     @classmethod
@@ -377,6 +380,7 @@ class PageToSign:
             wire["bh"],
             tuple(wire["blocks"]),
             wire.get("raw"),
+            wire.get("rt"),
         )
 
 
@@ -446,6 +450,7 @@ class Registration:
     targets: tuple[int, ...]
     no_content: bool
     raw: str | None = None
+    received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
 
     def to_wire(self) -> Wire:
         wire = {
@@ -460,6 +465,8 @@ class Registration:
         if self.raw is not None:
             wire["raw"] = self.raw
         wire.update(targets=list(self.targets), nc=self.no_content)
+        if self.received is not None:
+            wire["rt"] = self.received
         return wire
 
     @classmethod
@@ -474,6 +481,7 @@ class Registration:
             tuple(wire["targets"]),
             bool(wire["nc"]),
             wire.get("raw"),
+            wire.get("rt"),
         )
 
 

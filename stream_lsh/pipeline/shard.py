@@ -41,6 +41,7 @@ from .candidates import Candidate, Exact, needed
 from .messages import Ask, BandAnswer, BandMark, BandMessage, Probe, Retraction, RetractionAtHome
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
+from .telemetry import Gauges
 from .waits import Wait, clock_text
 
 __all__ = ["Shard"]
@@ -89,6 +90,7 @@ class Shard:
         self.released: Mark | None = None  # every probe up to here has been applied
         self.held: list[tuple[int, str, int, Probe | Retraction]] = []  # a heap of probes waiting
         self._held_sequence = 0
+        self._held_since: dict[int, float] = {}  # held sequence -> when it came (not state: a metric)
         self.late = 0  # probes applied at once because they came after the watermark (not state: a metric)
         self.window: BandWindow[_Entry] = BandWindow(bucket_cap=bucket_cap, ttl=ttl)
 
@@ -106,6 +108,7 @@ class Shard:
 
     def handle(self, messages: Sequence[BandMessage]) -> Outbox:
         out = Outbox()
+        late = self.late
         for message in messages:
             if isinstance(message, BandMark):
                 self._watermark(message, out)
@@ -113,9 +116,11 @@ class Shard:
                 if not self.held:
                     self._moved()
                 self._held_sequence += 1
+                self._held_since[self._held_sequence] = self._monotonic()
                 heapq.heappush(self.held, (message.clock, message.id, self._held_sequence, message))
             else:
                 self._apply(message, out)
+        out.tally.late_probes = self.late - late
         return out
 
     def _apply(self, message: Probe | Retraction, out: Outbox) -> None:
@@ -150,7 +155,9 @@ class Shard:
         self.released = low
         self._moved()
         while self.held and (self.held[0][0], self.held[0][1]) <= low:
-            self._apply(heapq.heappop(self.held)[3], out)
+            _, _, sequence, held = heapq.heappop(self.held)
+            self._held_since.pop(sequence, None)
+            self._apply(held, out)
 
     def _moved(self) -> None:
         self._moved_at = self._monotonic()
@@ -173,6 +180,16 @@ class Shard:
             + (f" (waiting for input partitions {_listed(inputs)})" if inputs else "")
         )
         return [Wait("bands", self.partition, page_id, clock, waited, cause)]
+
+    def gauges(self) -> Gauges:
+        """What this partition holds now, for the metrics: pages indexed, probes held, and how long
+        the oldest held probe has waited (since it came, or since this state was loaded)."""
+        oldest = next(iter(self._held_since.values()), None) if self.held else None
+        return Gauges(
+            window_pages=len(self.window),
+            waiting=len(self.held),
+            oldest_wait_s=None if oldest is None else max(0.0, self._monotonic() - oldest),
+        )
 
     def snapshot(self) -> dict[str, Any]:
         """The whole state; buckets keep their order (it breaks ties) and the expiry heap its layout."""
@@ -240,6 +257,8 @@ class Shard:
                 message = Probe.from_wire(wire) if wire["k"] == Probe.KIND else Retraction.from_wire(wire)
                 self.held.append((clock, page_id, held["sequence"], message))
             self._held_sequence = state["held_sequence"]
+            loaded = self._monotonic()
+            self._held_since = dict.fromkeys(sorted(sequence for _, _, sequence, _ in self.held), loaded)
 
     def _probe(self, probe: Probe, out: Outbox) -> None:
         page_id, query = probe.id, probe.query
@@ -256,6 +275,9 @@ class Shard:
         signature = None if probe.signature is None else _signature(probe.signature)
         exact = self._exact(probe.content_hash, page_id)
         candidates = self._candidates(probe.keys, signature, page_id)
+        verified = sum(candidate.similarity >= self.threshold for candidate in candidates)
+        out.tally.verified += verified
+        out.tally.rejected += len(candidates) - verified
         answer = BandAnswer(
             page_id, query, self.partition, probe.clock, probe.body_hash, self.clock_ms, exact, candidates
         )
@@ -271,7 +293,7 @@ class Shard:
                 probe.event_time,
                 probe.home,
             )
-            self.window.insert(page_id, entry)
+            out.tally.evicted += self.window.insert(page_id, entry)
 
     def _ask_homes(
         self,

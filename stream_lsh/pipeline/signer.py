@@ -24,6 +24,7 @@ from .messages import BandMark, Flags, InputMark, OwnerChange, PageToSign, Probe
 from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
+from .telemetry import Gauges
 
 __all__ = ["Signer"]
 
@@ -61,6 +62,10 @@ class Signer:
             state["sent"] = self.sent
         return state
 
+    def gauges(self) -> Gauges:
+        """What this partition holds now, for the metrics: the blocks its learner knows."""
+        return Gauges(boilerplate_blocks=None if self.learner is None else self.learner.boilerplate_blocks)
+
     def restore(self, state: dict[str, Any]) -> None:
         if self.learner is not None and state["learner"] is not None:
             self.learner.load_state(state["learner"])
@@ -86,6 +91,8 @@ class Signer:
                 page, newly = self._prepare(message)
                 prepared.append((message, page))
                 flagged.extend(newly)
+                if self.learner is not None and not message.query:
+                    out.tally.blocks_dropped.append(page.blocks_dropped)
         signed = self.preparer.sign([page for _, page in prepared])
         for (message, _), signed_page in zip(prepared, signed):
             self._route(message, signed_page, out)
@@ -155,6 +162,7 @@ class Signer:
             tuple(sorted(by_partition)),
             not signed,
             None if query else page.raw,
+            page.received,
         )
         out.send(Stage.HOMES, home, registration, first=True)
         for partition, keys in by_partition.items():

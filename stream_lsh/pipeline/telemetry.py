@@ -12,9 +12,9 @@ again, as its outputs are sent again.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
-__all__ = ["DecisionTiming", "Gauges", "Tally"]
+__all__ = ["DecisionTiming", "Gauged", "Gauges", "Tally"]
 
 
 class DecisionTiming(NamedTuple):
@@ -65,3 +65,9 @@ class Gauges:
     waiting: int = 0
     oldest_wait_s: float | None = None
     boilerplate_blocks: int | None = None
+
+
+class Gauged(Protocol):
+    """A stage partition's state machine, as the metrics read it."""
+
+    def gauges(self) -> Gauges: ...

@@ -32,7 +32,7 @@ import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import faust
 import orjson
@@ -45,12 +45,14 @@ from ..pipeline.ingest import Ingest, Message
 from ..pipeline.limits import RecordLimit
 from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
+from ..pipeline.telemetry import Gauged
 from ..settings import Settings, SettingsError
 from .connection import KafkaConnection
 from .consumer import RewindingTransport
+from .health import AgentWatch
 from .idle import QuietInputs
-from .metrics import CONTENT_TYPE, WorkerMetrics
-from .recovery import SafeTableManager
+from .metrics import CONTENT_TYPE, PartitionReading, WorkerMetrics, WorkerReading
+from .recovery import SafeRecovery, SafeTableManager
 from .state import StageStore
 from .topics import TopicNames, clock_of_message, layout_of
 from .undecodable import undecodable_of
@@ -61,6 +63,9 @@ log = logging.getLogger(__name__)
 
 MAX_WAIT_REPORTS = 10  # log lines per check of the pending guard; the rest are counted
 MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: what is left are commit markers
+HEALTH_EVERY_S = 1.0  # how often readiness, liveness and the event loop's lag are checked
+FETCHING_WITHIN_S = 10.0  # ready: a fetch of an assigned partition was answered this recently
+STUCK_AFTER_SEND_TIMEOUT_S = 60.0  # default liveness bound: the send timeout plus this
 
 
 def faust_broker_url(bootstrap: str) -> str:
@@ -146,6 +151,15 @@ class StreamApp:
         )
         self.guard = state_guard(self.preparer, settings)
         self.metrics = WorkerMetrics()
+        self.metrics.read_from(self._reading)
+        stuck_after = settings.stream.stuck_after_s
+        if stuck_after is None:
+            stuck_after = settings.kafka.send_timeout_s + STUCK_AFTER_SEND_TIMEOUT_S
+        self.watch = AgentWatch(stuck_after)
+        self._consuming = False
+        self._loop_lag_s = 0.0
+        self._checked_at: float | None = None
+        self.agents: dict[str, Any] = {}  # agent name -> faust agent
         self.app = self._build_app(bootstrap)
         self.stores = {
             stage: StageStore(
@@ -157,6 +171,7 @@ class StreamApp:
                 compact_bytes=max(1, int(settings.stream.snapshot_mb * (1 << 20))),
                 chunk_bytes=min(512 << 10, self.limit.batch_bytes),
                 row_timeout_s=settings.kafka.send_timeout_s,
+                on_snapshot=self.metrics.snapshots.labels(stage=stage).observe,
             )
             for stage in Stage.ALL
         }
@@ -172,6 +187,7 @@ class StreamApp:
         self.app.timer(min(1.0, settings.stream.pending_alert_s / 2), name="pending-guard")(
             self._report_stuck_waits
         )
+        self.app.timer(HEALTH_EVERY_S, name="health")(self._check_health)
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
@@ -234,6 +250,15 @@ class StreamApp:
         except Exception:
             return False
 
+    def _fetched_within(self, tp: TP, seconds: float) -> bool:
+        """Whether the broker answered a fetch of ``tp`` within ``seconds``."""
+        try:
+            consumer = self.app.consumer._thread._ensure_consumer()  # type: ignore[attr-defined]
+        except Exception:
+            return False
+        polled = consumer.last_poll_timestamp(tp)  # wall-clock ms of the latest answer, None before one
+        return polled is not None and time.time() * 1000 - polled <= seconds * 1000
+
     def _fetched_lately(self, tp: TP) -> bool:
         """Whether the broker answered a fetch of ``tp`` within the idle time plus one fetch wait,
         so that its high watermark says what the broker has now.
@@ -243,9 +268,7 @@ class StreamApp:
         it have not been fetched: claimed idle, those records would come late when the brokers
         are back (seen in tests/test_broker_outages.py: a page decided with a later page among
         its candidates). In normal running a fetch answers every fetch wait, so this holds."""
-        consumer = self.app.consumer._thread._ensure_consumer()  # type: ignore[attr-defined]
-        polled = consumer.last_poll_timestamp(tp)  # wall-clock ms of the latest answer, None before one
-        return polled is not None and time.time() * 1000 - polled <= self._fetch_fresh_ms
+        return self._fetched_within(tp, self._fetch_fresh_ms / 1000)
 
     async def _start_offset(self, tp: TP) -> int:
         """Where reading an input partition started at the last assignment: its committed offset
@@ -268,6 +291,8 @@ class StreamApp:
             if hasattr(stage, "stalled")
             for wait in stage.stalled(self.settings.stream.pending_alert_s)
         ]
+        if waits:
+            self.metrics.stuck_pages.inc(len(waits))
         for wait in waits[:MAX_WAIT_REPORTS]:
             log.warning(
                 "%s",
@@ -318,10 +343,142 @@ class StreamApp:
         app.transport = RewindingTransport(app.conf.broker_consumer, app)
         if s.web_port > 0:
             app.page("/metrics", name="metrics")(_metrics_page(self.metrics))
+            app.page("/ready", name="ready")(_health_page("ready", self._not_ready_because))
+            app.page("/live", name="live")(_health_page("live", self._stuck_because))
         return app
 
+    # -- health and gauges -----------------------------------------------------------------------
+    @property
+    def _recovery(self) -> SafeRecovery:
+        return self.app.tables.recovery  # type: ignore[attr-defined,no-any-return]  # SafeTableManager's
+
+    async def _check_health(self) -> None:
+        """Once a second: the event loop's lag (how late this timer fires), and whether consuming
+        has resumed (the agents' clocks of :class:`AgentWatch` restart then)."""
+        now = time.monotonic()
+        if self._checked_at is not None:
+            self._loop_lag_s = max(0.0, now - self._checked_at - HEALTH_EVERY_S)
+        self._checked_at = now
+        consuming = self._is_consuming()
+        if consuming and not self._consuming:
+            self.watch.resumed()
+        self._consuming = consuming
+
+    def _is_consuming(self) -> bool:
+        return bool(self.app.flow_control.is_active() and not self.app.rebalancing)
+
+    def _stuck_because(self) -> list[str]:
+        """Why the worker is not live: agents stuck while consuming. Empty when it is live."""
+        return self.watch.stuck(self._waiting()) if self._consuming and self._is_consuming() else []
+
+    def _not_ready_because(self) -> list[str]:
+        """Why the worker is not ready: it has no assignment, is rebalancing or recovering its
+        state, or has not heard from the brokers lately. Empty when it is ready."""
+        reasons = []
+        try:
+            assigned = self.app.consumer.assignment()
+        except Exception:
+            assigned = set()
+        recovery = self._recovery
+        if not assigned:
+            reasons.append("no partitions assigned")
+        if self.app.rebalancing:
+            reasons.append("rebalancing")
+        if recovery.in_recovery:
+            reasons.append(f"recovering state: {recovery.active_remaining_total()} changelog records to go")
+        elif not recovery.completed.is_set():
+            reasons.append("recovering state: not started yet")
+        elif not self.app.flow_control.is_active():
+            reasons.append("not consuming")
+        if assigned and not any(self._fetched_within(tp, FETCHING_WITHIN_S) for tp in assigned):
+            reasons.append(f"no fetch answered in the last {FETCHING_WITHIN_S:g} s")
+        return reasons
+
+    def _waiting(self) -> dict[str, bool]:
+        """Per agent, whether records are queued for it."""
+        waiting = {}
+        for name, agent in self.agents.items():
+            try:
+                waiting[name] = agent.channel_iterator.queue.qsize() > 0
+            except Exception:
+                waiting[name] = False
+        return waiting
+
+    def _reading(self) -> WorkerReading:
+        """The gauges of a scrape."""
+        partitions = [
+            PartitionReading(
+                stage,
+                partition,
+                cast(Gauged, machine).gauges(),
+                journal.snapshot_bytes,
+                journal.segment_bytes,
+            )
+            for stage, store in self.stores.items()
+            for partition, machine, journal in store.partitions()
+        ]
+        assigned: dict[str, int] = {}
+        lag: dict[int, int] = {}
+        recovery = self._recovery
+        try:
+            tps = self.app.consumer.assignment()
+        except Exception:
+            tps = set()
+        for tp in tps:
+            assigned[tp.topic] = assigned.get(tp.topic, 0) + 1
+            if tp.topic == self.names.input:
+                lag[tp.partition] = self._lag(tp)
+        return WorkerReading(
+            partitions=partitions,
+            input_lag=lag,
+            assigned=assigned,
+            recovering=bool(recovery.in_recovery),
+            recovery_expected=recovery.expected_records,
+            recovery_remaining=recovery.active_remaining_total() if recovery.in_recovery else 0,
+            ready=not self._not_ready_because(),
+            live=not self._stuck_because(),
+            loop_lag_s=self._loop_lag_s,
+        )
+
+    def _lag(self, tp: TP) -> int:
+        """Records of an input partition this worker has not taken yet, as of its latest fetch."""
+        try:
+            highwater = self.app.consumer.highwater(tp)
+        except Exception:
+            return 0
+        taken = self.quiet.taken(tp.partition)
+        start = self._starts.get(tp)
+        if taken is None:
+            taken = start if start is not None else self.app.consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
+        if highwater is None or taken is None:
+            return 0
+        return max(0, highwater - taken)
+
     def _declare_agents(self) -> None:
-        s, app = self.settings.stream, self.app
+        s = self.settings.stream
+        within = s.batch_wait_ms / 1000.0
+        entry = s.ingest_wait_ms / 1000.0  # the input's batches set the size of every batch downstream
+
+        async def ingest_pages(stream: Any) -> None:
+            async for events in stream.take_events(s.batch_size, within=entry):
+                with self.watch.batch("ingest-pages"):
+                    messages = [_message(e) for e in events]
+                    caught_up = self._caught_up(messages)
+                    self.quiet.heard(_last_offsets(messages), self.ingest.idle_after(messages, caught_up))
+                    await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
+
+        async def ingest_queries(stream: Any) -> None:
+            async for events in stream.take_events(s.batch_size, within=entry):
+                with self.watch.batch("ingest-queries"):
+                    await _or_exit(self._send(self.ingest.queries([_message(e) for e in events])))
+
+        self._agent(self.names.input, "ingest-pages", ingest_pages)
+        self._agent(self.names.queries, "ingest-queries", ingest_queries)
+        for stage in Stage.ALL:
+            self._agent(self.names.internal(stage), f"stage-{stage}", self._stage_agent(stage, within))
+
+    def _agent(self, topic: str, name: str, run: Callable[[Any], Awaitable[None]]) -> None:
+        """One agent over raw records of ``topic`` (concurrency 1: see the module docstring)."""
         raw: dict[str, Any] = {
             "key_type": bytes,
             "value_type": bytes,
@@ -329,26 +486,7 @@ class StreamApp:
             "value_serializer": "raw",
             "allow_empty": True,
         }
-        within = s.batch_wait_ms / 1000.0
-        entry = s.ingest_wait_ms / 1000.0  # the input's batches set the size of every batch downstream
-
-        async def ingest_pages(stream: Any) -> None:
-            async for events in stream.take_events(s.batch_size, within=entry):
-                messages = [_message(e) for e in events]
-                caught_up = self._caught_up(messages)
-                self.quiet.heard(_last_offsets(messages), self.ingest.idle_after(messages, caught_up))
-                await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
-
-        async def ingest_queries(stream: Any) -> None:
-            async for events in stream.take_events(s.batch_size, within=entry):
-                await _or_exit(self._send(self.ingest.queries([_message(e) for e in events])))
-
-        app.agent(app.topic(self.names.input, **raw), name="ingest-pages", concurrency=1)(ingest_pages)
-        app.agent(app.topic(self.names.queries, **raw), name="ingest-queries", concurrency=1)(ingest_queries)
-        for stage in Stage.ALL:
-            app.agent(app.topic(self.names.internal(stage), **raw), name=f"stage-{stage}", concurrency=1)(
-                self._stage_agent(stage, within)
-            )
+        self.agents[name] = self.app.agent(self.app.topic(topic, **raw), name=name, concurrency=1)(run)
 
     def _stage_agent(self, stage: str, within: float) -> Callable[[Any], Awaitable[None]]:
         store = self.stores[stage]
@@ -356,7 +494,8 @@ class StreamApp:
 
         async def run(stream: Any) -> None:
             async for events in stream.take_events(batch, within=within):
-                await _or_exit(self._handle(stage, store, events))
+                with self.watch.batch(f"stage-{stage}"):
+                    await _or_exit(self._handle(stage, store, events))
 
         return run
 
@@ -388,6 +527,7 @@ class StreamApp:
 
     async def _send(self, out: Outbox) -> None:
         if out.is_empty():
+            self.metrics.sent(out)  # its tally (a batch of held probes, say)
             return
         producer = self.app.producer
         first = [
@@ -445,6 +585,16 @@ def _metrics_page(metrics: WorkerMetrics) -> Callable[[Any, Any], Awaitable[Any]
     return get
 
 
+def _health_page(name: str, reasons: Callable[[], list[str]]) -> Callable[[Any, Any], Awaitable[Any]]:
+    """``GET /ready`` or ``GET /live``: 200 and ``{"<name>": true}``, or 503 with the reasons."""
+
+    async def get(view: Any, request: Any) -> Any:
+        why = reasons()
+        return view.json({name: not why, "reasons": why}, status=503 if why else 200)
+
+    return get
+
+
 def _last_offsets(messages: list[Message]) -> dict[int, int]:
     """The last offset of each partition in a batch."""
     last: dict[int, int] = {}
@@ -463,5 +613,12 @@ def _message(event: Any) -> Message:
     clock = clock_of_message(timestamp, message.headers)
     undecodable = undecodable_of(message.value, message.headers)
     return Message(
-        message.topic, message.partition, message.offset, message.key, message.value, clock, undecodable
+        message.topic,
+        message.partition,
+        message.offset,
+        message.key,
+        message.value,
+        clock,
+        undecodable,
+        timestamp,
     )

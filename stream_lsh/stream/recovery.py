@@ -139,7 +139,16 @@ class SafeRecovery(Recovery):
     faust calls ``_build_highwaters`` for the active partitions before reading them and for the
     standby partitions afterwards. Both go through this override; faust's own method still turns the
     ends into highwaters (end - 1, -1 when unknown) and logs them, so the convention stays faust's.
+
+    ``expected_records`` is how many changelog records the latest recovery had to replay, for the
+    metrics (what remains is faust's ``active_remaining_total()``).
     """
+
+    expected_records: int = 0
+
+    def _set_recovery_started(self) -> None:
+        self.expected_records = self.active_remaining_total()
+        super()._set_recovery_started()
 
     async def _build_highwaters(
         self, consumer: ConsumerT, tps: set[TP], destination: Counter[TP], title: str
