@@ -1,7 +1,7 @@
 """Stream benchmark: pages/s end to end and decision latency, 1 and 2 workers, beside a bare Faust agent.
 
     python benchmarks/bench_stream.py [--pages 3000] [--latency-pages 3000] [--loads 0.25,0.5]
-        [--rates 200,400] [--workers 1,2] [--partitions 8] [--json out.json] [--quick]
+        [--rates 200,400] [--workers 1,2] [--partitions 8] [--scrape-every 1] [--json out.json] [--quick]
 
 One embedded broker (Tansu) for the whole run; every configuration gets a fresh app id, topics and
 data directory. Pages are generated (``generate_corpus``); every configuration gets the same pages.
@@ -19,6 +19,10 @@ data directory. Pages are generated (``generate_corpus``); every configuration g
   saturation rate, then each absolute ``--rates``. Latency = arrival of the output at this
   process's reader (a group-less consumer, 10 ms fetch wait) - when the producer accepted the page.
 * Every page must get exactly one output: missing and duplicate counts are reported.
+* ``--scrape-every S``: the stream's workers serve /metrics and this process scrapes each of them
+  every S seconds throughout, as Prometheus would (it scrapes every 15 s by default); the scrapes'
+  count, mean time and size are reported. With the same command run at a version without metrics,
+  it measures what the metrics cost.
 * The broker, the workers and this feeder/reader share the machine's cores: "cores used" is the CPU
   time of each, and of every other process on the machine (Linux /proc), over the saturation drain
   or over the feed of one load. Anything but ~0 under "others" means the numbers are disturbed.
@@ -37,6 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -52,7 +57,7 @@ from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
-from stream_lsh.stream.brokers import EmbeddedBroker, embedded_broker
+from stream_lsh.stream.brokers import EmbeddedBroker, embedded_broker, free_port
 from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, TopicSpec, topic_specs
@@ -144,6 +149,42 @@ class Arrivals:
             with contextlib.suppress(asyncio.CancelledError):
                 await self.task
         await self.consumer.stop()
+
+
+class Scraper:
+    """Scrapes the workers' /metrics every ``every`` seconds, as Prometheus would, and keeps count."""
+
+    def __init__(self, ports: list[int], every: float) -> None:
+        self.ports, self.every = ports, every
+        self.times: list[float] = []
+        self.sizes: list[int] = []
+        self.task = asyncio.create_task(self._run())
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.every)
+            for port in self.ports:
+                began = time.perf_counter()
+                with contextlib.suppress(OSError):
+                    body = await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics")
+                    self.times.append(time.perf_counter() - began)
+                    self.sizes.append(len(body))
+
+    async def stop(self) -> str:
+        self.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        if not self.times:
+            return "no scrape answered"
+        return (
+            f"{len(self.times)} scrapes, {1000 * float(np.mean(self.times)):.1f} ms and "
+            f"{float(np.mean(self.sizes)) / 1024:.1f} KiB each on average"
+        )
+
+
+def _get(url: str) -> bytes:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return response.read()
 
 
 class Traffic:
@@ -252,11 +293,14 @@ async def measure(
     bootstrap = broker.bootstrap
     reader = await Arrivals(bootstrap, sink).start()
     pool = None
+    scraper = None
     clock = FileClock(max_future=DedupConfig().max_future)  # one file, fed in pieces
     try:
         (warm_key, warm_line), burst = corpus[0], corpus[1:preload]
         spawned = time.perf_counter()
         pool = start()
+        if args.scrape_every and args.web_port and name != BARE:
+            scraper = Scraper([args.web_port + i for i in range(workers)], args.scrape_every)
         await feed_lines(bootstrap, source, [warm_line], clock=clock)
         await reader.wait([warm_key], pool.check)
         startup = reader.times[warm_key][0] - spawned
@@ -290,8 +334,12 @@ async def measure(
             result.loads.append(load)
         await asyncio.sleep(1.0)  # let late duplicates (redeliveries) show up
         result.duplicates = sum(len(times) - 1 for times in reader.times.values())
+        if scraper is not None:
+            print(f"  {name}: {await scraper.stop()}", file=sys.stderr)
         return result
     finally:
+        if scraper is not None:
+            await scraper.stop()
         if pool is not None:
             pool.stop()
         await reader.stop()
@@ -356,6 +404,7 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
             band_partitions=args.partitions,
             home_partitions=args.partitions,
             fetch_wait_ms=args.fetch_wait_ms,
+            web_port=args.web_port,
             **topics,
         )
         names = TopicNames.from_settings(settings)
@@ -440,12 +489,16 @@ def main() -> None:
         default="tansu",
         help="the broker to start: Tansu, or Apache Kafka (Java; stream-lsh fetch-kafka)",
     )
+    parser.add_argument(
+        "--scrape-every", type=float, help="serve /metrics and scrape every worker this often, seconds"
+    )
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument("--quick", action="store_true", help="smoke run: 600 pages, 500 a load, 4 partitions")
     args = parser.parse_args()
     if args.quick:
         args.pages, args.latency_pages, args.partitions = 600, 500, 4
     args.baseline_pages = args.baseline_pages or 3 * args.pages
+    args.web_port = free_port("127.0.0.1") if args.scrape_every else 0  # worker i: this + i
     print(
         f"# {os.cpu_count()} CPUs, shared by the broker, the workers and this feeder/reader; "
         f"Python {platform.python_version()}, faust-streaming {faust.__version__}, "

@@ -6,6 +6,7 @@ import asyncio
 import time
 import urllib.request
 from collections import Counter
+from pathlib import Path
 
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
@@ -135,3 +136,12 @@ def _get(url: str, content_type: str = "text/plain") -> str:
         assert response.status == 200
         assert response.headers["Content-Type"].startswith(content_type)
         return response.read().decode()
+
+
+def test_the_readme_explains_every_metric():
+    """Each metric a worker exports has its line in the README's "Operating it" table."""
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Operating it") : readme.index("## Commands")]
+    for family in WorkerMetrics().registry.collect():
+        name = f"{family.name}_total" if family.type == "counter" else family.name
+        assert f"`{name}`" in section, f"{name} is not in the README's Operating it section"
