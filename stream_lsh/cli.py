@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from collections import Counter
@@ -22,7 +23,7 @@ from .core.dedup import Deduplicator
 from .core.shingles import ShingleKind
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
-from .settings import Compression, SaslMechanism, SecurityProtocol, Settings
+from .settings import Compression, LogFormat, SaslMechanism, SecurityProtocol, Settings
 from .state import load_state, save_state
 
 
@@ -354,13 +355,18 @@ def evaluate(
 
 
 @contextlib.contextmanager
-def _stream_errors() -> Iterator[None]:
+def _stream_errors(logged: bool = False) -> Iterator[None]:
     """Errors a user can fix (broker address, topic shapes, parameters of stored state): one line
-    and exit code 2, not a traceback."""
+    and exit code 2, not a traceback. ``logged``: the line goes through the log (a worker whose
+    log is JSON, so that the line a log pipeline gets about the refusal parses like the others)."""
     try:
         yield
     except StreamLshError as error:
-        click.echo(f"stream-lsh: {error}", err=True)
+        if logged:
+            logging.getLogger("stream_lsh").critical("refusing to run: %s", error)
+            logging.shutdown()
+        else:
+            click.echo(f"stream-lsh: {error}", err=True)
         sys.exit(ExitCode.USAGE)
 
 
@@ -403,7 +409,7 @@ def worker(**flags: Any) -> None:
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("a worker needs a broker: --broker host:port or STREAM_LSH_BROKER")
-    with _stream_errors():
+    with _stream_errors(logged=settings.stream.log_format is LogFormat.JSON):
         run_worker(settings, settings.stream.broker)
 
 

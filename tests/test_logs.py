@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
 
 import orjson
 from stream_helpers import DecisionReader, stream_settings
 
 from stream_lsh.settings import LogFormat, Settings
 from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.brokers import free_port
 from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.logs import JsonFormatter
 from stream_lsh.stream.runner import Workers
@@ -61,3 +64,24 @@ async def test_a_worker_writes_only_json_lines_and_no_page_text(broker, tmp_path
         body = max((value for value in page.values() if isinstance(value, str)), key=len)  # its body
         sentences = [s for s in body.replace("<", ".").replace(">", ".").split(".") if len(s) > 40]
         assert not any(sentence in text for sentence in sentences), page["id"]
+
+
+def test_a_worker_that_refuses_to_start_says_so_in_json_too(tmp_path):
+    """A refusal at start-up (here: no broker within STREAM_LSH_BROKER_WAIT_S) is the last line of
+    a JSON log like any other, not a plain line a log pipeline cannot parse."""
+    port = free_port("127.0.0.1")  # nothing listens there
+    environ = {**os.environ, "STREAM_LSH_LOG_FORMAT": "json", "STREAM_LSH_BROKER_WAIT_S": "1"}
+    done = subprocess.run(
+        ["stream-lsh", "worker", "--broker", f"127.0.0.1:{port}", "--data-dir", str(tmp_path)],
+        env=environ,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    lines = [
+        orjson.loads(line) for line in done.stderr.decode().splitlines() + done.stdout.decode().splitlines()
+    ]
+    refusal = [line for line in lines if line["level"] == "critical"]
+    assert len(refusal) == 1 and refusal[0]["message"].startswith(
+        "refusing to run: cannot reach a Kafka broker"
+    )
