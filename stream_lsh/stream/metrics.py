@@ -227,7 +227,8 @@ class _ReadingCollector(Collector):
         )
         for p in r.partitions:
             number, g = str(p.partition), p.gauges
-            window.add_metric([p.stage, number], g.window_pages)
+            if p.stage != "sites":  # a site partition keeps no pages
+                window.add_metric([p.stage, number], g.window_pages)
             size.add_metric([p.stage, number, "snapshot"], p.snapshot_bytes)
             size.add_metric([p.stage, number, "journal"], p.journal_bytes)
             if p.stage == "bands":
