@@ -620,6 +620,10 @@ def test_headless_service_and_disruption_budget_select_the_workers(manifests):
     service = _one(manifests, "Service")
     assert service["metadata"]["name"] == statefulset["spec"]["serviceName"]
     assert service["spec"]["clusterIP"] == "None" and service["spec"]["selector"].items() <= labels.items()
+    # one port, for the Prometheus Operator's ServiceMonitor: the workers' metrics port
+    (port,) = service["spec"]["ports"]
+    ports = {p["name"]: p["containerPort"] for p in _worker_container(statefulset)["ports"]}
+    assert port["name"] == port["targetPort"] == "metrics" and port["port"] == ports["metrics"]
     budget = _one(manifests, "PodDisruptionBudget")
     assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert "maxUnavailable" in budget["spec"] or "minAvailable" in budget["spec"]

@@ -1,5 +1,5 @@
 """Offline checks of the monitoring files: the Grafana dashboard, the Prometheus configurations and
-alerts, and the compose profile "monitoring".
+alerts, the compose profile "monitoring", and the Prometheus Operator examples.
 
 The point is that a dashboard panel or an alert cannot silently show nothing: every PromQL
 expression may name only series a worker exports (:func:`stream_lsh.stream.metrics.exported_names`,
@@ -39,12 +39,13 @@ PROMETHEUS = DEPLOY / "prometheus"
 ALERTS = PROMETHEUS / "alerts.yml"
 GRAFANA = DEPLOY / "grafana"
 DASHBOARD = GRAFANA / "dashboards" / "stream-lsh.json"
+K8S = DEPLOY / "kubernetes"
 JOB = "stream-lsh"
 
 #: series Prometheus itself makes for every target
 PROMETHEUS_SERIES = {"up"}
 #: labels the scrape configurations put on every series: job and instance always, namespace and
-#: pod in Kubernetes
+#: pod in Kubernetes (prometheus-kubernetes.yml, and the Prometheus Operator)
 TARGET_LABELS = {"job", "instance", "namespace", "pod"}
 #: Grafana's own variables, which a dashboard may use without defining them
 GRAFANA_VARIABLES = {"__rate_interval", "__interval", "__range", "__range_s", "__interval_ms"}
@@ -622,6 +623,31 @@ def test_the_monitoring_profile_is_not_started_by_default(compose):
         assert not monitoring & set(depends), f"{name} would start {monitoring & set(depends)}"
 
 
+def test_the_kubernetes_scrape_config_keeps_the_worker_pods():
+    """prometheus-kubernetes.yml keeps the pods by the label and annotations the StatefulSet
+    sets, at the annotated port and path, and names them as the dashboard expects."""
+    statefulset = _yaml(K8S / "statefulset.yaml")
+    template = statefulset["spec"]["template"]["metadata"]
+    (job,) = _yaml(PROMETHEUS / "prometheus-kubernetes.yml")["scrape_configs"]
+    assert job["job_name"] == JOB and job["kubernetes_sd_configs"] == [{"role": "pod"}]
+    relabel = job["relabel_configs"]
+
+    def meta(name: str) -> str:
+        return "__meta_kubernetes_pod_" + re.sub(r"[^\w]", "_", name)
+
+    values = {meta("label_" + k): v for k, v in template["labels"].items()}
+    values |= {meta("annotation_" + k): v for k, v in template["annotations"].items()}
+    for rule in relabel:
+        if rule.get("action") == "keep":
+            (source,) = rule["source_labels"]
+            assert re.fullmatch(rule["regex"], values[source]), rule
+    sources = {rule["target_label"]: rule["source_labels"] for rule in relabel if "target_label" in rule}
+    assert sources["__metrics_path__"] == [meta("annotation_prometheus.io/path")]
+    assert meta("annotation_prometheus.io/port") in sources["__address__"]
+    assert sources["instance"] == ["__meta_kubernetes_pod_name"]
+    assert {"namespace", "pod"} <= sources.keys()
+
+
 def _promtool() -> str:
     exe = shutil.which("promtool")
     if exe is None:
@@ -633,9 +659,11 @@ def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=120, check=False)
 
 
-@pytest.mark.parametrize("config", ["prometheus.yml"])
+@pytest.mark.parametrize("config", ["prometheus.yml", "prometheus-kubernetes.yml"])
 def test_promtool_accepts_the_prometheus_configurations(config):
     result = _run([_promtool(), "check", "config", config], cwd=PROMETHEUS)
+    if "field kubernetes_sd_configs not found" in result.stdout + result.stderr:
+        pytest.skip("this promtool is built without Kubernetes discovery (Debian's is)")
     assert result.returncode == 0, result.stdout + result.stderr
 
 
@@ -708,6 +736,15 @@ def test_a_broken_alert_is_caught(labels_of, change, problem):
     assert old in text
     problems = alert_problems(yaml.safe_load(text.replace(old, new, 1)), labels_of)
     assert any(problem in p for p in problems), problems
+
+
+def test_the_prometheus_rule_example_carries_the_alerts():
+    rule = _yaml(K8S / "prometheusrule.example.yaml")
+    assert rule["apiVersion"] == "monitoring.coreos.com/v1" and rule["kind"] == "PrometheusRule"
+    assert rule["spec"]["groups"] == _yaml(ALERTS)["groups"], (
+        "prometheusrule.example.yaml differs from deploy/prometheus/alerts.yml: copy the groups "
+        "(see the comment at the top of prometheusrule.example.yaml)"
+    )
 
 
 def test_promtool_accepts_the_alerts():
@@ -897,17 +934,44 @@ def test_promtool_replays_the_alert(alert, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+# -- Kubernetes: the Prometheus Operator -------------------------------------------------------------
+def test_the_service_monitor_scrapes_the_workers_metrics_port():
+    monitor = _yaml(K8S / "servicemonitor.example.yaml")
+    service = _yaml(K8S / "service.yaml")
+    statefulset = _yaml(K8S / "statefulset.yaml")
+    assert monitor["apiVersion"] == "monitoring.coreos.com/v1" and monitor["kind"] == "ServiceMonitor"
+    assert monitor["spec"]["selector"]["matchLabels"].items() <= service["metadata"]["labels"].items()
+    # without jobLabel the operator names the job after the Service: the job the alerts expect
+    assert "jobLabel" not in monitor["spec"] and service["metadata"]["name"] == JOB
+    (endpoint,) = monitor["spec"]["endpoints"]
+    ports = {p["name"]: p for p in service["spec"]["ports"]}
+    assert ports[endpoint["port"]]["targetPort"] == "metrics"
+    annotations = statefulset["spec"]["template"]["metadata"]["annotations"]
+    assert endpoint["path"] == annotations["prometheus.io/path"]
+    instance = [r for r in endpoint["relabelings"] if r["targetLabel"] == "instance"]
+    assert instance == [{"sourceLabels": ["__meta_kubernetes_pod_name"], "targetLabel": "instance"}]
+    # scraped also while not ready: a worker restoring state is not, and its recovery is the news
+    assert service["spec"]["publishNotReadyAddresses"] is True
+
+
+def test_the_operator_examples_are_not_applied_with_the_manifests():
+    """They need the operator's CustomResourceDefinitions, which `kubectl apply -k` cannot assume."""
+    kustomization = _yaml(K8S / "kustomization.yaml")
+    for name in ("servicemonitor.example.yaml", "prometheusrule.example.yaml"):
+        assert (K8S / name).exists() and name not in kustomization["resources"]
+
+
 def test_every_setting_the_monitoring_files_name_is_a_setting():
     """Alert descriptions and panel descriptions send the reader to settings: real ones."""
     settings = {ENV_PREFIX + name.upper() for name in Settings.names()}
-    files = [*PROMETHEUS.glob("*.yml"), DASHBOARD]
+    files = [*PROMETHEUS.glob("*.yml"), DASHBOARD, *K8S.glob("*.example.yaml")]
     for path in files:
         for name in re.findall(rf"\b{ENV_PREFIX}[A-Z0-9_]+\b", path.read_text(encoding="utf-8")):
             assert name in settings, f"{path.name}: {name} is not a setting (stream_lsh/settings.py)"
 
 
 def test_the_monitoring_files_parse():
-    files = [*PROMETHEUS.glob("*.yml"), *GRAFANA.rglob("*.yml")]
-    assert len(files) >= 4
+    files = [*PROMETHEUS.glob("*.yml"), *GRAFANA.rglob("*.yml"), *K8S.glob("*.example.yaml")]
+    assert len(files) >= 7
     for path in files:
         assert isinstance(_yaml(path), dict), path
