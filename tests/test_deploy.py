@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fnmatch
+import http.server
 import importlib
 import json
 import os
@@ -18,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -403,10 +405,37 @@ def test_compose_broker_accepts_the_largest_records(compose):
     }
 
 
-def test_compose_healthcheck_uses_the_web_port(compose):
+@pytest.mark.parametrize(("status", "healthy"), [(200, True), (503, False)])
+def test_compose_healthcheck_asks_ready_on_the_web_port(compose, status, healthy):
+    """The worker's healthcheck, run as Docker runs it (the image has Python, not curl), against a
+    server on STREAM_LSH_WEB_PORT: healthy exactly when /ready answers 200."""
     worker = compose["services"]["worker"]
+    kind, program, *args = worker["healthcheck"]["test"]
+    assert kind == "CMD" and program == "python"  # the image's Python (its venv is first on PATH)
     assert int(_environ(worker["environment"])["STREAM_LSH_WEB_PORT"]) > 0
-    assert "STREAM_LSH_WEB_PORT" in " ".join(worker["healthcheck"]["test"])
+    asked = []
+
+    class Worker(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            code = status if self.path == "/ready" else 404
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps({"ready": code == 200}).encode())
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Worker) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        env = {**os.environ, "STREAM_LSH_WEB_PORT": str(server.server_address[1])}
+        result = subprocess.run(
+            [sys.executable, *args], env=env, capture_output=True, text=True, timeout=30, check=False
+        )
+        server.shutdown()
+    assert asked == ["/ready"]
+    assert (result.returncode == 0) == healthy, result.stderr
 
 
 def _cli_commands() -> set[str]:
@@ -526,17 +555,29 @@ def test_statefulset_pods(manifests, configmap):
         assert configmaps == {_one(manifests, "ConfigMap")["metadata"]["name"]}, container["name"]
 
 
-def test_statefulset_probes_run_inside_the_pod(manifests, configmap):
+def test_statefulset_probes_ask_the_workers_health_endpoints(manifests, configmap):
+    """Readiness is /ready (assigned, recovered, fetching); liveness and start-up are /live, which
+    answers 200 while the worker restores state or rides out a broker outage: a probe of /ready
+    there would kill a worker for recovering. All on the web server's port, which the kubelet
+    reaches on the pod's address because the ConfigMap binds it to every interface."""
     worker = _worker_container(_one(manifests, "StatefulSet"))
-    assert int(configmap["STREAM_LSH_WEB_PORT"]) > 0
-    assert "livenessProbe" in worker
+    ports = {p["name"]: p["containerPort"] for p in worker["ports"]}
+    assert configmap["STREAM_LSH_WEB_BIND"] == "0.0.0.0"
+    paths = {}
     for kind in ("startupProbe", "livenessProbe", "readinessProbe"):
-        probe = worker.get(kind)
-        if probe is None:
-            continue
-        # inside the container, whatever STREAM_LSH_WEB_BIND is
-        assert "exec" in probe and not {"httpGet", "tcpSocket", "grpc"} & probe.keys(), kind
-        assert "STREAM_LSH_WEB_PORT" in " ".join(probe["exec"]["command"]), kind
+        probe = worker[kind]
+        assert probe.keys() & {"exec", "httpGet", "tcpSocket", "grpc"} == {"httpGet"}, kind
+        port = probe["httpGet"]["port"]
+        assert ports.get(port, port) == int(configmap["STREAM_LSH_WEB_PORT"]), kind
+        assert probe["timeoutSeconds"] < probe["periodSeconds"], kind
+        paths[kind] = probe["httpGet"]["path"]
+    assert paths == {"startupProbe": "/live", "livenessProbe": "/live", "readinessProbe": "/ready"}
+    liveness, startup = worker["livenessProbe"], worker["startupProbe"]
+    # a restart after half a minute to two minutes of a stuck worker (an outage of the brokers is
+    # not one: /live stays 200 through it, and the worker exits by itself after its send timeout)
+    assert 30 <= liveness["failureThreshold"] * liveness["periodSeconds"] <= 120
+    # the worker creates or checks every topic before its web server starts
+    assert startup["failureThreshold"] * startup["periodSeconds"] >= 300
 
 
 def test_prometheus_can_scrape_every_worker(manifests, configmap, compose):
@@ -579,6 +620,10 @@ def test_headless_service_and_disruption_budget_select_the_workers(manifests):
     service = _one(manifests, "Service")
     assert service["metadata"]["name"] == statefulset["spec"]["serviceName"]
     assert service["spec"]["clusterIP"] == "None" and service["spec"]["selector"].items() <= labels.items()
+    # one port, for the Prometheus Operator's ServiceMonitor: the workers' metrics port
+    (port,) = service["spec"]["ports"]
+    ports = {p["name"]: p["containerPort"] for p in _worker_container(statefulset)["ports"]}
+    assert port["name"] == port["targetPort"] == "metrics" and port["port"] == ports["metrics"]
     budget = _one(manifests, "PodDisruptionBudget")
     assert budget["spec"]["selector"]["matchLabels"].items() <= labels.items()
     assert "maxUnavailable" in budget["spec"] or "minAvailable" in budget["spec"]
