@@ -157,6 +157,7 @@ class StreamApp:
             stuck_after = settings.kafka.send_timeout_s + STUCK_AFTER_SEND_TIMEOUT_S
         self.watch = AgentWatch(stuck_after)
         self._consuming = False
+        self._joined = False  # has had an assignment (perhaps empty: more workers than partitions)
         self._loop_lag_s = 0.0
         self._checked_at: float | None = None
         self.agents: dict[str, Any] = {}  # agent name -> faust agent
@@ -197,6 +198,7 @@ class StreamApp:
         await self._changed_hands(revoked)
 
     async def _on_assigned(self, app: Any, assigned: Any, **_: Any) -> None:
+        self._joined = True
         await self._changed_hands(assigned)
 
     async def _changed_hands(self, partitions: Any) -> None:
@@ -372,16 +374,19 @@ class StreamApp:
         return self.watch.stuck(self._waiting()) if self._consuming and self._is_consuming() else []
 
     def _not_ready_because(self) -> list[str]:
-        """Why the worker is not ready: it has no assignment, is rebalancing or recovering its
-        state, or has not heard from the brokers lately. Empty when it is ready."""
+        """Why the worker is not ready: it has not joined the group yet, is rebalancing or
+        recovering its state, or has not heard from the brokers lately. Empty when it is ready.
+
+        An empty assignment after joining is ready: a spare worker (more workers than partitions)
+        that was never ready would stall a rolling update and block node drains."""
         reasons = []
         try:
             assigned = self.app.consumer.assignment()
         except Exception:
             assigned = set()
         recovery = self._recovery
-        if not assigned:
-            reasons.append("no partitions assigned")
+        if not self._joined:
+            reasons.append("not in the consumer group yet")
         if self.app.rebalancing:
             reasons.append("rebalancing")
         if recovery.in_recovery:
