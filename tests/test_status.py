@@ -11,12 +11,11 @@ import re
 import subprocess
 import sys
 import time
-from collections import Counter
 
 import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from stream_helpers import DecisionReader, stream_settings
+from stream_helpers import feed_until_accounted, stream_settings
 
 from stream_lsh.errors import ExitCode
 from stream_lsh.pipeline.outbox import Outbox
@@ -24,7 +23,7 @@ from stream_lsh.pipeline.telemetry import Gauges, Tally
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import free_port
-from stream_lsh.stream.client import feed_lines, read_topic
+from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.deployment import (
     DeploymentStatus,
     GroupLag,
@@ -292,24 +291,11 @@ async def test_status_lists_the_worker_its_partitions_and_the_decisions_on_the_t
     and the command exits with 69."""
     pages = generate_corpus(60, seed=5).pages
     settings = stream_settings(broker, tmp_path, status_interval_s=1)
-    names = TopicNames.from_settings(settings)
     environ = settings.to_environ()
     await ensure_topics(settings.stream.broker, topic_specs(settings))
     pool = Workers(settings, settings.stream.broker, 1)
     try:
-        await feed_lines(settings.stream.broker, names.input, [*(orjson.dumps(p) for p in pages), *BAD])
-        partitions = settings.stream.input_partitions
-        async with (
-            DecisionReader(broker.bootstrap, names.decisions, partitions) as decisions,
-            DecisionReader(broker.bootstrap, names.dead_letters, partitions, field="offset") as dead,
-        ):
-            for page in pages:
-                await decisions.until(page["id"], timeout=90, check=pool.check)
-            while len(dead.records) < len(BAD):
-                await dead.drain(0.5)
-                pool.check()
-        statuses = Counter(record["status"] for record in decisions.records)
-        reasons = Counter(record["reason"] for record in dead.records)
+        statuses, reasons = await feed_until_accounted(settings, pages, BAD, pool)
         deadline = time.monotonic() + 20
         while True:  # a report a second; the group commits every second
             result = await asyncio.to_thread(status_command, environ, "--json")

@@ -367,7 +367,7 @@ class StatusPublisher:
         was not sent."""
         try:
             report = self.reporter.report(self._assignment(app))
-            await asyncio.wait_for(self._send(app.producer, report), max(self.interval_s, 1.0))
+            await asyncio.wait_for(self._send(app.producer, report), self.interval_s)
         except Exception as error:  # whatever it is, the worker goes on
             if not self.failing:
                 log.warning(
