@@ -536,8 +536,8 @@ def run(
             out.write(orjson.dumps(record) + b"\n")
             out.flush()
 
-    def status(progress: Any) -> None:
-        click.echo(f"[stream-lsh] {progress.summary()}", err=True)
+    def status(line: str) -> None:
+        click.echo(f"[stream-lsh] {line}", err=True)
 
     # SIGTERM (a supervisor, `timeout`, `docker stop`) takes Ctrl-C's path: its default action would
     # end this process at once and leave the workers and the embedded broker running
@@ -595,6 +595,48 @@ def produce(pages: str, rate: float | None, **flags: Any) -> None:
             )
         )
     click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
+
+
+@cli.command()
+@_stream_options
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@click.option(
+    "--since",
+    type=click.FloatRange(min=1),
+    default=600,
+    show_default=True,
+    help="Show the workers that reported in the last this many seconds (the status topic keeps a day).",
+)
+def status(as_json: bool, since: float, **flags: Any) -> None:
+    """Print a running deployment: its workers (up or stale), their partitions, rates, backlog and
+    input lag, from the reports they publish every STREAM_LSH_STATUS_INTERVAL_S; and the consumer
+    group's committed lag, from the broker. Exit code 69 when no worker is up."""
+    import asyncio
+    import logging
+
+    from .stream.connection import KafkaConnection
+    from .stream.deployment import format_status, read_deployment
+    from .stream.topics import TopicNames
+
+    settings = _settings(flags)
+    if not settings.stream.broker:
+        raise click.UsageError("status needs a broker: --broker host:port or STREAM_LSH_BROKER")
+    names = TopicNames.from_settings(settings)
+    # its clients' failures end as one line below; aiokafka would log each attempt of each client too
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL)
+    with _stream_errors():
+        found = asyncio.run(read_deployment(KafkaConnection.from_settings(settings), names, since_s=since))
+    click.echo(found.to_json().decode() if as_json else format_status(found))
+    if not found.up:
+        seen = len(found.workers)
+        why = (
+            f"the {seen} seen in the last {since:g} s have not reported for 3 of their intervals"
+            if seen
+            else f"none has reported to {names.status} in the last {since:g} s (are workers of this "
+            "app id running on this broker, with STREAM_LSH_STATUS_INTERVAL_S above 0?)"
+        )
+        click.echo(f"stream-lsh: no worker of app {names.app_id} is up: {why}", err=True)
+        sys.exit(ExitCode.UNAVAILABLE)
 
 
 @cli.command()

@@ -42,6 +42,7 @@ class ExitCode(IntEnum):
     OK = 0
     REJECTED = 1  # the run finished, but some input lines were rejected
     USAGE = 2  # a flag, a setting, the broker or stored state needs fixing; nothing was done
+    UNAVAILABLE = 69  # EX_UNAVAILABLE: `status` found no worker up (none reported lately)
     FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
     STATE_MISMATCH = 78  # EX_CONFIG: a worker found stored state built with other parameters
 

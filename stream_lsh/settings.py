@@ -162,6 +162,8 @@ def _as_choices(settings: Any, **kinds: type[Enum]) -> None:
                 raise SettingsError(f"{name}: {error} ({_where(name)})") from None
 
 
+#: a report a second is as often as people read them; more often would only fill the status topic
+MIN_STATUS_INTERVAL_S = 1.0
 _ENGINE = DedupConfig()  # the engine's defaults: the one source of them (the CLI's help reads them from here)
 _HOUR = 3600.0
 
@@ -350,6 +352,12 @@ class StreamSettings:
     snapshot_mb: float = _setting(
         16.0, float, "journal megabytes per stage partition before a state snapshot replaces them"
     )
+    status_interval_s: float = _setting(
+        5.0,
+        float,
+        "how often each worker publishes its status report (stream-lsh status, run's live lines), "
+        "seconds; 0 = never",
+    )
 
     def __post_init__(self) -> None:
         for name in (
@@ -382,6 +390,11 @@ class StreamSettings:
         for name in ("batch_wait_ms", "ingest_wait_ms", "lateness_s"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({_where(name)})")
+        if self.status_interval_s != 0 and not self.status_interval_s >= MIN_STATUS_INTERVAL_S:
+            raise SettingsError(
+                f"status_interval_s must be 0 (no reports) or at least {MIN_STATUS_INTERVAL_S:g}, got "
+                f"{self.status_interval_s} ({_where('status_interval_s')})"
+            )
         if not self.app_id or not all(c.isalnum() or c in "-_." for c in self.app_id):
             raise SettingsError(
                 f"app_id must be letters, digits, '-', '_' or '.', got {self.app_id!r} ({_where('app_id')})"

@@ -6,6 +6,7 @@ import asyncio
 import os
 import time
 import uuid
+from collections import Counter
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -14,7 +15,7 @@ from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
-from stream_lsh.stream.client import FileFeeder, read_topic
+from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 
@@ -115,6 +116,28 @@ async def run_page_by_page(settings: Settings, pages: list[dict], workers: int) 
     finally:
         await producer.stop()
         pool.stop()
+
+
+async def feed_until_accounted(
+    settings: Settings, pages: list[dict], bad: list[bytes], pool: Workers
+) -> tuple[Counter[str], Counter[str]]:
+    """Feed ``pages`` and then ``bad`` lines to running workers, and wait until every page has its
+    decision and every bad line its dead letter; returns the decisions by status and the dead
+    letters by reason that the output topics hold."""
+    names = TopicNames.from_settings(settings)
+    bootstrap, partitions = settings.stream.broker, settings.stream.input_partitions
+    await feed_lines(bootstrap, names.input, [*(orjson.dumps(page) for page in pages), *bad])
+    async with (
+        DecisionReader(bootstrap, names.decisions, partitions) as decisions,
+        DecisionReader(bootstrap, names.dead_letters, partitions, field="offset") as dead,
+    ):
+        for page in pages:
+            await decisions.until(page["id"], timeout=90, check=pool.check)
+        while len(dead.records) < len(bad):
+            await dead.drain(0.5)
+            pool.check()
+    statuses = Counter(record["status"] for record in decisions.records)
+    return statuses, Counter(record["reason"] for record in dead.records)
 
 
 def follow_decisions(bootstrap: str, topic: str, progress: Progress) -> asyncio.Task:

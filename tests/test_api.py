@@ -98,4 +98,4 @@ def test_exit_codes_are_defined_once():
         if re.search(r"\b(?:sys\.exit|os\._exit)\(\d", line)
     ]
     assert literal_exits == []
-    assert [int(code) for code in errors.ExitCode] == [0, 1, 2, 70, 78]
+    assert [int(code) for code in errors.ExitCode] == [0, 1, 2, 69, 70, 78]

@@ -39,11 +39,19 @@ def test_ttl_zero_means_forever():
         ({"STREAM_LSH_BANDS": "40", "STREAM_LSH_ROWS": "4"}, "exceeds the signature length"),
         ({"STREAM_LSH_LANGUAGES": "en,klingon"}, "unknown stop-word languages"),
         ({"STREAM_LSH_TTL_HOURS": "-1"}, "ttl_hours must be >= 0"),
+        ({"STREAM_LSH_STATUS_INTERVAL_S": "0.5"}, "status_interval_s must be 0 .no reports. or at least 1"),
+        ({"STREAM_LSH_STATUS_INTERVAL_S": "-5"}, "status_interval_s must be 0"),
+        ({"STREAM_LSH_STATUS_INTERVAL_S": "nan"}, "status_interval_s must be 0"),
     ],
 )
 def test_bad_settings_are_refused_with_the_reason(env, message):
     with pytest.raises(SettingsError, match=message):
         Settings.load(environ=env)
+
+
+def test_status_reports_can_be_switched_off_and_default_to_every_5_s():
+    assert Settings.load(environ={}).stream.status_interval_s == 5.0
+    assert Settings.load(environ={"STREAM_LSH_STATUS_INTERVAL_S": "0"}).stream.status_interval_s == 0
 
 
 def test_unknown_override_is_refused():

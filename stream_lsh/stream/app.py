@@ -54,6 +54,7 @@ from .idle import QuietInputs
 from .metrics import CONTENT_TYPE, PartitionReading, WorkerMetrics, WorkerReading
 from .recovery import SafeRecovery, SafeTableManager
 from .state import StageStore
+from .status import StatusPublisher
 from .topics import TopicNames, clock_of_message, layout_of
 from .undecodable import undecodable_of
 
@@ -189,6 +190,10 @@ class StreamApp:
             self._report_stuck_waits
         )
         self.app.timer(HEALTH_EVERY_S, name="health")(self._check_health)
+        self.status = StatusPublisher(settings, self.metrics)
+        if settings.stream.status_interval_s > 0:  # the first at once, then one per interval
+            self.app.task(self._publish_status)
+            self.app.timer(settings.stream.status_interval_s, name="status-report")(self._publish_status)
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
@@ -307,6 +312,11 @@ class StreamApp:
                 len(waits) - MAX_WAIT_REPORTS,
                 self.settings.stream.pending_alert_s,
             )
+
+    async def _publish_status(self) -> None:
+        """This worker's status report, for `stream-lsh status` and `run` (stream/status.py): built
+        from its metrics, sent on its own timer; a send that fails or hangs is logged, not raised."""
+        await self.status.publish(self.app)
 
     def _caught_up(self, messages: list[Message]) -> set[int]:
         """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.

@@ -26,10 +26,17 @@ import orjson
 
 from ..settings import LogFormat
 
-__all__ = ["CONTEXT_FIELDS", "JsonFormatter", "set_up_logging"]
+__all__ = ["CONTEXT_FIELDS", "JsonFormatter", "set_up_logging", "worker_name"]
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 CONTEXT_FIELDS = ("stage", "partition", "page_id")  # ``extra`` fields a line about one carries
+
+
+def worker_name() -> str:
+    """This worker process, as its log lines and status reports name it: ``host:pid``. In
+    Kubernetes the host is the pod's name, in a container the container's, so the name is unique
+    in a deployment and a restarted process is a new worker."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 class JsonFormatter(logging.Formatter):
@@ -37,7 +44,7 @@ class JsonFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__()
-        self.worker = f"{socket.gethostname()}:{os.getpid()}"
+        self.worker = worker_name()
 
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {

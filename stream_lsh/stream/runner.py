@@ -5,6 +5,9 @@ directory, as they would run on separate machines. The runner reads the decision
 topics as they fill; with ``until_idle`` it stops once every record it fed is accounted for: a
 decision for each page, or a dead letter naming its partition and offset. That test uses what has
 been read, never the broker's end offsets.
+
+Its live status lines come from the workers' status reports (:mod:`.status`), the numbers
+``stream-lsh status`` and each worker's /metrics show; its final summary counts the output topics.
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ from .app import state_guard
 from .brokers import embedded_broker
 from .client import Fed, feed_lines, read_topic
 from .connection import KafkaConnection
+from .deployment import LatestReports, follow_reports, live_line
 from .topics import TopicNames
 from .worker import prepare
 
-__all__ = ["Progress", "Workers", "run_stream"]
+__all__ = ["LiveLines", "Progress", "Workers", "run_stream"]
 
 
 @dataclass
@@ -105,6 +109,28 @@ class Progress:
         )
 
 
+class LiveLines:
+    """``run``'s status lines: from the workers' reports once they come, one line per round of
+    new reports; before the first, how long it has waited. With reports switched off
+    (``STREAM_LSH_STATUS_INTERVAL_S=0``, ``reports`` None): what the output topics hold."""
+
+    def __init__(self, progress: Progress, reports: LatestReports | None) -> None:
+        self.progress, self.reports = progress, reports
+        self.shown = 0  # reports received when the last line was made
+
+    def next(self) -> str | None:
+        """The line to print now, None when nothing has changed since the last one."""
+        if self.reports is None:
+            return self.progress.summary()
+        if not self.reports.by_worker:
+            waited = time.perf_counter() - self.progress.started
+            return f"waiting for the workers' first status reports ({waited:.1f} s)"
+        if self.reports.received == self.shown:
+            return None
+        self.shown = self.reports.received
+        return live_line(self.reports.reports(), time.time())
+
+
 class Workers:
     """Worker child processes; stopped with SIGTERM (a clean Faust shutdown), then SIGKILL."""
 
@@ -163,7 +189,7 @@ async def run_stream(
     until_idle: bool,
     rate: float | None = None,
     on_decision: Callable[[dict[str, Any]], None] | None = None,
-    on_status: Callable[[Progress], None] | None = None,
+    on_status: Callable[[str], None] | None = None,
     status_every: float = 2.0,
     timeout: float | None = None,
     embedded: str = "tansu",
@@ -171,16 +197,21 @@ async def run_stream(
     """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out.
 
     Without ``settings.stream.broker``, an embedded broker of kind ``embedded`` is started for the run.
+    ``on_status`` gets a status line every ``status_every`` seconds, when there is a new one
+    (:class:`LiveLines`).
     """
     names = TopicNames.from_settings(settings)
+    started = time.time()  # the status reports of this run are those sent from now on
     broker = None if settings.stream.broker else embedded_broker(embedded)
     if broker is not None:
         discard_worker_state(Path(settings.stream.data_dir))
         broker.start()
     bootstrap = settings.stream.broker or broker.bootstrap  # type: ignore[union-attr]
     kafka = KafkaConnection.from_settings(settings, bootstrap)
-    pool = None
+    pool = feeding = None
     progress = Progress()
+    reports = LatestReports(since=started) if settings.stream.status_interval_s > 0 else None
+    lines = LiveLines(progress, reports)
     try:
         await prepare(settings, bootstrap, state_guard(Preparer(settings.dedup_config()), settings))
         pool = Workers(settings, bootstrap, workers)
@@ -202,14 +233,19 @@ async def run_stream(
                 )
             ),
         ]
+        if reports is not None:
+            readers.append(asyncio.create_task(follow_reports(kafka, names.status, reports)))
+        # fed alongside the loop, so that a paced feed has its status lines as it goes
         if feed is not None:
-            progress.fed = await feed_lines(
-                kafka,
-                names.input,
-                feed,
-                clock=settings.file_clock(),
-                max_page_bytes=settings.input.max_page_bytes,
-                rate=rate,
+            feeding = asyncio.create_task(
+                feed_lines(
+                    kafka,
+                    names.input,
+                    feed,
+                    clock=settings.file_clock(),
+                    max_page_bytes=settings.input.max_page_bytes,
+                    rate=rate,
+                )
             )
         last_status = time.monotonic()
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -219,10 +255,14 @@ async def run_stream(
             for reader in readers:
                 if reader.done():
                     reader.result()  # re-raise what stopped it
+            if feeding is not None and feeding.done():
+                progress.fed, feeding = feeding.result(), None  # complete() needs all of it
             if on_status is not None and time.monotonic() - last_status >= status_every:
-                on_status(progress)
-                last_status = time.monotonic()
-            if until_idle and progress.complete():
+                line = lines.next()
+                if line is not None:
+                    on_status(line)
+                    last_status = time.monotonic()
+            if until_idle and feeding is None and progress.complete():
                 break
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"the stream did not finish in {timeout} s: {progress.summary()}")
@@ -232,6 +272,10 @@ async def run_stream(
                 await reader
         return progress
     finally:
+        if feeding is not None:
+            feeding.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await feeding
         if pool is not None:
             pool.stop()
         if broker is not None:

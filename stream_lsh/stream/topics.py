@@ -10,6 +10,7 @@ from ..settings import Settings
 
 __all__ = [
     "CLOCK_HEADER",
+    "STATUS_TOPIC_CONFIG",
     "TopicNames",
     "TopicSpec",
     "clock_of_message",
@@ -51,6 +52,17 @@ def clock_of_message(timestamp_ms: int, headers: object) -> int:
     return timestamp_ms
 
 
+#: The status topic holds each worker's latest report (compacted, keyed by worker) and, for a day,
+#: the reports before it (`stream-lsh status --since` looks back that far at most). Segments roll
+#: hourly: retention and compaction only ever act on segments that have rolled, and at one report
+#: per worker every few seconds the default week-long segment would hold everything.
+STATUS_TOPIC_CONFIG = {
+    "cleanup.policy": "compact,delete",
+    "retention.ms": str(24 * 3600 * 1000),
+    "segment.ms": str(3600 * 1000),
+}
+
+
 @dataclass(frozen=True)
 class TopicSpec:
     name: str
@@ -74,6 +86,7 @@ class TopicNames:
     bands: str
     homes: str
     guard: str
+    status: str  # the workers' status reports (stream_lsh.stream.status)
     app_id: str
 
     @classmethod
@@ -91,6 +104,7 @@ class TopicNames:
             bands=f"{prefix}-{Stage.BANDS}",
             homes=f"{prefix}-{Stage.HOMES}",
             guard=f"{prefix}-guard",
+            status=f"{prefix}-status",
             app_id=prefix,
         )
 
@@ -135,6 +149,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         *(TopicSpec(names.internal(stage), layout.partitions(stage), {}) for stage in Stage.ALL),
         *changelogs,
         TopicSpec(names.guard, 1, compact),
+        TopicSpec(names.status, 1, STATUS_TOPIC_CONFIG),
         # Faust's leader election (faust/assignor/leader_assignor.py); the app does not let Faust
         # create topics, and brokers should not auto-create them with their own partition count
         TopicSpec(f"{settings.stream.app_id}-__assignor-__leader", 1, {}),
