@@ -10,12 +10,11 @@ from pathlib import Path
 
 import orjson
 from prometheus_client.parser import text_string_to_metric_families
-from stream_helpers import DecisionReader, stream_settings
+from stream_helpers import feed_until_accounted, stream_settings
 
 from stream_lsh.pipeline.outbox import Outbox
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import free_port
-from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.metrics import WorkerMetrics
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
@@ -65,19 +64,8 @@ async def test_the_scraped_counters_equal_the_output_topics(broker, tmp_path):
     await ensure_topics(settings.stream.broker, topic_specs(settings))
     pool = Workers(settings, settings.stream.broker, 1)
     try:
-        await feed_lines(settings.stream.broker, names.input, [*(orjson.dumps(p) for p in pages), *BAD])
+        statuses, reasons = await feed_until_accounted(settings, pages, BAD, pool)
         partitions = settings.stream.input_partitions
-        async with (
-            DecisionReader(broker.bootstrap, names.decisions, partitions) as decisions,
-            DecisionReader(broker.bootstrap, names.dead_letters, partitions, field="offset") as dead,
-        ):
-            for page in pages:
-                await decisions.until(page["id"], timeout=90, check=pool.check)
-            while len(dead.records) < len(BAD):
-                await dead.drain(0.5)
-                pool.check()
-        statuses = Counter(record["status"] for record in decisions.records)
-        reasons = Counter(record["reason"] for record in dead.records)
         deadline = time.monotonic() + 10
         while True:  # the counters move once the broker has acknowledged the sends
             scraped = samples(await asyncio.to_thread(_get, f"http://127.0.0.1:{port}/metrics"))
