@@ -390,10 +390,7 @@ class StreamApp:
         An empty assignment after joining is ready: a spare worker (more workers than partitions)
         that was never ready would stall a rolling update and block node drains."""
         reasons = []
-        try:
-            assigned = self.app.consumer.assignment()
-        except Exception:
-            assigned = set()
+        assigned = self._assigned()
         recovery = self._recovery
         if not self._joined:
             reasons.append("not in the consumer group yet")
@@ -408,6 +405,13 @@ class StreamApp:
         if assigned and not any(self._fetched_within(tp, FETCHING_WITHIN_S) for tp in assigned):
             reasons.append(f"no fetch answered in the last {FETCHING_WITHIN_S:g} s")
         return reasons
+
+    def _assigned(self) -> set[TP]:
+        """The partitions assigned to this worker now; none before its consumer exists."""
+        try:
+            return set(self.app.consumer.assignment())
+        except Exception:
+            return set()
 
     def _waiting(self) -> dict[str, bool]:
         """Per agent, whether records are queued for it."""
@@ -435,11 +439,7 @@ class StreamApp:
         assigned: dict[str, int] = {}
         lag: dict[int, int] = {}
         recovery = self._recovery
-        try:
-            tps = self.app.consumer.assignment()
-        except Exception:
-            tps = set()
-        for tp in tps:
+        for tp in self._assigned():
             assigned[tp.topic] = assigned.get(tp.topic, 0) + 1
             if tp.topic == self.names.input:
                 lag[tp.partition] = self._lag(tp)
