@@ -79,6 +79,7 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
     """Flags shared by every command that runs the engine; unset flags fall back to STREAM_LSH_*."""
     options = [
         _setting_option("threshold", type=float),
+        _setting_option("containment", type=_AsVariable("containment")),
         _setting_option("num_perm", type=int),
         _setting_option("shingles", type=_choice(ShingleKind)),
         _setting_option("shingle_size", type=int, default="3; 9 for char", help="Shingle length k"),

@@ -175,6 +175,12 @@ class EngineSettings:
     threshold: float = _setting(
         _ENGINE.threshold, float, "Jaccard similarity from which a page is a duplicate"
     )
+    containment: float | None = _setting(
+        _ENGINE.containment,
+        _optional_float,
+        "containment (share of the smaller page found in the larger) from which a page is a "
+        "duplicate; none: Jaccard similarity alone",
+    )
     num_perm: int = _setting(_ENGINE.num_perm, int, "minhash signature length n")
     seed: int = _setting(_ENGINE.seed, int, "seed of token hashing and minhash functions")
     shingles: ShingleKind = _setting(
@@ -225,6 +231,7 @@ class EngineSettings:
     def config(self) -> DedupConfig:
         return DedupConfig(
             threshold=self.threshold,
+            containment=self.containment,
             num_perm=self.num_perm,
             seed=self.seed,
             shingles=ShingleSpec(self.shingles, self.shingle_size),

@@ -48,7 +48,16 @@ def test_dedup_writes_one_decision_per_page_in_input_order(corpus, tmp_path):
     pages = read_jsonl(corpus / "pages.jsonl")
     decisions = read_jsonl(out)
     assert [d["id"] for d in decisions] == [p["id"] for p in pages]
-    assert set(decisions[0]) == {"id", "status", "cluster_id", "duplicate_of", "similarity", "candidates"}
+    assert set(decisions[0]) == {
+        "id",
+        "status",
+        "cluster_id",
+        "duplicate_of",
+        "similarity",
+        "candidates",
+        "match",
+        "containment",
+    }
     statuses = {d["status"] for d in decisions}
     assert statuses == {"unique", "duplicate", "no_content"}
     assert [p["id"] for p in read_jsonl(uniques)] == [d["id"] for d in decisions if d["status"] == "unique"]

@@ -3,6 +3,7 @@ through what it sends and outputs. End-to-end behaviour is in test_pipeline.py; 
 the home partition (wait for every band, settle races by (clock, id), batch's decision, clusters
 at their home) is pinned down by itself."""
 
+from stream_lsh.core.verification import Verification
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.candidates import Candidate, Exact
 from stream_lsh.pipeline.gather import Gather
@@ -25,7 +26,7 @@ BANDS = (0, 1)  # every delivery is answered by both band partitions
 
 
 def home(partition: int = 0, **kw) -> Gather:
-    return Gather(partition, Layout(1, len(BANDS), 2), threshold=0.5, ttl=kw.pop("ttl", None), **kw)
+    return Gather(partition, Layout(1, len(BANDS), 2), rule=Verification(0.5), ttl=kw.pop("ttl", None), **kw)
 
 
 def register(page_id: str, clock: int, *, body: int = 7, query: bool = False) -> Registration:
@@ -128,7 +129,9 @@ def test_an_ask_from_an_earlier_page_is_told_later_and_the_page_waits_for_the_as
     out = gather.handle([Ask("late", "early", 1, False, T0 + 1, 5, 0.8, 0, T0 + 1)])
     assert sent(out, 1) == [Tell("early", T0 + 1, 5, False, "late", Standing.LATER)]
     out = gather.handle([answer("late", T0 + 9, 0), answer("late", T0 + 9, 1)])
-    assert out.decisions == [] and sent(out, 1) == [Ask("early", "late", 0, False, T0 + 9, 7, 0.8)]
+    assert out.decisions == [] and sent(out, 1) == [
+        Ask("early", "late", 0, False, T0 + 9, 7, 0.8, containment=0.8)
+    ]
     out = gather.handle([Tell("late", T0 + 9, 7, False, "early", Standing.DECIDED, "early", 1)])
     assert decided(out)["late"]["duplicate_of"] == "early"
 

@@ -18,6 +18,7 @@ from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.core.prepare import Preparer
+from stream_lsh.core.verification import Verification
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.candidates import Candidate
 from stream_lsh.pipeline.gather import Gather
@@ -498,7 +499,7 @@ def test_a_question_that_comes_after_a_new_version_or_a_retraction_is_about_the_
     """Band partitions ask as they apply probes, in clock order, but their questions reach a home
     in any order: one about p, asked for a page read before p's new version or retraction, may come
     after it. Batch met p as it stood then; so must the answer."""
-    home = Gather(0, Layout(bands=1, homes=2), threshold=0.5, ttl=None)
+    home = Gather(0, Layout(bands=1, homes=2), rule=Verification(0.5), ttl=None)
     base = at("2026-03-01T12:00:00Z")
     _decide(home, "x", base + 1, body_hash=9)
     _decide(home, "p", base + 5, body_hash=1, copy_of="x")  # p joins cluster x

@@ -6,6 +6,7 @@ import base64
 
 import numpy as np
 
+from stream_lsh.core.verification import Verification
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.candidates import Candidate
 from stream_lsh.pipeline.messages import (
@@ -57,7 +58,7 @@ def asks(out: Outbox) -> list[Ask]:
 
 
 def shard(**kw) -> Shard:
-    return Shard(3, bucket_cap=kw.pop("bucket_cap", 8), ttl=kw.pop("ttl", None), threshold=0.5, **kw)
+    return Shard(3, bucket_cap=kw.pop("bucket_cap", 8), ttl=kw.pop("ttl", None), rule=Verification(0.5), **kw)
 
 
 def test_a_probe_finds_earlier_pages_verified_with_where_they_were_met_and_asks_their_homes():
@@ -66,8 +67,9 @@ def test_a_probe_finds_earlier_pages_verified_with_where_they_were_met_and_asks_
     out = band.handle([probe("b", T0 + 1, [(1, 22)], (1, 2, 3, 9), home=6)])
     (answer,) = answers(out)
     assert answer.id == "b" and answer.band_partition == 3 and answer.band_clock == T0 + 1
-    assert answer.candidates == (Candidate("a", 0.75, 1, 0, 5, T0 / 1000),)
-    assert asks(out) == [Ask("a", "b", 6, False, T0 + 1, 7, 0.75, 3, T0 + 1)]
+    # b's one differing row is higher than a's: that minimum lies in a alone, so b is contained in a
+    assert answer.candidates == (Candidate("a", 0.75, 1, 0, 5, T0 / 1000, 1.0),)
+    assert asks(out) == [Ask("a", "b", 6, False, T0 + 1, 7, 0.75, 3, T0 + 1, 1.0)]
     assert [type(m) for m in out.internal[Stage.HOMES][6]] == [BandAnswer]  # the answer goes to b's home
 
 
@@ -99,7 +101,7 @@ def test_the_exact_copy_is_answered_by_the_partition_owning_the_content_hash():
     band.handle([probe("a", T0, [], content_hash=99, home=4)])
     out = band.handle([probe("b", T0 + 1, [], content_hash=99, home=2)])
     assert answers(out)[0].exact == ("a", 4, T0 / 1000)
-    assert asks(out) == [Ask("a", "b", 2, False, T0 + 1, 7, 1.0, 3, T0 + 1)]
+    assert asks(out) == [Ask("a", "b", 2, False, T0 + 1, 7, 1.0, 3, T0 + 1, 1.0)]
 
 
 def test_pages_leave_when_the_clock_passes_their_event_time_plus_the_window():

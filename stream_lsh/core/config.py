@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from .banding import Banding, optimal_banding
 from .shingles import ShingleSpec
 from .stopwords import DEFAULT_LANGUAGES, LANGUAGE_NAMES
+from .verification import Verification
 
 __all__ = ["DedupConfig", "Verify"]
 
@@ -15,8 +16,8 @@ __all__ = ["DedupConfig", "Verify"]
 class Verify(str, enum.Enum):
     """How a candidate is verified (a ``str``: ``Verify.JACCARD == "jaccard"``)."""
 
-    SIGNATURE = "signature"  # agreement of the two signatures: an estimate of their Jaccard similarity
-    JACCARD = "jaccard"  # exact Jaccard similarity of stored shingle sets (costs memory)
+    SIGNATURE = "signature"  # estimated from the two signatures (see .verification)
+    JACCARD = "jaccard"  # exact, on stored shingle sets (costs memory)
 
 
 @dataclass(frozen=True)
@@ -25,13 +26,17 @@ class DedupConfig:
 
     Args:
         threshold: Jaccard similarity from which a page is a duplicate, in (0, 1).
+        containment: containment (the share of the smaller page found in the larger) from which a
+            page is a duplicate, in (0, 1]; None judges by Jaccard similarity alone
+            (:mod:`.verification`).
         num_perm: signature length n.
         seed: seeds token hashing and the minhash functions.
         shingles: shingle kind and size.
         languages: stop-word languages (detection picks among them; the first wins ties).
-        bands, rows: explicit banding; both None to choose it from the threshold.
+        bands, rows: explicit banding; both None to choose it for the lowest Jaccard similarity a
+            duplicate can have (:meth:`Verification.lowest_jaccard`).
         fp_weight, fn_weight: weights of the two error areas when choosing the banding.
-        verify: "signature" (agreement of signatures) or "jaccard" (exact, on stored shingle sets).
+        verify: "signature" (estimated from signatures) or "jaccard" (exact, on stored shingle sets).
         min_shingles: pages with fewer shingles are ``no_content``.
         bucket_cap: most pages kept per LSH bucket.
         ttl: seconds of event time a page stays indexed; None keeps pages forever.
@@ -43,6 +48,7 @@ class DedupConfig:
     """
 
     threshold: float = 0.3
+    containment: float | None = 0.8
     num_perm: int = 128
     seed: int = 1
     shingles: ShingleSpec = field(default_factory=ShingleSpec)
@@ -65,8 +71,7 @@ class DedupConfig:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
         if self.max_future < 0:
             raise ValueError(f"max_future must be >= 0 seconds, got {self.max_future}")
-        if not 0.0 < self.threshold < 1.0:
-            raise ValueError(f"threshold must be in (0, 1), got {self.threshold!r}")
+        self.verification()  # validates threshold and containment
         if (self.bands is None) != (self.rows is None):
             raise ValueError("give both bands and rows, or neither (to choose them from the threshold)")
         try:
@@ -86,7 +91,11 @@ class DedupConfig:
             raise ValueError(f"unknown stop-word languages {unknown}; available: {', '.join(LANGUAGE_NAMES)}")
         self.banding()  # validates bands/rows against num_perm
 
+    def verification(self) -> Verification:
+        return Verification(self.threshold, self.containment)
+
     def banding(self) -> Banding:
         if self.bands is not None and self.rows is not None:
             return Banding(bands=self.bands, rows=self.rows, num_perm=self.num_perm)
-        return optimal_banding(self.threshold, self.num_perm, self.fp_weight, self.fn_weight)
+        reach = self.verification().lowest_jaccard()
+        return optimal_banding(reach, self.num_perm, self.fp_weight, self.fn_weight)

@@ -9,9 +9,11 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
 
 1. an earlier page with the same content is the page's original: ``duplicate``, similarity 1.0;
 2. a page that could not be signed (too few shingles) is ``no_content``;
-3. otherwise the most similar *earlier* candidate at or above the threshold is the original
-   (ties: the candidate batch meets first); with none, the page is ``unique`` and founds a
-   cluster named after itself (:func:`cluster_name`).
+3. otherwise the most similar *earlier* candidate that matches (:class:`.verification.Verification`:
+   its Jaccard similarity reaches the Jaccard threshold, or else its containment reaches the
+   containment threshold) is the original (most similar by Jaccard similarity; ties: the candidate
+   batch meets first); with none, the page is ``unique`` and founds a cluster named after itself
+   (:func:`cluster_name`).
 
 Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
 """
@@ -21,6 +23,8 @@ from __future__ import annotations
 from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
+
+from .verification import JACCARD, Verification
 
 __all__ = ["DUPLICATE", "NO_CONTENT", "UNIQUE", "Decision", "Match", "Status", "cluster_name", "decide"]
 
@@ -41,6 +45,8 @@ class Decision:
     similarity: float | None = None
     candidates: int = 0
     date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
+    match: str | None = None  # which measure made it a duplicate: "jaccard" or "containment"
+    containment: float | None = None  # of the candidate ``similarity`` belongs to
     replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,6 +57,8 @@ class Decision:
             "duplicate_of": self.duplicate_of,
             "similarity": None if self.similarity is None else round(self.similarity, 4),
             "candidates": self.candidates,
+            "match": self.match,
+            "containment": None if self.containment is None else round(self.containment, 4),
         }
         if self.date_ignored is not None:
             record["date_ignored"] = self.date_ignored
@@ -67,16 +75,26 @@ class Decision:
             record["similarity"],
             record["candidates"],
             record.get("date_ignored"),
+            record.get("match"),  # records written before containment have neither
+            record.get("containment"),
         )
 
 
 class Match(NamedTuple):
-    """A candidate as the rule sees it: how similar it is, and the cluster it is in, or None when
-    it is not an earlier page (it came later, or is gone), which it cannot then be the original of."""
+    """A candidate as the rule sees it: how similar it is, the cluster it is in, or None when it
+    is not an earlier page (it came later, or is gone), which it cannot then be the original of,
+    and its containment (:mod:`.verification`). A containment of None was not estimated (a
+    candidate reported before containment existed): the Jaccard similarity, its lower bound,
+    stands in for it."""
 
     id: str
     similarity: float
     cluster_id: str | None
+    containment: float | None = None
+
+    @property
+    def contained(self) -> float:
+        return self.similarity if self.containment is None else self.containment
 
 
 def decide(
@@ -85,7 +103,7 @@ def decide(
     signed: bool,
     exact: Match | None,
     candidates: Sequence[Match],
-    threshold: float,
+    rule: Verification,
     founds: str | None,
 ) -> Decision:
     """The page's decision (see the module doc).
@@ -93,21 +111,38 @@ def decide(
     Args:
         signed: the page has enough shingles to have a signature.
         exact: an earlier page with the same content, if any.
-        candidates: pages sharing a band, verified, in the order batch meets them (ties go to the
-            first); below ``threshold`` they only count and report the best similarity.
+        candidates: pages sharing a band, with their resemblance, in the order batch meets them
+            (ties go to the first); those ``rule`` does not match only count and report the
+            best similarity.
         founds: the name of the cluster the page founds if it is unique (:func:`cluster_name`).
     """
     if exact is not None and exact.cluster_id is not None:
-        return Decision(page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1)
+        return Decision(
+            page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1, match=JACCARD, containment=1.0
+        )
     if not signed:
         return Decision(page_id, NO_CONTENT, None)
-    eligible = [c for c in candidates if c.similarity < threshold or c.cluster_id is not None]
-    if not eligible:
+    matches = [c for c in candidates if rule.match(c.similarity, c.contained)]
+    earlier = [c for c in matches if c.cluster_id is not None]
+    if earlier:
+        best = max(earlier, key=lambda c: c.similarity)  # max() keeps the first of equals
+        return Decision(
+            page_id,
+            DUPLICATE,
+            best.cluster_id,
+            best.id,
+            best.similarity,
+            len(candidates),
+            match=rule.match(best.similarity, best.contained),
+            containment=best.contained,
+        )
+    others = [c for c in candidates if not rule.match(c.similarity, c.contained)]
+    if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates))
-    best = max(eligible, key=lambda c: c.similarity)  # max() keeps the first of equals
-    if best.similarity >= threshold:
-        return Decision(page_id, DUPLICATE, best.cluster_id, best.id, best.similarity, len(candidates))
-    return Decision(page_id, UNIQUE, founds, None, best.similarity, len(candidates))
+    closest = max(others, key=lambda c: c.similarity)
+    return Decision(
+        page_id, UNIQUE, founds, None, closest.similarity, len(candidates), containment=closest.contained
+    )
 
 
 def cluster_name(page_id: str, taken: Container[str]) -> str:

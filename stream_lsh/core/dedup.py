@@ -8,9 +8,10 @@ For each page (MMDS sec. 3.4.3, in a stream):
    duplicate with similarity 1.0 (sec. 3.9.1), without shingling;
 3. shingles -> minhash signature -> band keys; fewer than ``min_shingles`` shingles (repeats
    counted): ``no_content`` (never indexed, so such pages never cluster with each other);
-4. candidates = indexed pages sharing a band; each verified by signature agreement (or exact
-   Jaccard on stored shingle sets) >= threshold;
-5. the decision: ``duplicate`` of the most similar verified candidate (ties: the earliest), in that
+4. candidates = indexed pages sharing a band; each verified (:mod:`.verification`): its Jaccard
+   similarity and its containment, estimated from the signatures (or exact, on stored shingle
+   sets), against the two thresholds;
+5. the decision: ``duplicate`` of the most similar matching candidate (ties: the earliest), in that
    candidate's cluster; otherwise ``unique``, founding a cluster named after itself;
 6. the page is indexed (duplicates too, so a cluster stays findable through its newest members
    after its first page expires) with its event time, and leaves the index when the clock passes
@@ -41,10 +42,10 @@ from .clock import FileClock
 from .config import DedupConfig
 from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide
 from .index import IndexEntry, LSHIndex
-from .minhash import agreement
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
+from .verification import estimate, of_sets
 
 __all__ = [
     "DUPLICATE",
@@ -75,6 +76,7 @@ class Deduplicator:
     def __init__(self, config: DedupConfig | None = None) -> None:
         self.config = config = config or DedupConfig()
         self.preparer = Preparer(config)
+        self.rule = config.verification()
         self.scheme = self.preparer.scheme
         self.banding = self.preparer.banding
         self.index = LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
@@ -155,25 +157,31 @@ class Deduplicator:
         if exact is None and page.band_keys is not None:
             found = self.index.query(page.band_keys, self.scheme.fingerprint)
             if found:
-                similarities = self._similarities(page, found).tolist()
-                candidates = [Match(c.id, s, c.cluster_id) for c, s in zip(found, similarities)]
+                jaccard, containment = self._resemblance(page, found)
+                candidates = [
+                    Match(c.id, j, c.cluster_id, k)
+                    for c, j, k in zip(found, jaccard, containment, strict=True)
+                ]
         decision = decide(
             prepared.id,
             signed=page.signed,
             exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
             candidates=candidates,
-            threshold=self.config.threshold,
+            rule=self.rule,
             founds=cluster_name(prepared.id, self.index.cluster_sizes),
         )
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 
-    def _similarities(self, page: SignedPage, candidates: list[IndexEntry]) -> np.ndarray:
+    def _resemblance(self, page: SignedPage, candidates: list[IndexEntry]) -> tuple[list[float], list[float]]:
+        """Jaccard similarity and containment of the page with each candidate."""
         assert page.signature is not None
         if self.config.verify == "jaccard" and page.shingles is not None:
             mine = page.shingles
-            return np.array([_jaccard(mine, c.shingles) for c in candidates])
-        return agreement(page.signature, np.stack([c.signature for c in candidates]))
+            pairs = [of_sets(mine, c.shingles) if c.shingles is not None else (0.0, 0.0) for c in candidates]
+            return [j for j, _ in pairs], [k for _, k in pairs]
+        jaccard, containment = estimate(page.signature, np.stack([c.signature for c in candidates]))
+        return jaccard.tolist(), containment.tolist()
 
     def _insert(self, page: SignedPage, decision: Decision) -> None:
         prepared = page.prepared
@@ -285,10 +293,3 @@ def _migrate_from_3(header: dict[str, Any]) -> dict[str, Any]:
     per_band = header["tables"]["buckets"]
     tables = {**header["tables"], "buckets": [bucket for table in per_band for bucket in table]}
     return {**header, "format": STATE_FORMAT, "tables": tables}
-
-
-def _jaccard(a: np.ndarray, b: np.ndarray | None) -> float:
-    if b is None or (a.size == 0 and b.size == 0):
-        return 0.0
-    inter = np.intersect1d(a, b, assume_unique=True).size
-    return inter / (a.size + b.size - inter)

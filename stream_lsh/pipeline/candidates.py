@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-__all__ = ["LINK_BAND", "Candidate", "Exact", "needed"]
+from ..core.verification import Verification
+
+__all__ = ["LINK_BAND", "Candidate", "Exact", "Need", "needed"]
 
 #: The band of a *link*: a later page that an earlier one met first (it has no band of its own;
 #: it sorts after every real candidate, as batch would never have met it).
@@ -19,8 +21,10 @@ LINK_BAND = 1 << 30
 
 
 class Candidate(NamedTuple):
-    """One candidate of a probe, a list on the wire: where batch would have met it first (band,
-    position in that bucket: ties go to the one met first), and where to ask about it."""
+    """One candidate of a probe, a list on the wire: how it resembles the page (Jaccard
+    similarity and containment, :mod:`stream_lsh.core.verification`), where batch would have met
+    it first (band, position in that bucket: ties go to the one met first), and where to ask
+    about it. A containment of None was not estimated (sent before containment existed)."""
 
     id: str
     similarity: float
@@ -28,6 +32,11 @@ class Candidate(NamedTuple):
     position: int
     home: int
     clock_or_event_time: Any  # the candidate's event time, or for a link its clock (not used to decide)
+    containment: float | None = None
+
+    @property
+    def contained(self) -> float:
+        return self.similarity if self.containment is None else self.containment
 
 
 class Exact(NamedTuple):
@@ -38,15 +47,21 @@ class Exact(NamedTuple):
     event_time: float | None
 
 
-def needed(
-    candidates: Iterable[Candidate], exact: Exact | None, threshold: float
-) -> dict[str, tuple[int, float]]:
-    """Candidate id -> (its home, its similarity), for every candidate whose status the decision
-    needs: the verified ones (at or above ``threshold``), and the exact copy."""
-    wanted: dict[str, tuple[int, float]] = {}
+class Need(NamedTuple):
+    """Where to ask about a candidate, and how it resembles the page (passed on in the question)."""
+
+    home: int
+    similarity: float
+    containment: float
+
+
+def needed(candidates: Iterable[Candidate], exact: Exact | None, rule: Verification) -> dict[str, Need]:
+    """Candidate id -> where to ask about it, for every candidate whose status the decision needs:
+    those ``rule`` matches, and the exact copy."""
+    wanted: dict[str, Need] = {}
     if exact is not None:
-        wanted[exact.id] = (exact.home, 1.0)
+        wanted[exact.id] = Need(exact.home, 1.0, 1.0)
     for candidate in candidates:
-        if candidate.similarity >= threshold:
-            wanted.setdefault(candidate.id, (candidate.home, candidate.similarity))
+        if rule.match(candidate.similarity, candidate.contained):
+            wanted.setdefault(candidate.id, Need(candidate.home, candidate.similarity, candidate.contained))
     return wanted

@@ -1,8 +1,9 @@
 """Stage 4, at the home partition (by page id): gather, settle races, decide, emit.
 
 A page is *registered* here before any of its probes is sent, then every band partition it
-probed answers with its candidates (already verified: each comes with its signature agreement).
-Once all have answered, the page needs to know, for each candidate at or above the threshold
+probed answers with its candidates (already measured: each comes with its Jaccard similarity
+and containment, estimated from the signatures).
+Once all have answered, the page needs to know, for each candidate that matches
 (and for an exact copy), whether that candidate is *earlier*:
 
 * a **decided** candidate is earlier: it was decided before this page was;
@@ -46,7 +47,8 @@ from typing import Any, ClassVar, NamedTuple
 
 from ..core.clock import clock_of_record
 from ..core.decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, cluster_name, decide
-from .candidates import LINK_BAND, Candidate, Exact, needed
+from ..core.verification import Verification
+from .candidates import LINK_BAND, Candidate, Exact, Need, needed
 from .messages import (
     Ask,
     BandAnswer,
@@ -155,7 +157,7 @@ class Gather:
         partition: int,
         layout: Layout,
         *,
-        threshold: float,
+        rule: Verification,
         ttl: float | None,
         recent_members: int = 20,
         clock: Callable[[], float] = time.monotonic,
@@ -172,7 +174,7 @@ class Gather:
         self._received: dict[tuple[bool, str, int, int], int] = {}  # a delivery -> its record's timestamp
         self._reported: set[tuple[bool, str, int, int]] = set()
         self.layout = layout
-        self.threshold = threshold
+        self.rule = rule
         self.ttl = ttl
         self.recent_members = recent_members
         self.flight: dict[str, list[_Delivery]] = {}  # a page's deliveries in flight, in clock order
@@ -381,18 +383,16 @@ class Gather:
         delivery.resolved = True
         self._resolved_at[self._key(delivery)] = self._monotonic()
         if not delivery.no_content:
-            wanted = needed(self._candidates(delivery), self._exact(delivery), self.threshold)
+            wanted = needed(self._candidates(delivery), self._exact(delivery), self.rule)
             delivery.awaiting.update(
                 c for c in wanted if c not in delivery.status
             )  # answers may have come already
-            for candidate, (home, similarity) in wanted.items():
+            for candidate, need in wanted.items():
                 if candidate in delivery.links and candidate not in delivery.status:
-                    self._ask_about(delivery, candidate, home, similarity, out)
+                    self._ask_about(delivery, candidate, need, out)
         self._maybe_decide(delivery, out)
 
-    def _ask_about(
-        self, delivery: _Delivery, candidate: str, home: int, similarity: float, out: Outbox
-    ) -> None:
+    def _ask_about(self, delivery: _Delivery, candidate: str, need: Need, out: Outbox) -> None:
         delivery.awaiting.add(candidate)
         ask = Ask(
             candidate,
@@ -401,8 +401,10 @@ class Gather:
             delivery.query,
             delivery.clock,
             delivery.body_hash,
-            similarity,
+            need.similarity,
+            containment=need.containment,
         )
+        home = need.home
         if home == self.partition:
             self._ask(ask, out)
         else:
@@ -441,11 +443,12 @@ class Gather:
             self._reply(waiter, page_id, _Said(Standing.LATER, None, None), out)
             first = flight[0]
             if ask.asker not in first.links and ask.asker not in first.status:
-                first.links[ask.asker] = Candidate(
-                    ask.asker, ask.similarity, LINK_BAND, 0, ask.asker_home, ask.clock
+                link = Candidate(
+                    ask.asker, ask.similarity, LINK_BAND, 0, ask.asker_home, ask.clock, ask.containment
                 )
-                if first.resolved and ask.similarity >= self.threshold:
-                    self._ask_about(first, ask.asker, ask.asker_home, ask.similarity, out)
+                first.links[ask.asker] = link
+                if first.resolved and self.rule.match(link.similarity, link.contained):
+                    self._ask_about(first, ask.asker, Need(link.home, link.similarity, link.contained), out)
         else:
             self._reply(waiter, page_id, _Said(Standing.GONE, None, None), out)
 
@@ -538,9 +541,9 @@ class Gather:
         decision = decide(
             delivery.id,
             signed=not delivery.no_content,
-            exact=None if exact is None else self._match(exact.id, 1.0, status),
-            candidates=[self._match(c.id, c.similarity, status) for c in candidates],
-            threshold=self.threshold,
+            exact=None if exact is None else self._match(exact.id, 1.0, 1.0, status),
+            candidates=[self._match(c.id, c.similarity, c.containment, status) for c in candidates],
+            rule=self.rule,
             founds=None if delivery.query else cluster_name(delivery.id, self.clusters),
         )
         if decision.status == DUPLICATE:
@@ -551,13 +554,12 @@ class Gather:
         return dataclasses.replace(decision, date_ignored=delivery.date_ignored), cluster_home
 
     @staticmethod
-    def _match(page_id: str, similarity: float, status: dict[str, _Said]) -> Match:
+    def _match(page_id: str, similarity: float, containment: float | None, status: dict[str, _Said]) -> Match:
         """A candidate for the rule: its cluster if its home said it is decided (an earlier page),
-        else None (later, gone, or not asked about: below the threshold)."""
+        else None (later, gone, or not asked about: not a match)."""
         said = status.get(page_id)
-        if said is None or said.standing is not Standing.DECIDED:
-            return Match(page_id, similarity, None)
-        return Match(page_id, similarity, said.cluster)
+        cluster = said.cluster if said is not None and said.standing is Standing.DECIDED else None
+        return Match(page_id, similarity, cluster, containment)
 
     def _answer(self, query: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         self._forget_times(query)
@@ -657,9 +659,9 @@ class Gather:
                 if earlier is None
                 else f"an earlier delivery of the same page (clock {clock_text(earlier.clock)})"
             )
-        homes = needed(self._candidates(delivery), self._exact(delivery), self.threshold)
+        homes = needed(self._candidates(delivery), self._exact(delivery), self.rule)
         waiting = ", ".join(
-            f"{candidate} (home {homes[candidate][0] if candidate in homes else '?'})"
+            f"{candidate} (home {homes[candidate].home if candidate in homes else '?'})"
             for candidate in sorted(delivery.awaiting)
         )
         return f"the decision of earlier candidates: {waiting}"

@@ -193,6 +193,7 @@ class Ask:
     similarity: float
     band_partition: int | None = None
     band_clock: int | None = None
+    containment: float | None = None  # None: sent before containment existed
 
     def to_wire(self) -> Wire:
         wire = {
@@ -205,6 +206,8 @@ class Ask:
             "fbh": self.asker_body_hash,
             "sim": self.similarity,
         }
+        if self.containment is not None:
+            wire["con"] = self.containment
         if self.band_partition is not None:
             wire.update(b=self.band_partition, wc=self.band_clock)
         return wire
@@ -221,6 +224,7 @@ class Ask:
             wire["sim"],
             wire.get("b"),
             wire.get("wc"),
+            wire.get("con"),
         )
 
 

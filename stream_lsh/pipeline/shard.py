@@ -35,7 +35,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..core.clock import clock_of_record
-from ..core.minhash import agreement
+from ..core.verification import Verification, estimate
 from ..core.window import BandWindow
 from .candidates import Candidate, Exact, needed
 from .messages import Ask, BandAnswer, BandMark, BandMessage, Probe, Retraction, RetractionAtHome
@@ -73,7 +73,7 @@ class Shard:
         *,
         bucket_cap: int,
         ttl: float | None,
-        threshold: float,
+        rule: Verification,
         sources: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -83,7 +83,7 @@ class Shard:
         self._moved_at = clock()
         self._stall_reported = False
         self._held_back_by: dict[int, list[int]] = {}  # site partition -> input partitions holding it back
-        self.threshold = threshold  # candidates at or above it are asked about (see _ask_homes)
+        self.rule = rule  # candidates it matches are asked about (see _ask_homes)
         # with ``sources`` (site partitions), probes are applied in (clock, id) order as the site
         # partitions' watermarks release them: see stream_lsh.pipeline.order
         self.marks = ReleasePoints(sources) if sources is not None else None
@@ -275,7 +275,7 @@ class Shard:
         signature = None if probe.signature is None else _signature(probe.signature)
         exact = self._exact(probe.content_hash, page_id)
         candidates = self._candidates(probe.keys, signature, page_id)
-        verified = sum(candidate.similarity >= self.threshold for candidate in candidates)
+        verified = sum(bool(self.rule.match(c.similarity, c.contained)) for c in candidates)
         out.tally.verified += verified
         out.tally.rejected += len(candidates) - verified
         answer = BandAnswer(
@@ -312,7 +312,7 @@ class Shard:
         window, and can never be asked about it after that (asked from the page's home, the
         question could come later and find the candidate gone, where batch still had it).
         """
-        for candidate, (home, similarity) in needed(candidates, exact, self.threshold).items():
+        for candidate, need in needed(candidates, exact, self.rule).items():
             ask = Ask(
                 candidate,
                 probe.id,
@@ -320,11 +320,12 @@ class Shard:
                 probe.query,
                 probe.clock,
                 probe.body_hash,
-                similarity,
+                need.similarity,
                 self.partition,
                 self.clock_ms,
+                need.containment,
             )
-            out.send(Stage.HOMES, home, ask)
+            out.send(Stage.HOMES, need.home, ask)
 
     def _exact(self, content_hash: int | None, page_id: str) -> Exact | None:
         match = self.window.exact(content_hash)
@@ -336,8 +337,8 @@ class Shard:
     def _candidates(
         self, keys: tuple[tuple[int, int], ...], signature: np.ndarray | None, page_id: str
     ) -> tuple[Candidate, ...]:
-        """Pages sharing a bucket with the probe, verified against their stored signatures, each
-        with where it was met first (band, position in its bucket) and its home."""
+        """Pages sharing a bucket with the probe, with their resemblance estimated from their
+        stored signatures, where each was met first (band, position in its bucket) and its home."""
         seen = self.window.lookup(keys)
         seen.pop(page_id, None)
         if not seen:
@@ -345,7 +346,7 @@ class Shard:
         ids = list(seen)
         entries = self.entries
         assert signature is not None  # a probe with keys carries its signature
-        similarities = agreement(signature, np.stack([entries[c].signature for c in ids])).tolist()
+        jaccard, containment = estimate(signature, np.stack([entries[c].signature for c in ids]))
         return tuple(
             Candidate(
                 candidate,
@@ -353,8 +354,11 @@ class Shard:
                 *seen[candidate],
                 entries[candidate].home,
                 entries[candidate].event_time,
+                contained,
             )
-            for candidate, similarity in zip(ids, similarities)
+            for candidate, similarity, contained in zip(
+                ids, jaccard.tolist(), containment.tolist(), strict=True
+            )
         )
 
 

@@ -37,9 +37,9 @@ def stage_factories(
             p,
             bucket_cap=config.bucket_cap,
             ttl=config.ttl,
-            threshold=config.threshold,
+            rule=config.verification(),
             sources=sources,
             clock=clock,
         ),
-        Stage.HOMES: lambda p: Gather(p, layout, threshold=config.threshold, ttl=config.ttl, clock=clock),
+        Stage.HOMES: lambda p: Gather(p, layout, rule=config.verification(), ttl=config.ttl, clock=clock),
     }

@@ -33,7 +33,7 @@ class Tally:
     retractions: int = 0  # ingest: retractions read
     queries: int = 0  # ingest: queries read
     late_probes: int = 0  # bands: probes applied at once, behind the watermark
-    verified: int = 0  # bands: bucket collisions whose signatures agree at or above the threshold
+    verified: int = 0  # bands: bucket collisions whose resemblance makes them a match
     rejected: int = 0  # bands: ... below it (LSH false positives)
     evicted: int = 0  # bands: ids pushed out of a full bucket by the bucket cap
     blocks_dropped: list[int] = field(default_factory=list)  # sites: boilerplate blocks dropped, per page
