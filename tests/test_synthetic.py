@@ -33,6 +33,7 @@ from stream_lsh.synthetic import (
     LOCAL_OFFSET_MINUTES,
     NO_CONTENT_SHARE,
     PLACEHOLDER_DATES,
+    SHORT_STORY_WORDS,
     STOPWORD_LIST_NAMES,
     STORY_WINDOW_HOURS,
     UNREADABLE_DATES,
@@ -131,6 +132,8 @@ def test_output_is_byte_identical_to_the_pinned_corpora(
     options = {} if languages is None else {"languages": languages}
     corpus = generate_corpus(pages, seed, messy_dates=messy_dates, **options)
     assert _digest(corpus) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
+    off = generate_corpus(pages, seed, messy_dates=messy_dates, short_stories=0.0, **options)
+    assert _digest(off) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
 
 
 @pytest.mark.parametrize("messy_dates", [False, True])
@@ -171,6 +174,9 @@ def test_bad_arguments_are_refused() -> None:
         generate_corpus(10, languages=("en", "xx"))
     with pytest.raises(ValueError, match="languages"):
         generate_corpus(10, languages=())
+    for share in (0.6, -0.1, math.nan):
+        with pytest.raises(ValueError, match=rf"short_stories must be a share in \[0, 0.5\], got {share}"):
+            generate_corpus(10, short_stories=share)
 
 
 def test_language_subset() -> None:
@@ -621,3 +627,32 @@ def test_cli_messy_feed_is_deduplicated_without_rejects(messy: Corpus, tmp_path)
     assert ignored["unreadable"] == forms["unreadable"]
     assert ignored["before_1990"] == placeholders > 0
     assert ignored["future"] > 0
+
+
+# --- Hard cases: short stories, teasers, quoting pages ------------------------------------------
+
+HARD_PAGES = 2000
+HARD_OPTIONS = {"short_stories": 0.2}
+
+
+@pytest.fixture(scope="module")
+def hard() -> Corpus:
+    return generate_corpus_with_truth(HARD_PAGES, SEED, **HARD_OPTIONS)
+
+
+def _words(paragraphs: tuple[str, ...]) -> int:
+    return sum(len(_WORD.findall(paragraph)) for paragraph in paragraphs)
+
+
+def test_short_stories_have_60_to_100_words(hard: Corpus) -> None:
+    """A local page is its story's whole text: about the asked share of them are 60-100 words long,
+    the others keep their usual lengths (150 or 800 words, +-25%)."""
+    corpus, truth = hard
+    lengths = [
+        _words(truth[ids[0]].article) for ids in _clusters(corpus).values() if truth[ids[0]].kind == "local"
+    ]
+    short = [length for length in lengths if length <= SHORT_STORY_WORDS[1]]
+    assert min(lengths) >= SHORT_STORY_WORDS[0] == 60 and SHORT_STORY_WORDS[1] == 100
+    assert min(length for length in lengths if length > SHORT_STORY_WORDS[1]) >= 110
+    assert len(lengths) > 300 and _near(len(short), HARD_OPTIONS["short_stories"], len(lengths))
+    assert len(set(short)) > 20  # spread over the range, not one length

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from .feed import _as_delivered
+from .hard_cases import HardCases, _HardCasePlanner
 from .language import DEFAULT_LANGUAGES, LANGUAGE_WEIGHTS
 from .render import _moment, _Renderer
 from .truth import PageTruth, SyntheticCorpus
@@ -18,7 +19,7 @@ from .world import _plan, _World
 # --- Public API ---------------------------------------------------------------------------------
 
 
-def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
+def _check_arguments(pages: int, seed: int, languages: Sequence[str], hard: HardCases) -> None:
     if pages < 0:
         raise ValueError(f"pages must be >= 0, got {pages}")
     if not isinstance(seed, int):
@@ -29,6 +30,7 @@ def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
             f"languages must be distinct codes among {', '.join(DEFAULT_LANGUAGES)}; "
             f"got {', '.join(languages) or 'none'}"
         )
+    hard.check()
 
 
 def generate_corpus_with_truth(
@@ -37,6 +39,7 @@ def generate_corpus_with_truth(
     *,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
+    short_stories: float = 0.0,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
@@ -44,14 +47,15 @@ def generate_corpus_with_truth(
     event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
     date really is.
     """
-    _check_arguments(pages, seed, languages)
+    hard = HardCases(short_stories=short_stories)
+    _check_arguments(pages, seed, languages, hard)
     world = _World(pages, seed, list(languages))
     renderer = _Renderer(world)
     records: list[dict[str, Any]] = []
     published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
-    for number, draft in enumerate(_plan(world, pages)):
+    for number, draft in enumerate(_plan(world, pages, _HardCasePlanner(world, seed, hard))):
         page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
         record, truth[page_id] = renderer.page(page_id, draft)
         records.append(record)
@@ -71,6 +75,7 @@ def generate_corpus(
     *,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
+    short_stories: float = 0.0,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
@@ -82,8 +87,14 @@ def generate_corpus(
     field written in one of the forms of :data:`DATE_FORM_SHARES`. Ids, labels and page bodies are
     those of the clean corpus of the same seed; the choices come from a generator of their own, so
     the result is as deterministic as the clean corpus.
+
+    ``short_stories`` is the share of stories (0 to 0.5) written SHORT_STORY_WORDS (60-100) words long
+    rather than about 150 or 800. With it at 0 the corpus is byte-identical to one of a generator
+    without it: its choices come from a generator of their own.
     """
-    return generate_corpus_with_truth(pages, seed, languages=languages, messy_dates=messy_dates)[0]
+    return generate_corpus_with_truth(
+        pages, seed, languages=languages, messy_dates=messy_dates, short_stories=short_stories
+    )[0]
 
 
 def write_corpus(corpus: SyntheticCorpus, pages_path: str | Path, labels_path: str | Path) -> None:
