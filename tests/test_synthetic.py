@@ -36,6 +36,7 @@ from stream_lsh.synthetic import (
     SHORT_STORY_WORDS,
     STOPWORD_LIST_NAMES,
     STORY_WINDOW_HOURS,
+    TEASER_SHARE_OF_STORY,
     UNREADABLE_DATES,
     WRONG_YEAR,
     PageTruth,
@@ -132,7 +133,7 @@ def test_output_is_byte_identical_to_the_pinned_corpora(
     options = {} if languages is None else {"languages": languages}
     corpus = generate_corpus(pages, seed, messy_dates=messy_dates, **options)
     assert _digest(corpus) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
-    off = generate_corpus(pages, seed, messy_dates=messy_dates, short_stories=0.0, **options)
+    off = generate_corpus(pages, seed, messy_dates=messy_dates, teasers=0.0, short_stories=0.0, **options)
     assert _digest(off) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
 
 
@@ -174,9 +175,10 @@ def test_bad_arguments_are_refused() -> None:
         generate_corpus(10, languages=("en", "xx"))
     with pytest.raises(ValueError, match="languages"):
         generate_corpus(10, languages=())
-    for share in (0.6, -0.1, math.nan):
-        with pytest.raises(ValueError, match=rf"short_stories must be a share in \[0, 0.5\], got {share}"):
-            generate_corpus(10, short_stories=share)
+    for name in ("teasers", "short_stories"):
+        for share in (0.6, -0.1, math.nan):
+            with pytest.raises(ValueError, match=rf"{name} must be a share in \[0, 0.5\], got {share}"):
+                generate_corpus(10, **{name: share})
 
 
 def test_language_subset() -> None:
@@ -632,7 +634,7 @@ def test_cli_messy_feed_is_deduplicated_without_rejects(messy: Corpus, tmp_path)
 # --- Hard cases: short stories, teasers, quoting pages ------------------------------------------
 
 HARD_PAGES = 2000
-HARD_OPTIONS = {"short_stories": 0.2}
+HARD_OPTIONS = {"teasers": 0.06, "short_stories": 0.2}
 
 
 @pytest.fixture(scope="module")
@@ -642,6 +644,67 @@ def hard() -> Corpus:
 
 def _words(paragraphs: tuple[str, ...]) -> int:
     return sum(len(_WORD.findall(paragraph)) for paragraph in paragraphs)
+
+
+def _sentence_list(paragraphs: tuple[str, ...]) -> list[str]:
+    return [sentence.strip() for paragraph in paragraphs for sentence in _SENTENCE.findall(paragraph)]
+
+
+def test_hard_cases_keep_the_corpus_invariants(hard: Corpus) -> None:
+    corpus, truth = hard
+    assert [page["id"] for page in corpus.pages] == [f"p{number:06d}" for number in range(HARD_PAGES)]
+    assert list(corpus.labels) == list(truth) == [page["id"] for page in corpus.pages]
+    assert all(re.fullmatch(r"[sn]\d{5}", label) for label in corpus.labels.values())
+    moments = [_moment(page) for page in corpus.pages]
+    assert moments == sorted(moments) and [truth[page["id"]].published for page in corpus.pages] == moments
+    for page in corpus.pages:
+        page_truth = truth[page["id"]]
+        visible, body = _visible(page), _body(page)
+        assert all(paragraph in visible for paragraph in page_truth.article), page["id"]
+        assert all(paragraph in body for paragraph in page_truth.site_prose), page["id"]
+        assert (page_truth.excerpt_of is None) == (page_truth.kind != "teaser")
+
+
+def test_hard_case_shares(hard: Corpus) -> None:
+    """Teasers are a share of the pages, exactly (rounded) at this size: no slot went unfilled."""
+    _, truth = hard
+    kinds = Counter(page_truth.kind for page_truth in truth.values())
+    assert kinds["teaser"] == round(HARD_PAGES * HARD_OPTIONS["teasers"]) == 120
+    assert kinds["no-content"] == round(HARD_PAGES * NO_CONTENT_SHARE)
+
+
+def test_teasers_are_the_start_of_an_earlier_copy_of_their_story(hard: Corpus) -> None:
+    """Each teaser's article is the first whole sentences of the copy it excerpts, [0.25, 0.40] of
+    that copy's words exactly (the generator only picks a sentence boundary inside that band, so
+    no rounding allowance), with the story's label, 1 s to COPY_DELAY_HOURS after the copy."""
+    corpus, truth = hard
+    pages = {page["id"]: page for page in corpus.pages}
+    teasers = [page_id for page_id, page_truth in truth.items() if page_truth.kind == "teaser"]
+    copy_kinds, same_outlet, links = Counter(), 0, 0
+    for page_id in teasers:
+        teaser, copy = truth[page_id], truth[truth[page_id].excerpt_of]
+        assert copy.kind in ("wire", "local") and corpus.labels[page_id] == teaser.label == copy.label
+        assert copy.published < teaser.published <= copy.published + timedelta(hours=COPY_DELAY_HOURS)
+        assert (teaser.lang, teaser.event, teaser.entities) == (copy.lang, copy.event, copy.entities)
+        head, whole = _sentence_list(teaser.article), _sentence_list(copy.article)
+        assert 1 <= len(head) < len(whole) and head == whole[: len(head)]
+        last = len(teaser.article) - 1  # whole paragraphs, then the start of one
+        assert teaser.article[:last] == copy.article[:last] and copy.article[last].startswith(
+            teaser.article[last]
+        )
+        share = _words(teaser.article) / _words(copy.article)
+        assert TEASER_SHARE_OF_STORY[0] <= share <= TEASER_SHARE_OF_STORY[1] == 0.40, (page_id, share)
+        copy_kinds[copy.kind] += 1
+        same_outlet += teaser.outlet == copy.outlet
+        link = re.search(r'<p class="read-more"><a href="([^"]+)">([^<]+)</a></p>', _body(pages[page_id]))
+        if link:
+            assert link.group(1) == pages[teaser.excerpt_of]["url"] and len(link.group(2).split()) < 5
+            links += 1
+    assert TEASER_SHARE_OF_STORY[0] == 0.25
+    assert copy_kinds["wire"] > 30 and copy_kinds["local"] > 10  # teasers of both kinds of story
+    assert 0.1 < same_outlet / len(teasers) < 0.45  # mostly at another outlet, now and then the same
+    html = sum("html" in pages[page_id] for page_id in teasers)
+    assert 0.5 * html < links < 0.9 * html  # most HTML teasers link to the page they excerpt
 
 
 def test_short_stories_have_60_to_100_words(hard: Corpus) -> None:

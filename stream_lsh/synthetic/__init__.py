@@ -13,6 +13,10 @@ The hard cases are deliberate, because they are what the product has to get righ
 * "Most read" lists and "Related:" lines carry headlines of *other* stories;
 * event siblings share names and title words but are different stories;
 * wire copies are trimmed, have a sentence dropped, words changed, a local lead added;
+* on request (``teasers``), teasers: an RSS item, a partner's excerpt or an "in brief" column that
+  holds only the first 25-40% of a copy of a story (whole sentences), published after it, often
+  at another outlet, perhaps ending with "Read more". They carry the story's label: a threshold
+  high enough to keep quoting pages apart misses them;
 * on request (``short_stories``), a share of stories is only 60-100 words long: few shingles, so a
   few edits move their similarity a lot.
 
@@ -52,7 +56,7 @@ from .feed import (
     UNREADABLE_DATES,
     WRONG_YEAR,
 )
-from .hard_cases import MAX_HARD_CASE_SHARE, SHORT_STORY_WORDS
+from .hard_cases import MAX_HARD_CASE_SHARE, SHORT_STORY_WORDS, TEASER_SHARE_OF_STORY
 from .language import DEFAULT_LANGUAGES, STOPWORD_LIST_NAMES
 from .truth import PageTruth, SyntheticCorpus
 from .world import COPY_DELAY_HOURS, EPOCH, EVENT_SPREAD_HOURS, NO_CONTENT_SHARE, STORY_WINDOW_HOURS
@@ -74,6 +78,7 @@ __all__ = [
     "SHORT_STORY_WORDS",
     "STOPWORD_LIST_NAMES",
     "STORY_WINDOW_HOURS",
+    "TEASER_SHARE_OF_STORY",
     "UNREADABLE_DATES",
     "WRONG_YEAR",
     "PageTruth",

@@ -39,6 +39,7 @@ def generate_corpus_with_truth(
     *,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
+    teasers: float = 0.0,
     short_stories: float = 0.0,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
@@ -47,7 +48,7 @@ def generate_corpus_with_truth(
     event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
     date really is.
     """
-    hard = HardCases(short_stories=short_stories)
+    hard = HardCases(teasers=teasers, short_stories=short_stories)
     _check_arguments(pages, seed, languages, hard)
     world = _World(pages, seed, list(languages))
     renderer = _Renderer(world)
@@ -75,6 +76,7 @@ def generate_corpus(
     *,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
+    teasers: float = 0.0,
     short_stories: float = 0.0,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
@@ -88,12 +90,25 @@ def generate_corpus(
     those of the clean corpus of the same seed; the choices come from a generator of their own, so
     the result is as deterministic as the clean corpus.
 
-    ``short_stories`` is the share of stories (0 to 0.5) written SHORT_STORY_WORDS (60-100) words long
-    rather than about 150 or 800. With it at 0 the corpus is byte-identical to one of a generator
-    without it: its choices come from a generator of their own.
+    Hard cases on request, each a share from 0 to MAX_HARD_CASE_SHARE (0.5):
+
+    * ``teasers``: share of the pages that are teasers (an RSS item, a partner's excerpt, an "in
+      brief" column): the first 25-40% of a copy of an earlier story, in whole sentences, with its
+      (re)title, at an outlet of its language, perhaps ending with a "Read more" link. They carry
+      the story's label: they ARE duplicates of it.
+    * ``short_stories``: share of stories written SHORT_STORY_WORDS (60-100) words long rather
+      than about 150 or 800.
+
+    With all of them at 0 the corpus is byte-identical to one of a generator without them: their
+    choices come from a generator of their own.
     """
     return generate_corpus_with_truth(
-        pages, seed, languages=languages, messy_dates=messy_dates, short_stories=short_stories
+        pages,
+        seed,
+        languages=languages,
+        messy_dates=messy_dates,
+        teasers=teasers,
+        short_stories=short_stories,
     )[0]
 
 

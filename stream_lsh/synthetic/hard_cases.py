@@ -15,9 +15,13 @@ text is, from the main generator: that changes the rest of the corpus only when 
 from __future__ import annotations
 
 import random
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .world import _World
+from .language import _word_count
+from .outlets import _Draft, _Outlet, _read_more, _Story
+from .world import COPY_DELAY_HOURS, STORY_WINDOW_HOURS, _paragraphs, _World
 
 # --- Shares and shapes --------------------------------------------------------------------------
 
@@ -25,6 +29,20 @@ from .world import _World
 MAX_HARD_CASE_SHARE = 0.5
 #: Article words (the product's tokens, inclusive) of a short story.
 SHORT_STORY_WORDS = (60, 100)
+#: A teaser is the first whole sentences (at least one) of one copy of a story, this share of the
+#: copy's words (inclusive). It comes 1 s to COPY_DELAY_HOURS after that copy.
+TEASER_SHARE_OF_STORY = (0.25, 0.40)
+#: Chance that a teaser is at the outlet of the copy it excerpts (an "in brief" column); otherwise
+#: it is at an outlet of the language that carries no copy of the story, if there is one.
+TEASER_SAME_OUTLET_CHANCE = 0.25
+#: Chance that a teaser keeps the excerpted copy's headline (an RSS item); otherwise the outlet
+#: retitles the story, as copies do.
+TEASER_SAME_TITLE_CHANCE = 0.5
+#: Chance that a teaser ends with its outlet's "Read more" line (a link to the excerpted page).
+TEASER_READ_MORE_CHANCE = 0.7
+
+_SENTENCE = re.compile(r"[^.]+\.")  # a sentence of the generator's text: no full stop inside
+_Told = tuple[_Story, list[_Draft]]  # a story and the drafts carrying it
 
 
 @dataclass(frozen=True)
@@ -63,3 +81,103 @@ class _HardCasePlanner:
         if self.shares.short_stories and self.rng.random() < self.shares.short_stories:
             return self.rng.randint(*SHORT_STORY_WORDS)
         return None
+
+    def page_counts(self, pages: int, room: int) -> tuple[int, int]:
+        """Teasers and quoting pages among ``pages``, of which ``room`` may carry articles: at
+        least one of those stays a story for them to excerpt or quote (this only bites in a
+        corpus of a handful of pages)."""
+        teasers = min(round(pages * self.shares.teasers), max(0, room - 1))
+        quotes = min(round(pages * self.shares.quotes), max(0, room - 1 - teasers))
+        return teasers, quotes
+
+    def drafts(self, told: Sequence[_Told], teasers: int, quotes: int, seq: int, label: int) -> list[_Draft]:
+        """The teasers and quoting pages of the stories told, with seq numbers from ``seq`` and
+        new story labels from ``label``.
+
+        A slot no story can fill (a corpus of a handful of stories) becomes one more story, so the
+        corpus keeps its size; it never happens at the sizes the tests use.
+        """
+        drafts: list[_Draft] = []
+        excerptable = self._excerptable(told) if teasers else []
+        for _ in range(teasers):
+            teaser = self._teaser(excerptable, seq + len(drafts))
+            if teaser is None:
+                teaser, label = self._stand_in(seq + len(drafts), label), label + 1
+            drafts.append(teaser)
+        return drafts
+
+    def _stand_in(self, seq: int, label: int) -> _Draft:
+        """The first page of one more story, in place of a hard case that cannot be made."""
+        world = self.world
+        start = world.rng.randrange(STORY_WINDOW_HOURS * 3600)
+        story = world.story(f"s{label:05d}", world.pick_language(), start, None)
+        return world.drafts_of(story, seq)[0]
+
+    # Teasers ---------------------------------------------------------------------------------------
+
+    def _excerptable(self, told: Sequence[_Told]) -> list[tuple[_Told, list[tuple[_Draft, list[int]]]]]:
+        """Each story with the copies that have a teaser-sized start, and the sizes (in sentences)."""
+        found = []
+        for story, copies in told:
+            sized = [(copy, sizes) for copy in copies if (sizes := _teaser_sizes(copy))]
+            if sized:
+                found.append(((story, copies), sized))
+        return found
+
+    def _teaser(
+        self, excerptable: Sequence[tuple[_Told, list[tuple[_Draft, list[int]]]]], seq: int
+    ) -> _Draft | None:
+        """The first sentences of a copy of a story, later, often at another outlet; None if no copy
+        of any story has a start of TEASER_SHARE_OF_STORY of its words."""
+        if not excerptable:
+            return None
+        rng, world = self.rng, self.world
+        (story, copies), sized = rng.choice(excerptable)
+        copy, sizes = rng.choice(sized)
+        excerpt = _tagged(copy.paragraphs)[: rng.choice(sizes)]
+        outlet = self._teaser_outlet(copy, copies)
+        keep_title = rng.random() < TEASER_SAME_TITLE_CHANCE
+        more = _read_more(outlet) if rng.random() < TEASER_READ_MORE_CHANCE else None
+        return _Draft(
+            when=copy.when + rng.randint(1, COPY_DELAY_HOURS * 3600),
+            seq=seq,
+            outlet=outlet,
+            label=story.label,
+            kind="teaser",
+            event=story.event,
+            title=copy.title if keep_title else world.retitle(story.lang, story.title),
+            paragraphs=_paragraphs(excerpt),
+            entities=story.entities,
+            excerpt_of=copy.seq,
+            more=more,
+        )
+
+    def _teaser_outlet(self, copy: _Draft, copies: Sequence[_Draft]) -> _Outlet:
+        """The excerpted copy's outlet now and then, else one of the language without a copy."""
+        outlets = self.world.by_lang[copy.outlet.lang]
+        if self.rng.random() < TEASER_SAME_OUTLET_CHANCE:
+            return copy.outlet
+        others = [outlet for outlet in outlets if all(outlet is not other.outlet for other in copies)]
+        others = others or [outlet for outlet in outlets if outlet is not copy.outlet] or [copy.outlet]
+        return self.rng.choice(others)
+
+
+def _tagged(paragraphs: Sequence[str]) -> list[tuple[int, str]]:
+    """A page's sentences tagged with their paragraph's index, as :func:`._paragraphs` joins them."""
+    return [
+        (number, sentence.strip())
+        for number, paragraph in enumerate(paragraphs)
+        for sentence in _SENTENCE.findall(paragraph)
+    ]
+
+
+def _teaser_sizes(copy: _Draft) -> list[int]:
+    """Sentence counts whose start of the copy is TEASER_SHARE_OF_STORY of its words."""
+    counts = [_word_count(sentence) for _, sentence in _tagged(copy.paragraphs)]
+    total, low, high = sum(counts), *TEASER_SHARE_OF_STORY
+    sizes, running = [], 0
+    for size, count in enumerate(counts, 1):
+        running += count
+        if low <= running / total <= high:
+            sizes.append(size)
+    return sizes

@@ -492,12 +492,15 @@ def _event_start_chance() -> float:
 def _plan(world: _World, pages: int, hard: _HardCasePlanner | None = None) -> list[_Draft]:
     """Draw stories (alone or as an event's siblings) until exactly ``pages`` drafts exist.
 
-    ``hard`` decides which stories are short.
+    ``hard`` decides which stories are short, and adds its teasers and quoting pages of the stories
+    drawn (in the pages it asks to keep for them) before the no-content pages.
     """
     rng = world.rng
     blanks = round(pages * NO_CONTENT_SHARE)
-    wanted = pages - blanks
+    teasers, quotes = (0, 0) if hard is None else hard.page_counts(pages, pages - blanks)
+    wanted = pages - blanks - teasers - quotes
     drafts: list[_Draft] = []
+    told: list[tuple[_Story, list[_Draft]]] = []
     stories = events = 0
     event_chance = _event_start_chance()
     while len(drafts) < wanted:
@@ -515,7 +518,11 @@ def _plan(world: _World, pages: int, hard: _HardCasePlanner | None = None) -> li
             words = None if hard is None else hard.story_words()
             story = world.story(f"s{stories:05d}", lang, start, of_event, words)
             stories += 1
-            drafts += world.drafts_of(story, len(drafts))[: wanted - len(drafts)]
+            carried = world.drafts_of(story, len(drafts))[: wanted - len(drafts)]
+            told.append((story, carried))
+            drafts += carried
+    if hard is not None:
+        drafts += hard.drafts(told, teasers, quotes, len(drafts), stories)
     for number in range(blanks):
         drafts.append(world.no_content_draft(f"n{number:05d}", len(drafts)))
     drafts.sort(key=lambda draft: (draft.when, draft.seq))
