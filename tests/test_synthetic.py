@@ -33,6 +33,11 @@ from stream_lsh.synthetic import (
     LOCAL_OFFSET_MINUTES,
     NO_CONTENT_SHARE,
     PLACEHOLDER_DATES,
+    QUOTE_DELAY_HOURS,
+    QUOTE_HIGH_SHARE,
+    QUOTE_LOW_SHARE,
+    QUOTE_LOW_SHARE_CHANCE,
+    QUOTE_MAX_SHARE_OF_QUOTED,
     SHORT_STORY_WORDS,
     STOPWORD_LIST_NAMES,
     STORY_WINDOW_HOURS,
@@ -133,7 +138,9 @@ def test_output_is_byte_identical_to_the_pinned_corpora(
     options = {} if languages is None else {"languages": languages}
     corpus = generate_corpus(pages, seed, messy_dates=messy_dates, **options)
     assert _digest(corpus) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
-    off = generate_corpus(pages, seed, messy_dates=messy_dates, teasers=0.0, short_stories=0.0, **options)
+    off = generate_corpus(
+        pages, seed, messy_dates=messy_dates, teasers=0.0, quotes=0.0, short_stories=0.0, **options
+    )
     assert _digest(off) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
 
 
@@ -175,7 +182,7 @@ def test_bad_arguments_are_refused() -> None:
         generate_corpus(10, languages=("en", "xx"))
     with pytest.raises(ValueError, match="languages"):
         generate_corpus(10, languages=())
-    for name in ("teasers", "short_stories"):
+    for name in ("teasers", "quotes", "short_stories"):
         for share in (0.6, -0.1, math.nan):
             with pytest.raises(ValueError, match=rf"{name} must be a share in \[0, 0.5\], got {share}"):
                 generate_corpus(10, **{name: share})
@@ -634,7 +641,7 @@ def test_cli_messy_feed_is_deduplicated_without_rejects(messy: Corpus, tmp_path)
 # --- Hard cases: short stories, teasers, quoting pages ------------------------------------------
 
 HARD_PAGES = 2000
-HARD_OPTIONS = {"teasers": 0.06, "short_stories": 0.2}
+HARD_OPTIONS = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.2}
 
 
 @pytest.fixture(scope="module")
@@ -663,13 +670,16 @@ def test_hard_cases_keep_the_corpus_invariants(hard: Corpus) -> None:
         assert all(paragraph in visible for paragraph in page_truth.article), page["id"]
         assert all(paragraph in body for paragraph in page_truth.site_prose), page["id"]
         assert (page_truth.excerpt_of is None) == (page_truth.kind != "teaser")
+        assert (page_truth.quoted is None) == (page_truth.kind != "quote")
 
 
 def test_hard_case_shares(hard: Corpus) -> None:
-    """Teasers are a share of the pages, exactly (rounded) at this size: no slot went unfilled."""
+    """Teasers and quoting pages are shares of the pages, exactly (rounded) at this size: no slot
+    went unfilled."""
     _, truth = hard
     kinds = Counter(page_truth.kind for page_truth in truth.values())
     assert kinds["teaser"] == round(HARD_PAGES * HARD_OPTIONS["teasers"]) == 120
+    assert kinds["quote"] == round(HARD_PAGES * HARD_OPTIONS["quotes"]) == 120
     assert kinds["no-content"] == round(HARD_PAGES * NO_CONTENT_SHARE)
 
 
@@ -719,3 +729,60 @@ def test_short_stories_have_60_to_100_words(hard: Corpus) -> None:
     assert min(length for length in lengths if length > SHORT_STORY_WORDS[1]) >= 110
     assert len(lengths) > 300 and _near(len(short), HARD_OPTIONS["short_stories"], len(lengths))
     assert len(set(short)) > 20  # spread over the range, not one length
+
+
+def test_quoting_pages_quote_a_middle_passage_of_an_earlier_story(hard: Corpus) -> None:
+    """A quoting page is a story of its own quoting a run of whole sentences of an earlier page of
+    the quoted story, as paragraphs of their own after its first paragraph. The passage's share of
+    its article words is in [0.35, 0.50] or [0.20, 0.30] exactly (the page's own text is sized to
+    the word, so no rounding allowance), and at most 0.60 of the quoted page's words."""
+    corpus, truth = hard
+    pages_of: dict[str, list[str]] = defaultdict(list)
+    for page_id, page_truth in truth.items():
+        pages_of[page_truth.label].append(page_id)
+    quotes = [page_id for page_id, page_truth in truth.items() if page_truth.kind == "quote"]
+    low = introduced = followed = 0
+    quoted_kinds = Counter()
+    for page_id in quotes:
+        quote = truth[page_id]
+        assert corpus.labels[page_id] == quote.label != quote.quoted and pages_of[quote.label] == [page_id]
+        assert quote.event is None and truth[pages_of[quote.quoted][0]].kind in ("wire", "local")
+        sentences = _sentence_list(quote.article)
+        sources = {source: _sentence_list(truth[source].article) for source in pages_of[quote.quoted]}
+        at = [i for i, sentence in enumerate(sentences) if any(sentence in s for s in sources.values())]
+        assert at and at == list(range(at[0], at[0] + len(at))), page_id  # one run in the page
+        passage = sentences[at[0] : at[0] + len(at)]
+        quoted_from = [
+            source
+            for source, whole in sources.items()
+            if any(whole[start : start + len(passage)] == passage for start in range(len(whole)))
+            and (len(whole) < 3 or whole[0] != passage[0])  # from the middle
+            and _words(tuple(passage)) / _words(truth[source].article) <= QUOTE_MAX_SHARE_OF_QUOTED
+            and truth[source].published < quote.published
+            and quote.published - truth[source].published <= timedelta(hours=QUOTE_DELAY_HOURS)
+        ]
+        assert quoted_from, page_id
+        quoted_kinds[truth[quoted_from[0]].kind] += 1
+        in_passage = [set(_sentence_list((paragraph,))) <= set(passage) for paragraph in quote.article]
+        assert not in_passage[0] and all(  # whole paragraphs, after the first
+            in_passage[i] or not set(_sentence_list((paragraph,))) & set(passage)
+            for i, paragraph in enumerate(quote.article)
+        )
+        followed += not in_passage[-1]
+        before = quote.article[in_passage.index(True) - 1]
+        introduced += len(_sentence_list((before,))) == 1 and truth[quoted_from[0]].entities[0] in before
+        share = _words(tuple(passage)) / _words(quote.article)
+        assert (
+            QUOTE_LOW_SHARE[0] <= share <= QUOTE_LOW_SHARE[1]
+            or QUOTE_HIGH_SHARE[0] <= share <= QUOTE_HIGH_SHARE[1]
+        )
+        low += share <= QUOTE_LOW_SHARE[1]
+    assert (QUOTE_LOW_SHARE, QUOTE_HIGH_SHARE, QUOTE_MAX_SHARE_OF_QUOTED) == (
+        (0.20, 0.30),
+        (0.35, 0.50),
+        0.60,
+    )
+    assert _near(low, QUOTE_LOW_SHARE_CHANCE, len(quotes)) and QUOTE_LOW_SHARE_CHANCE == pytest.approx(1 / 3)
+    assert quoted_kinds["wire"] > 20 and quoted_kinds["local"] > 10
+    assert followed > len(quotes) / 2  # mostly in the middle of the page, own text after it
+    assert 0.3 < introduced / len(quotes) < 0.75  # about half introduced by a sentence naming its source

@@ -17,6 +17,10 @@ The hard cases are deliberate, because they are what the product has to get righ
   holds only the first 25-40% of a copy of a story (whole sentences), published after it, often
   at another outlet, perhaps ending with "Read more". They carry the story's label: a threshold
   high enough to keep quoting pages apart misses them;
+* on request (``quotes``), quoting pages: stories of their own quoting a long passage (a run of
+  whole sentences from the middle) of an earlier story after their first paragraph, 35-50% of
+  their words (20-30% for a third of them). They have their own label: a threshold low enough
+  to catch teasers merges them;
 * on request (``short_stories``), a share of stories is only 60-100 words long: few shingles, so a
   few edits move their similarity a lot.
 
@@ -56,7 +60,16 @@ from .feed import (
     UNREADABLE_DATES,
     WRONG_YEAR,
 )
-from .hard_cases import MAX_HARD_CASE_SHARE, SHORT_STORY_WORDS, TEASER_SHARE_OF_STORY
+from .hard_cases import (
+    MAX_HARD_CASE_SHARE,
+    QUOTE_DELAY_HOURS,
+    QUOTE_HIGH_SHARE,
+    QUOTE_LOW_SHARE,
+    QUOTE_LOW_SHARE_CHANCE,
+    QUOTE_MAX_SHARE_OF_QUOTED,
+    SHORT_STORY_WORDS,
+    TEASER_SHARE_OF_STORY,
+)
 from .language import DEFAULT_LANGUAGES, STOPWORD_LIST_NAMES
 from .truth import PageTruth, SyntheticCorpus
 from .world import COPY_DELAY_HOURS, EPOCH, EVENT_SPREAD_HOURS, NO_CONTENT_SHARE, STORY_WINDOW_HOURS
@@ -75,6 +88,11 @@ __all__ = [
     "MAX_HARD_CASE_SHARE",
     "NO_CONTENT_SHARE",
     "PLACEHOLDER_DATES",
+    "QUOTE_DELAY_HOURS",
+    "QUOTE_HIGH_SHARE",
+    "QUOTE_LOW_SHARE",
+    "QUOTE_LOW_SHARE_CHANCE",
+    "QUOTE_MAX_SHARE_OF_QUOTED",
     "SHORT_STORY_WORDS",
     "STOPWORD_LIST_NAMES",
     "STORY_WINDOW_HOURS",

@@ -40,6 +40,7 @@ def generate_corpus_with_truth(
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
     teasers: float = 0.0,
+    quotes: float = 0.0,
     short_stories: float = 0.0,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
@@ -48,7 +49,7 @@ def generate_corpus_with_truth(
     event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
     date really is.
     """
-    hard = HardCases(teasers=teasers, short_stories=short_stories)
+    hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories)
     _check_arguments(pages, seed, languages, hard)
     world = _World(pages, seed, list(languages))
     renderer = _Renderer(world)
@@ -77,6 +78,7 @@ def generate_corpus(
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
     teasers: float = 0.0,
+    quotes: float = 0.0,
     short_stories: float = 0.0,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
@@ -96,6 +98,9 @@ def generate_corpus(
       brief" column): the first 25-40% of a copy of an earlier story, in whole sentences, with its
       (re)title, at an outlet of its language, perhaps ending with a "Read more" link. They carry
       the story's label: they ARE duplicates of it.
+    * ``quotes``: share of the pages that are quoting pages: stories of their own (own names,
+      title and label: NOT duplicates) quoting a passage of an earlier story after their first
+      paragraph, 35-50% of their words (20-30% for a third of them).
     * ``short_stories``: share of stories written SHORT_STORY_WORDS (60-100) words long rather
       than about 150 or 800.
 
@@ -108,6 +113,7 @@ def generate_corpus(
         languages=languages,
         messy_dates=messy_dates,
         teasers=teasers,
+        quotes=quotes,
         short_stories=short_stories,
     )[0]
 

@@ -14,14 +14,17 @@ text is, from the main generator: that changes the rest of the corpus only when 
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from fractions import Fraction
+from itertools import accumulate
 
 from .language import _word_count
 from .outlets import _Draft, _Outlet, _read_more, _Story
-from .world import COPY_DELAY_HOURS, STORY_WINDOW_HOURS, _paragraphs, _World
+from .world import COPY_DELAY_HOURS, STORY_ENTITIES, STORY_WINDOW_HOURS, _paragraphs, _World
 
 # --- Shares and shapes --------------------------------------------------------------------------
 
@@ -40,9 +43,27 @@ TEASER_SAME_OUTLET_CHANCE = 0.25
 TEASER_SAME_TITLE_CHANCE = 0.5
 #: Chance that a teaser ends with its outlet's "Read more" line (a link to the excerpted page).
 TEASER_READ_MORE_CHANCE = 0.7
+#: A quoted passage is a run of whole sentences of one copy of an earlier story: this many words
+#: (inclusive), at most QUOTE_MAX_SHARE_OF_QUOTED of the copy's words, and never from its first
+#: sentence if it has three or more (a statement or a ruling is quoted from the middle).
+QUOTE_PASSAGE_WORDS = (30, 250)
+QUOTE_MAX_SHARE_OF_QUOTED = 0.60
+#: The passage's share of the quoting page's article words (inclusive): QUOTE_HIGH_SHARE, or
+#: QUOTE_LOW_SHARE for QUOTE_LOW_SHARE_CHANCE of quoting pages (drawn per page). The quoting
+#: story's own words are sized to land in the band, so it holds to the word.
+QUOTE_HIGH_SHARE = (0.35, 0.50)
+QUOTE_LOW_SHARE = (0.20, 0.30)
+QUOTE_LOW_SHARE_CHANCE = 1 / 3
+#: Chance that an own one-sentence paragraph naming the quoted story's first name introduces the
+#: passage, and its words (inclusive; fewer than the passage's least, so own text remains).
+QUOTE_INTRO_CHANCE = 0.5
+QUOTE_INTRO_WORDS = (8, 16)
+#: A quoting page comes 1 minute to this many hours after the page it quotes.
+QUOTE_DELAY_HOURS = 24
 
 _SENTENCE = re.compile(r"[^.]+\.")  # a sentence of the generator's text: no full stop inside
 _Told = tuple[_Story, list[_Draft]]  # a story and the drafts carrying it
+_Run = tuple[int, int, int]  # a start sentence, and the first and last end (exclusive) from it
 
 
 @dataclass(frozen=True)
@@ -98,6 +119,11 @@ class _HardCasePlanner:
         corpus keeps its size; it never happens at the sizes the tests use.
         """
         drafts: list[_Draft] = []
+        quotable = self._quotable(told) if quotes else []
+        for _ in range(quotes):
+            quote = self._quote(quotable, seq + len(drafts), label)
+            drafts.append(quote or self._stand_in(seq + len(drafts), label))
+            label += 1
         excerptable = self._excerptable(told) if teasers else []
         for _ in range(teasers):
             teaser = self._teaser(excerptable, seq + len(drafts))
@@ -160,6 +186,82 @@ class _HardCasePlanner:
         others = [outlet for outlet in outlets if all(outlet is not other.outlet for other in copies)]
         others = others or [outlet for outlet in outlets if outlet is not copy.outlet] or [copy.outlet]
         return self.rng.choice(others)
+
+    # Quoting pages ---------------------------------------------------------------------------------
+
+    def _quotable(self, told: Sequence[_Told]) -> list[tuple[_Told, list[tuple[_Draft, list[_Run]]]]]:
+        """Each story with the copies that hold a passage to quote, and those passages."""
+        found = []
+        for story, copies in told:
+            quoted = [(copy, runs) for copy in copies if (runs := _passages(copy))]
+            if quoted:
+                found.append(((story, copies), quoted))
+        return found
+
+    def _quote(
+        self, quotable: Sequence[tuple[_Told, list[tuple[_Draft, list[_Run]]]]], seq: int, label: int
+    ) -> _Draft | None:
+        """A local story of its own that quotes a passage of a copy of an earlier story after its
+        first paragraph; None if no copy of any story holds a passage."""
+        if not quotable:
+            return None
+        rng, world = self.rng, self.world
+        (story, _), runs_of = rng.choice(quotable)
+        copy, runs = rng.choice(runs_of)
+        start, first_end, last_end = rng.choice(runs)
+        passage = _tagged(copy.paragraphs)[start : rng.randint(first_end, last_end)]
+        low_band = rng.random() < QUOTE_LOW_SHARE_CHANCE
+        own = rng.randint(*_own_words(sum(_word_count(text) for _, text in passage), low_band))
+        intro: tuple[str, ...] = ()
+        if rng.random() < QUOTE_INTRO_CHANCE:
+            intro_words = rng.randint(*QUOTE_INTRO_WORDS)
+            intro = (world.sentence_of(story.lang, story.entities[:1], intro_words, lede=True),)
+            own -= intro_words
+        entities = tuple(world.name(story.lang) for _ in range(rng.randint(*STORY_ENTITIES)))
+        paragraphs = _paragraphs(
+            world.in_paragraphs(world.sentences_of(story.lang, entities, own, lede=True))
+        )
+        cut = rng.randint(1, max(1, len(paragraphs) - 1))  # after the first; not last if it can
+        return _Draft(
+            when=copy.when + rng.randint(60, QUOTE_DELAY_HOURS * 3600),
+            seq=seq,
+            outlet=rng.choice(world.by_lang[story.lang]),
+            label=f"s{label:05d}",
+            kind="quote",
+            event=None,
+            title=tuple(world.headline(story.lang, entities)),
+            paragraphs=(*paragraphs[:cut], *intro, *_paragraphs(passage), *paragraphs[cut:]),
+            entities=entities,
+            quoted=story.label,
+        )
+
+
+def _passages(copy: _Draft) -> list[_Run]:
+    """The runs of whole sentences of a copy that may be quoted (see QUOTE_PASSAGE_WORDS)."""
+    counts = [_word_count(text) for _, text in _tagged(copy.paragraphs)]
+    total, bounds = sum(counts), list(accumulate(counts, initial=0))
+    runs = []
+    for start in range(1 if len(counts) >= 3 else 0, len(counts)):
+        ends = []
+        for end in range(start + 1, len(counts) + 1):
+            words = bounds[end] - bounds[start]
+            if words > QUOTE_PASSAGE_WORDS[1] or words / total > QUOTE_MAX_SHARE_OF_QUOTED:
+                break
+            if words >= QUOTE_PASSAGE_WORDS[0]:
+                ends.append(end)
+        if ends:
+            runs.append((start, ends[0], ends[-1]))
+    return runs
+
+
+def _own_words(passage: int, low_band: bool) -> tuple[int, int]:
+    """The quoting story's own words (inclusive) that make the passage's share fall in its band.
+
+    Exact fractions of the band's floats, so a share computed as ``passage / total`` in floats
+    is in the band for every count in the range.
+    """
+    low, high = (Fraction(share) for share in (QUOTE_LOW_SHARE if low_band else QUOTE_HIGH_SHARE))
+    return math.ceil(passage * (1 - high) / high), math.floor(passage * (1 - low) / low)
 
 
 def _tagged(paragraphs: Sequence[str]) -> list[tuple[int, str]]:

@@ -94,6 +94,7 @@ class _Renderer:
             article=article,
             site_prose=draft.outlet.prose,
             published=_moment(draft.when),
+            quoted=draft.quoted,
             excerpt_of=None if draft.excerpt_of is None else self.placed[draft.excerpt_of][0],
         )
 
