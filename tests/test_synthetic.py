@@ -120,6 +120,23 @@ def test_same_seed_gives_identical_output_and_other_seeds_differ(tmp_path) -> No
     assert [p["title"] for p in other.pages[:50]] != [p["title"] for p in first.pages[:50]]
 
 
+_ALL_HARD_CASES = {"teasers": 0.1, "quotes": 0.1, "short_stories": 0.3}
+
+
+def test_same_seed_and_hard_cases_give_identical_output(tmp_path) -> None:
+    first = generate_corpus(400, seed=5, **_ALL_HARD_CASES)
+    second = generate_corpus(400, seed=5, **_ALL_HARD_CASES)
+    assert first == second
+    write_corpus(first, tmp_path / "a.jsonl", tmp_path / "a.json")
+    write_corpus(second, tmp_path / "b.jsonl", tmp_path / "b.json")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert _digest(generate_corpus(400, seed=6, **_ALL_HARD_CASES)) != _digest(first)
+    assert _digest(first) != _PINNED_DIGESTS[400, 5, False, None]  # the options do change the corpus
+    messy = generate_corpus(400, seed=5, messy_dates=True, **_ALL_HARD_CASES)
+    assert messy.labels == first.labels  # messy dates reorder and redate the same pages
+
+
 #: sha256 of pages and labels (see _digest) as the generator wrote them before teasers, quoting pages
 #: and short stories existed: (pages, seed, messy_dates, languages) -> digest. The README's numbers
 #: and the engine's tests rely on these corpora, so new features must leave them byte-identical.
@@ -144,13 +161,13 @@ def test_output_is_byte_identical_to_the_pinned_corpora(
     assert _digest(off) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
 
 
-@pytest.mark.parametrize("messy_dates", [False, True])
-def test_output_does_not_depend_on_string_hashing(messy_dates: bool) -> None:
+@pytest.mark.parametrize("options", [{"messy_dates": False}, {"messy_dates": True, **_ALL_HARD_CASES}])
+def test_output_does_not_depend_on_string_hashing(options: dict) -> None:
     """Other processes with other PYTHONHASHSEEDs (set order, str hashes) produce the same bytes."""
     script = (
         "import hashlib, orjson\n"
         "from stream_lsh.synthetic import generate_corpus\n"
-        f"corpus = generate_corpus(300, seed=9, messy_dates={messy_dates})\n"
+        f"corpus = generate_corpus(300, seed=9, **{options!r})\n"
         "pages = b''.join(orjson.dumps(page) + b'\\n' for page in corpus.pages)\n"
         "print(hashlib.sha256(pages + orjson.dumps(corpus.labels)).hexdigest())\n"
     )
@@ -164,7 +181,22 @@ def test_output_does_not_depend_on_string_hashing(messy_dates: bool) -> None:
         for hash_seed in (1, 2)
     ]
     digests = {run.communicate(timeout=60)[0].strip() for run in runs}
-    assert digests == {_digest(generate_corpus(300, seed=9, messy_dates=messy_dates))}
+    assert digests == {_digest(generate_corpus(300, seed=9, **options))}
+
+
+@pytest.mark.parametrize(("pages", "seed"), [(0, 3), (1, 3), (2, 3), (7, 3), (99, 3), (3, 22)])
+def test_exact_page_count_with_every_hard_case_at_its_most(pages: int, seed: int) -> None:
+    """Shares adding up to more than the corpus shrink, keeping one story page to excerpt and quote
+    (99 pages: one story, 50 teasers, 47 quoting pages, one gallery). A slot no story can fill
+    becomes a story of its own (seed 22: the only story has no teaser-sized start)."""
+    corpus, truth = generate_corpus_with_truth(pages, seed, teasers=0.5, quotes=0.5, short_stories=0.5)
+    assert [page["id"] for page in corpus.pages] == [f"p{number:06d}" for number in range(pages)]
+    kinds = Counter(page_truth.kind for page_truth in truth.values())
+    assert pages == 0 or kinds["wire"] + kinds["local"] >= 1
+    if pages == 99:
+        assert kinds["teaser"] == 50 and kinds["quote"] == 47 and kinds["no-content"] == 1
+    if seed == 22:
+        assert kinds["teaser"] == kinds["quote"] == 0 and len(set(corpus.labels.values())) == pages
 
 
 @pytest.mark.parametrize("pages", [0, 1, 2, 7, 99, 401])
