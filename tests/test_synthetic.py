@@ -818,3 +818,54 @@ def test_quoting_pages_quote_a_middle_passage_of_an_earlier_story(hard: Corpus) 
     assert quoted_kinds["wire"] > 20 and quoted_kinds["local"] > 10
     assert followed > len(quotes) / 2  # mostly in the middle of the page, own text after it
     assert 0.3 < introduced / len(quotes) < 0.75  # about half introduced by a sentence naming its source
+
+
+def test_cli_writes_hard_cases_and_refuses_a_bad_share(tmp_path) -> None:
+    pages, labels = tmp_path / "pages.jsonl", tmp_path / "labels.json"
+    options = ["--teasers", "0.05", "--quotes", "0.05", "--short-stories", "0.2"]
+    arguments = [
+        "generate",
+        "--pages",
+        "300",
+        "--seed",
+        "4",
+        *options,
+        "-o",
+        str(pages),
+        "--labels",
+        str(labels),
+    ]
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 0, result.output
+    assert "15 teasers, 15 quoting pages" in result.stderr
+    expected = generate_corpus(300, 4, teasers=0.05, quotes=0.05, short_stories=0.2)
+    write_corpus(expected, tmp_path / "expected.jsonl", tmp_path / "expected.json")
+    assert pages.read_bytes() == (tmp_path / "expected.jsonl").read_bytes()
+    assert labels.read_bytes() == (tmp_path / "expected.json").read_bytes()
+
+    bad = tmp_path / "bad.jsonl"
+    result = CliRunner().invoke(
+        cli, ["generate", "--pages", "10", "--short-stories", "-0.1", "-o", str(bad), "--labels", str(labels)]
+    )
+    assert (
+        result.exit_code == 2
+        and "'--short-stories': must be a share from 0 to 0.5, got -0.1" in result.stderr
+    )
+    done = subprocess.run(  # the installed command, as a user runs it
+        [
+            "stream-lsh",
+            "generate",
+            "--pages",
+            "10",
+            "--teasers",
+            "0.7",
+            "-o",
+            str(bad),
+            "--labels",
+            str(labels),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "'--teasers': must be a share from 0 to 0.5, got 0.7" in done.stderr
+    assert not bad.exists()
