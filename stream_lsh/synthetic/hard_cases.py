@@ -6,10 +6,12 @@ that story; a page quoting a long passage of an earlier story (a statement, a co
 paragraph) shares much of its text, yet it is NOT that story. Short stories of 60-100 words have
 few shingles, so a few edits move their similarity a lot.
 
-Every choice here comes from a generator of its own, seeded from the corpus seed, so that with
-every share at 0 the main generator's draws, and so the corpus, are exactly those of the plain
-world. Text the hard cases need (names, titles, own sentences) is written by the world as all
-text is, from the main generator: that changes the rest of the corpus only when a case is asked.
+Which story is short, which copy a teaser excerpts or a quoting page quotes, which sentences,
+share band, outlet and time: every such choice comes from a generator of its own, seeded from the
+corpus seed, so that with every share at 0 the main generator's draws, and so the corpus, are
+exactly those of the plain world. Text the hard cases need (names, titles, own sentences) is
+written by the world as all text is, from the main generator: that changes the rest of the
+corpus, but only when a hard case is asked for.
 """
 
 from __future__ import annotations
@@ -134,9 +136,9 @@ class _HardCasePlanner:
 
     def _stand_in(self, seq: int, label: int) -> _Draft:
         """The first page of one more story, in place of a hard case that cannot be made."""
-        world = self.world
-        start = world.rng.randrange(STORY_WINDOW_HOURS * 3600)
-        story = world.story(f"s{label:05d}", world.pick_language(), start, None)
+        world, rng = self.world, self.rng
+        lang = rng.choices(world.codes, cum_weights=world.lang_cum)[0]
+        story = world.story(f"s{label:05d}", lang, rng.randrange(STORY_WINDOW_HOURS * 3600), None)
         return world.drafts_of(story, seq)[0]
 
     # Teasers ---------------------------------------------------------------------------------------
