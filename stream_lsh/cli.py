@@ -267,6 +267,15 @@ def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) ->
         click.echo(f"   {s:4.2f}     {float(s_curve(s, banding.bands, banding.rows)):.4f}{marker}")
 
 
+def _hard_case_share(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A generator share flag, refused by the generator's own bound (so the flag and the API agree)."""
+    from .synthetic import MAX_HARD_CASE_SHARE
+
+    if not 0.0 <= value <= MAX_HARD_CASE_SHARE:
+        raise click.BadParameter(f"must be a share from 0 to {MAX_HARD_CASE_SHARE}, got {value}")
+    return value
+
+
 @cli.command()
 @click.option("--pages", "count", type=click.IntRange(min=1), required=True, help="Number of pages.")
 @click.option(
@@ -281,16 +290,60 @@ def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) ->
     "in mixed formats (ISO with and without offset, RSS, epoch numbers, bare days), some "
     "hours ahead, missing, unreadable or in a wrong year. Same pages and labels as without.",
 )
-def generate(count: int, seed: int, output: str, labels: str, messy_dates: bool) -> None:
+@click.option(
+    "--teasers",
+    type=float,
+    default=0.0,
+    show_default=True,
+    callback=_hard_case_share,
+    metavar="SHARE",
+    help="Share of pages (0 to 0.5) that are teasers: an RSS item or a partner's excerpt holding the "
+    "first 25-40% of an earlier copy of a story (whole sentences), often at another outlet. Labelled "
+    "as that story: duplicates to catch.",
+)
+@click.option(
+    "--quotes",
+    type=float,
+    default=0.0,
+    show_default=True,
+    callback=_hard_case_share,
+    metavar="SHARE",
+    help="Share of pages (0 to 0.5) that quote a long passage of an earlier story (35-50% of their "
+    "words, 20-30% for a third of them) inside text of their own. Each is a story with its own "
+    "label: NOT a duplicate of the story it quotes.",
+)
+@click.option(
+    "--short-stories",
+    type=float,
+    default=0.0,
+    show_default=True,
+    callback=_hard_case_share,
+    metavar="SHARE",
+    help="Share of stories (0 to 0.5) only 60-100 words long, rather than about 150 or 800.",
+)
+def generate(
+    count: int,
+    seed: int,
+    output: str,
+    labels: str,
+    messy_dates: bool,
+    teasers: float,
+    quotes: float,
+    short_stories: float,
+) -> None:
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
-    from .synthetic import generate_corpus, write_corpus
+    from .synthetic import generate_corpus_with_truth, write_corpus
 
-    corpus = generate_corpus(count, seed, messy_dates=messy_dates)
+    corpus, truth = generate_corpus_with_truth(
+        count, seed, messy_dates=messy_dates, teasers=teasers, quotes=quotes, short_stories=short_stories
+    )
     write_corpus(corpus, output, labels)
     clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
     order = " in arrival order with messy dates" if messy_dates else ""
+    kinds = Counter(page.kind for page in truth.values())
+    hard = f"; {kinds['teaser']:,} teasers, {kinds['quote']:,} quoting pages" if teasers or quotes else ""
     click.echo(
-        f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies); "
+        f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies{hard}); "
         f"labels in {labels}",
         err=True,
     )

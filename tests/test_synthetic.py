@@ -33,8 +33,15 @@ from stream_lsh.synthetic import (
     LOCAL_OFFSET_MINUTES,
     NO_CONTENT_SHARE,
     PLACEHOLDER_DATES,
+    QUOTE_DELAY_HOURS,
+    QUOTE_HIGH_SHARE,
+    QUOTE_LOW_SHARE,
+    QUOTE_LOW_SHARE_CHANCE,
+    QUOTE_MAX_SHARE_OF_QUOTED,
+    SHORT_STORY_WORDS,
     STOPWORD_LIST_NAMES,
     STORY_WINDOW_HOURS,
+    TEASER_SHARE_OF_STORY,
     UNREADABLE_DATES,
     WRONG_YEAR,
     PageTruth,
@@ -113,13 +120,54 @@ def test_same_seed_gives_identical_output_and_other_seeds_differ(tmp_path) -> No
     assert [p["title"] for p in other.pages[:50]] != [p["title"] for p in first.pages[:50]]
 
 
-@pytest.mark.parametrize("messy_dates", [False, True])
-def test_output_does_not_depend_on_string_hashing(messy_dates: bool) -> None:
+_ALL_HARD_CASES = {"teasers": 0.1, "quotes": 0.1, "short_stories": 0.3}
+
+
+def test_same_seed_and_hard_cases_give_identical_output(tmp_path) -> None:
+    first = generate_corpus(400, seed=5, **_ALL_HARD_CASES)
+    second = generate_corpus(400, seed=5, **_ALL_HARD_CASES)
+    assert first == second
+    write_corpus(first, tmp_path / "a.jsonl", tmp_path / "a.json")
+    write_corpus(second, tmp_path / "b.jsonl", tmp_path / "b.json")
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+    assert (tmp_path / "a.json").read_bytes() == (tmp_path / "b.json").read_bytes()
+    assert _digest(generate_corpus(400, seed=6, **_ALL_HARD_CASES)) != _digest(first)
+    assert _digest(first) != _PINNED_DIGESTS[400, 5, False, None]  # the options do change the corpus
+    messy = generate_corpus(400, seed=5, messy_dates=True, **_ALL_HARD_CASES)
+    assert messy.labels == first.labels  # messy dates reorder and redate the same pages
+
+
+#: sha256 of pages and labels (see _digest) as the generator wrote them before teasers, quoting pages
+#: and short stories existed: (pages, seed, messy_dates, languages) -> digest. The README's numbers
+#: and the engine's tests rely on these corpora, so new features must leave them byte-identical.
+_PINNED_DIGESTS = {
+    (400, 5, False, None): "8156ed16b3ed19c4f90df1ed633ce930431d82d132f9009878290e0591c42e1c",
+    (400, 5, True, None): "be90a932fc99cfd5b93d1bca9e3d0739fb0dbbc6e707584c7a0de0760f8927f0",
+    (700, 2, True, ("de", "fr")): "250905dd51d99bddf01a340e1d2914a13d35491f757046b0f4c96cc0f1b770ee",
+    (1, 0, False, None): "427732f84d481d0b1a20d403dc9c7a0ff50cb788a5c526bb24411a690f029b1b",
+}
+
+
+@pytest.mark.parametrize(("pages", "seed", "messy_dates", "languages"), list(_PINNED_DIGESTS))
+def test_output_is_byte_identical_to_the_pinned_corpora(
+    pages: int, seed: int, messy_dates: bool, languages: tuple[str, ...] | None
+) -> None:
+    options = {} if languages is None else {"languages": languages}
+    corpus = generate_corpus(pages, seed, messy_dates=messy_dates, **options)
+    assert _digest(corpus) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
+    off = generate_corpus(
+        pages, seed, messy_dates=messy_dates, teasers=0.0, quotes=0.0, short_stories=0.0, **options
+    )
+    assert _digest(off) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
+
+
+@pytest.mark.parametrize("options", [{"messy_dates": False}, {"messy_dates": True, **_ALL_HARD_CASES}])
+def test_output_does_not_depend_on_string_hashing(options: dict) -> None:
     """Other processes with other PYTHONHASHSEEDs (set order, str hashes) produce the same bytes."""
     script = (
         "import hashlib, orjson\n"
         "from stream_lsh.synthetic import generate_corpus\n"
-        f"corpus = generate_corpus(300, seed=9, messy_dates={messy_dates})\n"
+        f"corpus = generate_corpus(300, seed=9, **{options!r})\n"
         "pages = b''.join(orjson.dumps(page) + b'\\n' for page in corpus.pages)\n"
         "print(hashlib.sha256(pages + orjson.dumps(corpus.labels)).hexdigest())\n"
     )
@@ -133,7 +181,22 @@ def test_output_does_not_depend_on_string_hashing(messy_dates: bool) -> None:
         for hash_seed in (1, 2)
     ]
     digests = {run.communicate(timeout=60)[0].strip() for run in runs}
-    assert digests == {_digest(generate_corpus(300, seed=9, messy_dates=messy_dates))}
+    assert digests == {_digest(generate_corpus(300, seed=9, **options))}
+
+
+@pytest.mark.parametrize(("pages", "seed"), [(0, 3), (1, 3), (2, 3), (7, 3), (99, 3), (3, 22)])
+def test_exact_page_count_with_every_hard_case_at_its_most(pages: int, seed: int) -> None:
+    """Shares adding up to more than the corpus shrink, keeping one story page to excerpt and quote
+    (99 pages: one story, 50 teasers, 47 quoting pages, one gallery). A slot no story can fill
+    becomes a story of its own (seed 22: the only story has no teaser-sized start)."""
+    corpus, truth = generate_corpus_with_truth(pages, seed, teasers=0.5, quotes=0.5, short_stories=0.5)
+    assert [page["id"] for page in corpus.pages] == [f"p{number:06d}" for number in range(pages)]
+    kinds = Counter(page_truth.kind for page_truth in truth.values())
+    assert pages == 0 or kinds["wire"] + kinds["local"] >= 1
+    if pages == 99:
+        assert kinds["teaser"] == 50 and kinds["quote"] == 47 and kinds["no-content"] == 1
+    if seed == 22:
+        assert kinds["teaser"] == kinds["quote"] == 0 and len(set(corpus.labels.values())) == pages
 
 
 @pytest.mark.parametrize("pages", [0, 1, 2, 7, 99, 401])
@@ -151,6 +214,10 @@ def test_bad_arguments_are_refused() -> None:
         generate_corpus(10, languages=("en", "xx"))
     with pytest.raises(ValueError, match="languages"):
         generate_corpus(10, languages=())
+    for name in ("teasers", "quotes", "short_stories"):
+        for share in (0.6, -0.1, math.nan):
+            with pytest.raises(ValueError, match=rf"{name} must be a share in \[0, 0.5\], got {share}"):
+                generate_corpus(10, **{name: share})
 
 
 def test_language_subset() -> None:
@@ -601,3 +668,204 @@ def test_cli_messy_feed_is_deduplicated_without_rejects(messy: Corpus, tmp_path)
     assert ignored["unreadable"] == forms["unreadable"]
     assert ignored["before_1990"] == placeholders > 0
     assert ignored["future"] > 0
+
+
+# --- Hard cases: short stories, teasers, quoting pages ------------------------------------------
+
+HARD_PAGES = 2000
+HARD_OPTIONS = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.2}
+
+
+@pytest.fixture(scope="module")
+def hard() -> Corpus:
+    return generate_corpus_with_truth(HARD_PAGES, SEED, **HARD_OPTIONS)
+
+
+def _words(paragraphs: tuple[str, ...]) -> int:
+    return sum(len(_WORD.findall(paragraph)) for paragraph in paragraphs)
+
+
+def _sentence_list(paragraphs: tuple[str, ...]) -> list[str]:
+    return [sentence.strip() for paragraph in paragraphs for sentence in _SENTENCE.findall(paragraph)]
+
+
+def test_hard_cases_keep_the_corpus_invariants(hard: Corpus) -> None:
+    corpus, truth = hard
+    assert [page["id"] for page in corpus.pages] == [f"p{number:06d}" for number in range(HARD_PAGES)]
+    assert list(corpus.labels) == list(truth) == [page["id"] for page in corpus.pages]
+    assert all(re.fullmatch(r"[sn]\d{5}", label) for label in corpus.labels.values())
+    moments = [_moment(page) for page in corpus.pages]
+    assert moments == sorted(moments) and [truth[page["id"]].published for page in corpus.pages] == moments
+    for page in corpus.pages:
+        page_truth = truth[page["id"]]
+        visible, body = _visible(page), _body(page)
+        assert all(paragraph in visible for paragraph in page_truth.article), page["id"]
+        assert all(paragraph in body for paragraph in page_truth.site_prose), page["id"]
+        assert (page_truth.excerpt_of is None) == (page_truth.kind != "teaser")
+        assert (page_truth.quoted is None) == (page_truth.kind != "quote")
+
+
+def test_hard_case_shares(hard: Corpus) -> None:
+    """Teasers and quoting pages are shares of the pages, exactly (rounded) at this size: no slot
+    went unfilled."""
+    _, truth = hard
+    kinds = Counter(page_truth.kind for page_truth in truth.values())
+    assert kinds["teaser"] == round(HARD_PAGES * HARD_OPTIONS["teasers"]) == 120
+    assert kinds["quote"] == round(HARD_PAGES * HARD_OPTIONS["quotes"]) == 120
+    assert kinds["no-content"] == round(HARD_PAGES * NO_CONTENT_SHARE)
+
+
+def test_teasers_are_the_start_of_an_earlier_copy_of_their_story(hard: Corpus) -> None:
+    """Each teaser's article is the first whole sentences of the copy it excerpts, [0.25, 0.40] of
+    that copy's words exactly (the generator only picks a sentence boundary inside that band, so
+    no rounding allowance), with the story's label, 1 s to COPY_DELAY_HOURS after the copy."""
+    corpus, truth = hard
+    pages = {page["id"]: page for page in corpus.pages}
+    teasers = [page_id for page_id, page_truth in truth.items() if page_truth.kind == "teaser"]
+    copy_kinds, same_outlet, links = Counter(), 0, 0
+    for page_id in teasers:
+        teaser, copy = truth[page_id], truth[truth[page_id].excerpt_of]
+        assert copy.kind in ("wire", "local") and corpus.labels[page_id] == teaser.label == copy.label
+        assert copy.published < teaser.published <= copy.published + timedelta(hours=COPY_DELAY_HOURS)
+        assert (teaser.lang, teaser.event, teaser.entities) == (copy.lang, copy.event, copy.entities)
+        head, whole = _sentence_list(teaser.article), _sentence_list(copy.article)
+        assert 1 <= len(head) < len(whole) and head == whole[: len(head)]
+        last = len(teaser.article) - 1  # whole paragraphs, then the start of one
+        assert teaser.article[:last] == copy.article[:last] and copy.article[last].startswith(
+            teaser.article[last]
+        )
+        share = _words(teaser.article) / _words(copy.article)
+        assert TEASER_SHARE_OF_STORY[0] <= share <= TEASER_SHARE_OF_STORY[1] == 0.40, (page_id, share)
+        copy_kinds[copy.kind] += 1
+        same_outlet += teaser.outlet == copy.outlet
+        link = re.search(r'<p class="read-more"><a href="([^"]+)">([^<]+)</a></p>', _body(pages[page_id]))
+        if link:
+            assert link.group(1) == pages[teaser.excerpt_of]["url"] and len(link.group(2).split()) < 5
+            links += 1
+    assert TEASER_SHARE_OF_STORY[0] == 0.25
+    assert copy_kinds["wire"] > 30 and copy_kinds["local"] > 10  # teasers of both kinds of story
+    assert 0.1 < same_outlet / len(teasers) < 0.45  # mostly at another outlet, now and then the same
+    html = sum("html" in pages[page_id] for page_id in teasers)
+    assert 0.5 * html < links < 0.9 * html  # most HTML teasers link to the page they excerpt
+
+
+def test_short_stories_have_60_to_100_words(hard: Corpus) -> None:
+    """A local page is its story's whole text: about the asked share of them are 60-100 words long,
+    the others keep their usual lengths (150 or 800 words, +-25%)."""
+    corpus, truth = hard
+    lengths = [
+        _words(truth[ids[0]].article) for ids in _clusters(corpus).values() if truth[ids[0]].kind == "local"
+    ]
+    short = [length for length in lengths if length <= SHORT_STORY_WORDS[1]]
+    assert min(lengths) >= SHORT_STORY_WORDS[0] == 60 and SHORT_STORY_WORDS[1] == 100
+    assert min(length for length in lengths if length > SHORT_STORY_WORDS[1]) >= 110
+    assert len(lengths) > 300 and _near(len(short), HARD_OPTIONS["short_stories"], len(lengths))
+    assert len(set(short)) > 20  # spread over the range, not one length
+
+
+def test_quoting_pages_quote_a_middle_passage_of_an_earlier_story(hard: Corpus) -> None:
+    """A quoting page is a story of its own quoting a run of whole sentences of an earlier page of
+    the quoted story, as paragraphs of their own after its first paragraph. The passage's share of
+    its article words is in [0.35, 0.50] or [0.20, 0.30] exactly (the page's own text is sized to
+    the word, so no rounding allowance), and at most 0.60 of the quoted page's words."""
+    corpus, truth = hard
+    pages_of: dict[str, list[str]] = defaultdict(list)
+    for page_id, page_truth in truth.items():
+        pages_of[page_truth.label].append(page_id)
+    quotes = [page_id for page_id, page_truth in truth.items() if page_truth.kind == "quote"]
+    low = introduced = followed = 0
+    quoted_kinds = Counter()
+    for page_id in quotes:
+        quote = truth[page_id]
+        assert corpus.labels[page_id] == quote.label != quote.quoted and pages_of[quote.label] == [page_id]
+        assert quote.event is None and truth[pages_of[quote.quoted][0]].kind in ("wire", "local")
+        sentences = _sentence_list(quote.article)
+        sources = {source: _sentence_list(truth[source].article) for source in pages_of[quote.quoted]}
+        at = [i for i, sentence in enumerate(sentences) if any(sentence in s for s in sources.values())]
+        assert at and at == list(range(at[0], at[0] + len(at))), page_id  # one run in the page
+        passage = sentences[at[0] : at[0] + len(at)]
+        quoted_from = [
+            source
+            for source, whole in sources.items()
+            if any(whole[start : start + len(passage)] == passage for start in range(len(whole)))
+            and (len(whole) < 3 or whole[0] != passage[0])  # from the middle
+            and _words(tuple(passage)) / _words(truth[source].article) <= QUOTE_MAX_SHARE_OF_QUOTED
+            and truth[source].published < quote.published
+            and quote.published - truth[source].published <= timedelta(hours=QUOTE_DELAY_HOURS)
+        ]
+        assert quoted_from, page_id
+        quoted_kinds[truth[quoted_from[0]].kind] += 1
+        in_passage = [set(_sentence_list((paragraph,))) <= set(passage) for paragraph in quote.article]
+        assert not in_passage[0] and all(  # whole paragraphs, after the first
+            in_passage[i] or not set(_sentence_list((paragraph,))) & set(passage)
+            for i, paragraph in enumerate(quote.article)
+        )
+        followed += not in_passage[-1]
+        before = quote.article[in_passage.index(True) - 1]
+        introduced += len(_sentence_list((before,))) == 1 and truth[quoted_from[0]].entities[0] in before
+        share = _words(tuple(passage)) / _words(quote.article)
+        assert (
+            QUOTE_LOW_SHARE[0] <= share <= QUOTE_LOW_SHARE[1]
+            or QUOTE_HIGH_SHARE[0] <= share <= QUOTE_HIGH_SHARE[1]
+        )
+        low += share <= QUOTE_LOW_SHARE[1]
+    assert (QUOTE_LOW_SHARE, QUOTE_HIGH_SHARE, QUOTE_MAX_SHARE_OF_QUOTED) == (
+        (0.20, 0.30),
+        (0.35, 0.50),
+        0.60,
+    )
+    assert _near(low, QUOTE_LOW_SHARE_CHANCE, len(quotes)) and QUOTE_LOW_SHARE_CHANCE == pytest.approx(1 / 3)
+    assert quoted_kinds["wire"] > 20 and quoted_kinds["local"] > 10
+    assert followed > len(quotes) / 2  # mostly in the middle of the page, own text after it
+    assert 0.3 < introduced / len(quotes) < 0.75  # about half introduced by a sentence naming its source
+
+
+def test_cli_writes_hard_cases_and_refuses_a_bad_share(tmp_path) -> None:
+    pages, labels = tmp_path / "pages.jsonl", tmp_path / "labels.json"
+    options = ["--teasers", "0.05", "--quotes", "0.05", "--short-stories", "0.2"]
+    arguments = [
+        "generate",
+        "--pages",
+        "300",
+        "--seed",
+        "4",
+        *options,
+        "-o",
+        str(pages),
+        "--labels",
+        str(labels),
+    ]
+    result = CliRunner().invoke(cli, arguments)
+    assert result.exit_code == 0, result.output
+    assert "15 teasers, 15 quoting pages" in result.stderr
+    expected = generate_corpus(300, 4, teasers=0.05, quotes=0.05, short_stories=0.2)
+    write_corpus(expected, tmp_path / "expected.jsonl", tmp_path / "expected.json")
+    assert pages.read_bytes() == (tmp_path / "expected.jsonl").read_bytes()
+    assert labels.read_bytes() == (tmp_path / "expected.json").read_bytes()
+
+    bad = tmp_path / "bad.jsonl"
+    result = CliRunner().invoke(
+        cli, ["generate", "--pages", "10", "--short-stories", "-0.1", "-o", str(bad), "--labels", str(labels)]
+    )
+    assert (
+        result.exit_code == 2
+        and "'--short-stories': must be a share from 0 to 0.5, got -0.1" in result.stderr
+    )
+    done = subprocess.run(  # the installed command, as a user runs it
+        [
+            "stream-lsh",
+            "generate",
+            "--pages",
+            "10",
+            "--teasers",
+            "0.7",
+            "-o",
+            str(bad),
+            "--labels",
+            str(labels),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 2 and "'--teasers': must be a share from 0 to 0.5, got 0.7" in done.stderr
+    assert not bad.exists()

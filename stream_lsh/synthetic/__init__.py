@@ -12,7 +12,17 @@ The hard cases are deliberate, because they are what the product has to get righ
   every page of an outlet, some of it across a network of outlets;
 * "Most read" lists and "Related:" lines carry headlines of *other* stories;
 * event siblings share names and title words but are different stories;
-* wire copies are trimmed, have a sentence dropped, words changed, a local lead added.
+* wire copies are trimmed, have a sentence dropped, words changed, a local lead added;
+* on request (``teasers``), teasers: an RSS item, a partner's excerpt or an "in brief" column that
+  holds only the first 25-40% of a copy of a story (whole sentences), published after it, often
+  at another outlet, perhaps ending with "Read more". They carry the story's label: a threshold
+  high enough to keep quoting pages apart misses them;
+* on request (``quotes``), quoting pages: stories of their own quoting a long passage (a run of
+  whole sentences from the middle) of an earlier story after their first paragraph, 35-50% of
+  their words (20-30% for a third of them). They have their own label: a threshold low enough
+  to catch teasers merges them;
+* on request (``short_stories``), a share of stories is only 60-100 words long: few shingles, so a
+  few edits move their similarity a lot.
 
 With ``messy_dates`` the corpus is a feed as a crawler receives it rather than as outlets
 publish it: pages come in arrival order (a crawl delay of minutes, re-crawls days late), and the
@@ -22,15 +32,18 @@ the clean corpus of the same seed; only the date fields and the line order diffe
 
 Text is made of real function words (the ``stopwords`` package's lists, the ones the product uses)
 and pseudo-word content, so stop-word statistics look like prose while no two unrelated texts share
-content by accident. Everything is drawn from ``random.Random(seed)``: the same seed and size give
-byte-identical output on any machine (no set iteration, no ``hash()`` of strings, and Zipf weights
-built with division only, never ``pow``, whose last bit may differ between C libraries).
+content by accident. Everything is drawn from ``random.Random(seed)`` (the messy dates' and the
+asked hard cases' choices from generators of their own, seeded from it, so that a corpus without
+them stays as it was): the same seed, size and options give byte-identical output on any machine
+(no set iteration, no ``hash()`` of strings, and Zipf weights built with division only, never
+``pow``, whose last bit may differ between C libraries).
 
 Modules, in the order they build on each other: :mod:`.truth` (the corpus and what the generator
 knows of each page), :mod:`.language` (stop words from :mod:`stream_lsh.core.stopwords`,
 pseudo-words, token mixtures), :mod:`.outlets` (chrome, site prose, stories and drafts),
-:mod:`.world` (the generator), :mod:`.render` (pages as HTML, text or news-please records),
-:mod:`.feed` (messy dates) and :mod:`.corpus` (the entry points re-exported here).
+:mod:`.world` (the generator), :mod:`.hard_cases` (the hard cases asked for), :mod:`.render`
+(pages as HTML, text or news-please records), :mod:`.feed` (messy dates) and :mod:`.corpus` (the
+entry points re-exported here).
 """
 
 from __future__ import annotations
@@ -47,6 +60,16 @@ from .feed import (
     UNREADABLE_DATES,
     WRONG_YEAR,
 )
+from .hard_cases import (
+    MAX_HARD_CASE_SHARE,
+    QUOTE_DELAY_HOURS,
+    QUOTE_HIGH_SHARE,
+    QUOTE_LOW_SHARE,
+    QUOTE_LOW_SHARE_CHANCE,
+    QUOTE_MAX_SHARE_OF_QUOTED,
+    SHORT_STORY_WORDS,
+    TEASER_SHARE_OF_STORY,
+)
 from .language import DEFAULT_LANGUAGES, STOPWORD_LIST_NAMES
 from .truth import PageTruth, SyntheticCorpus
 from .world import COPY_DELAY_HOURS, EPOCH, EVENT_SPREAD_HOURS, NO_CONTENT_SHARE, STORY_WINDOW_HOURS
@@ -62,10 +85,18 @@ __all__ = [
     "LATE_DELAY_SECONDS",
     "LATE_SHARE",
     "LOCAL_OFFSET_MINUTES",
+    "MAX_HARD_CASE_SHARE",
     "NO_CONTENT_SHARE",
     "PLACEHOLDER_DATES",
+    "QUOTE_DELAY_HOURS",
+    "QUOTE_HIGH_SHARE",
+    "QUOTE_LOW_SHARE",
+    "QUOTE_LOW_SHARE_CHANCE",
+    "QUOTE_MAX_SHARE_OF_QUOTED",
+    "SHORT_STORY_WORDS",
     "STOPWORD_LIST_NAMES",
     "STORY_WINDOW_HOURS",
+    "TEASER_SHARE_OF_STORY",
     "UNREADABLE_DATES",
     "WRONG_YEAR",
     "PageTruth",

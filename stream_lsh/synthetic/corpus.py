@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from .feed import _as_delivered
+from .hard_cases import HardCases, _HardCasePlanner
 from .language import DEFAULT_LANGUAGES, LANGUAGE_WEIGHTS
 from .render import _moment, _Renderer
 from .truth import PageTruth, SyntheticCorpus
@@ -18,7 +19,7 @@ from .world import _plan, _World
 # --- Public API ---------------------------------------------------------------------------------
 
 
-def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
+def _check_arguments(pages: int, seed: int, languages: Sequence[str], hard: HardCases) -> None:
     if pages < 0:
         raise ValueError(f"pages must be >= 0, got {pages}")
     if not isinstance(seed, int):
@@ -29,6 +30,7 @@ def _check_arguments(pages: int, seed: int, languages: Sequence[str]) -> None:
             f"languages must be distinct codes among {', '.join(DEFAULT_LANGUAGES)}; "
             f"got {', '.join(languages) or 'none'}"
         )
+    hard.check()
 
 
 def generate_corpus_with_truth(
@@ -37,6 +39,9 @@ def generate_corpus_with_truth(
     *,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
+    teasers: float = 0.0,
+    quotes: float = 0.0,
+    short_stories: float = 0.0,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
@@ -44,14 +49,15 @@ def generate_corpus_with_truth(
     event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
     date really is.
     """
-    _check_arguments(pages, seed, languages)
+    hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories)
+    _check_arguments(pages, seed, languages, hard)
     world = _World(pages, seed, list(languages))
     renderer = _Renderer(world)
     records: list[dict[str, Any]] = []
     published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
-    for number, draft in enumerate(_plan(world, pages)):
+    for number, draft in enumerate(_plan(world, pages, _HardCasePlanner(world, seed, hard))):
         page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
         record, truth[page_id] = renderer.page(page_id, draft)
         records.append(record)
@@ -71,6 +77,9 @@ def generate_corpus(
     *,
     languages: Sequence[str] = DEFAULT_LANGUAGES,
     messy_dates: bool = False,
+    teasers: float = 0.0,
+    quotes: float = 0.0,
+    short_stories: float = 0.0,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
@@ -82,8 +91,31 @@ def generate_corpus(
     field written in one of the forms of :data:`DATE_FORM_SHARES`. Ids, labels and page bodies are
     those of the clean corpus of the same seed; the choices come from a generator of their own, so
     the result is as deterministic as the clean corpus.
+
+    Hard cases on request, each a share from 0 to MAX_HARD_CASE_SHARE (0.5):
+
+    * ``teasers``: share of the pages that are teasers (an RSS item, a partner's excerpt, an "in
+      brief" column): the first 25-40% of a copy of an earlier story, in whole sentences, with its
+      (re)title, at an outlet of its language, perhaps ending with a "Read more" link. They carry
+      the story's label: they ARE duplicates of it.
+    * ``quotes``: share of the pages that are quoting pages: stories of their own (own names,
+      title and label: NOT duplicates) quoting a passage of an earlier story after their first
+      paragraph, 35-50% of their words (20-30% for a third of them).
+    * ``short_stories``: share of stories written SHORT_STORY_WORDS (60-100) words long rather
+      than about 150 or 800.
+
+    With all of them at 0 the corpus is byte-identical to one of a generator without them: their
+    choices come from a generator of their own.
     """
-    return generate_corpus_with_truth(pages, seed, languages=languages, messy_dates=messy_dates)[0]
+    return generate_corpus_with_truth(
+        pages,
+        seed,
+        languages=languages,
+        messy_dates=messy_dates,
+        teasers=teasers,
+        quotes=quotes,
+        short_stories=short_stories,
+    )[0]
 
 
 def write_corpus(corpus: SyntheticCorpus, pages_path: str | Path, labels_path: str | Path) -> None:

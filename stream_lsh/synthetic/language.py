@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
 
+from ..core.hashing import WORD
 from ..core.stopwords import LANGUAGE_NAMES, package_words
 
 # --- Languages and text -------------------------------------------------------------------------
@@ -223,6 +224,11 @@ def _fresh_word(rng: random.Random, spelling: _Spelling, forbidden: frozenset[st
 
 def _capitalize(word: str) -> str:
     return word[:1].upper() + word[1:]
+
+
+def _word_count(text: str) -> int:
+    """Words as the product counts them (its tokenizer): a two-word name is two."""
+    return len(WORD.findall(text))
 
 
 # --- Token mixtures -----------------------------------------------------------------------------

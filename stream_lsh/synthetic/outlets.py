@@ -61,6 +61,7 @@ class _Ui:
     ads: tuple[str, ...]
     outlet_names: tuple[str, ...]
     tlds: tuple[str, ...]
+    read_more: tuple[str, ...]  # the link line closing a teaser; each outlet uses one of them
 
 
 def _sections(text: str) -> tuple[tuple[str, str], ...]:
@@ -86,6 +87,7 @@ _UI: Mapping[str, _Ui] = {
         ("Buy {} today", "50% off {}", "{}: free delivery this week", "Try {} now", "{} - save 30%"),
         ("The {} Post", "The {} Times", "{} Herald", "{} Daily", "The {} Chronicle", "{} Gazette"),
         (".com", ".com", ".co.uk", ".news"),
+        ("Read more", "Continue reading", "Full story"),
     ),
     "es": _Ui(
         "Lo más leído",
@@ -105,6 +107,7 @@ _UI: Mapping[str, _Ui] = {
         ("Compra {} hoy", "50% de descuento en {}", "{}: envío gratis", "Prueba {} ya"),
         ("Diario {}", "El {}", "Noticias {}", "Crónica {}"),
         (".es", ".es", ".com.mx", ".com"),
+        ("Leer más", "Seguir leyendo", "Noticia completa"),
     ),
     "fr": _Ui(
         "Les plus lus",
@@ -123,6 +126,7 @@ _UI: Mapping[str, _Ui] = {
         ("Achetez {} aujourd'hui", "-50% sur {}", "{} : livraison offerte", "Essayez {}"),
         ("Le {}", "{} Matin", "La Gazette {}", "L'Écho {}"),
         (".fr", ".fr", ".be", ".ch"),
+        ("Lire la suite", "Lire l'article", "En savoir plus"),
     ),
     "de": _Ui(
         "Meistgelesen",
@@ -141,6 +145,7 @@ _UI: Mapping[str, _Ui] = {
         ("Jetzt {} kaufen", "50% Rabatt auf {}", "{}: Versand gratis", "{} testen"),
         ("{} Zeitung", "{} Rundschau", "{} Kurier", "{} Allgemeine"),
         (".de", ".de", ".at", ".ch"),
+        ("Weiterlesen", "Mehr lesen", "Zum Artikel"),
     ),
     "it": _Ui(
         "I più letti",
@@ -160,6 +165,7 @@ _UI: Mapping[str, _Ui] = {
         ("Compra {} oggi", "Sconto 50% su {}", "{}: spedizione gratuita", "Prova {} subito"),
         ("Il {}", "Corriere {}", "La Gazzetta {}", "{} Oggi"),
         (".it",),
+        ("Leggi di più", "Continua a leggere", "Leggi tutto"),
     ),
     "pt": _Ui(
         "Mais lidas",
@@ -178,6 +184,7 @@ _UI: Mapping[str, _Ui] = {
         ("Compre {} hoje", "50% de desconto em {}", "{}: frete grátis", "Experimente {}"),
         ("Jornal {}", "O {}", "Diário {}", "Folha {}"),
         (".pt", ".com.br", ".com.br"),
+        ("Leia mais", "Continue lendo", "Ler mais"),
     ),
     "nl": _Ui(
         "Meest gelezen",
@@ -197,6 +204,7 @@ _UI: Mapping[str, _Ui] = {
         ("Koop {} vandaag", "50% korting op {}", "{}: gratis bezorging", "Probeer {} nu"),
         ("De {}", "{} Dagblad", "Het {} Nieuws", "{} Courant"),
         (".nl", ".nl", ".be"),
+        ("Lees meer", "Verder lezen", "Lees verder"),
     ),
     "ru": _Ui(
         "Самое читаемое",
@@ -215,6 +223,7 @@ _UI: Mapping[str, _Ui] = {
         ("Купите {} сегодня", "Скидка 50% на {}", "{}: бесплатная доставка", "Попробуйте {}"),
         ("{} Вести", "Новости {}", "{} Правда", "Вечерний {}"),
         (".ru",),
+        ("Читать далее", "Подробнее", "Читать полностью"),
     ),
 }
 _DOMAIN_SUFFIXES = ("", "", "news", "24", "online")  # generic: they must not contradict the outlet's name
@@ -224,6 +233,13 @@ _AD_NETWORKS = ("adzerra.net", "clickvana.com", "promoloop.io", "bannerkit.net")
 def _ad_network(outlet: _Outlet) -> str:
     """The ad network an outlet's pages load their tag from (fixed per outlet)."""
     return _AD_NETWORKS[len(outlet.domain) % len(_AD_NETWORKS)]
+
+
+def _read_more(outlet: _Outlet) -> str:
+    """The line an outlet's teasers end with, linking to the full story (fixed per outlet, drawn
+    from nothing so that outlets come out as they did before teasers existed)."""
+    choices = _UI[outlet.lang].read_more
+    return choices[len(outlet.domain) % len(choices)]
 
 
 # --- Outlets ------------------------------------------------------------------------------------
@@ -266,6 +282,9 @@ class _Draft:
     title: tuple[str, ...]  # tokens, entity names capitalised
     paragraphs: tuple[str, ...]
     entities: tuple[str, ...]
+    excerpt_of: int | None = None  # a teaser: the seq of the draft whose text it excerpts
+    more: str | None = None  # a teaser: its "Read more" line, which links to that draft's page
+    quoted: str | None = None  # a quoting page: the label of the story it quotes
 
 
 @dataclass(frozen=True)

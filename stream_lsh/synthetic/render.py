@@ -62,11 +62,13 @@ class _Renderer:
     def __init__(self, world: _World) -> None:
         self.world = world
         self.rng = world.rng
+        self.placed: dict[int, tuple[str, str]] = {}  # draft seq -> (page id, url), for teasers' links
 
     def page(self, page_id: str, draft: _Draft) -> tuple[dict[str, Any], PageTruth]:
         outlet, rng = draft.outlet, self.rng
         title = _render_title(draft.title)
         url = self.world.url(outlet, title)
+        self.placed[draft.seq] = (page_id, url)
         others = self._headlines(outlet)
         roll = rng.random()
         if roll < NEWS_PLEASE_SHARE:
@@ -92,6 +94,8 @@ class _Renderer:
             article=article,
             site_prose=draft.outlet.prose,
             published=_moment(draft.when),
+            quoted=draft.quoted,
+            excerpt_of=None if draft.excerpt_of is None else self.placed[draft.excerpt_of][0],
         )
 
     def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict[str, Any]:
@@ -124,8 +128,9 @@ class _Renderer:
     def _headlines(self, outlet: _Outlet) -> list[tuple[str, str]]:
         """(title, url) of 5-8 stories the outlet published lately, padded from its archive.
 
-        They are always *other* stories: a page joins ``recent`` only once rendered, and an
-        outlet never carries two copies of one story.
+        They are always *other* pages: a page joins ``recent`` only once rendered. An outlet never
+        carries two copies of one story, but it may carry a teaser of its own copy: that teaser's
+        box may then list the copy's headline, as "in brief" columns do.
         """
         rng = self.rng
         wanted = rng.randint(*SIDEBAR_HEADLINES)
@@ -142,7 +147,7 @@ class _Renderer:
         rng, outlet = self.rng, draft.outlet
         ui = _UI[outlet.lang]
         lines = [title] if outlet.text_has_title else []
-        body = list(draft.paragraphs)
+        body = list(draft.paragraphs) + ([] if draft.more is None else [draft.more])
         for headline, _ in others[: rng.randint(*RELATED_LINES)]:
             body.insert(rng.randint(1, len(body)), f"{ui.related}: {headline}")
         lines += body
@@ -233,6 +238,9 @@ class _Renderer:
             f'<time datetime="{_iso(draft.when)}">{_news_please_time(draft.when)[:16]}</time></p>',
         ]
         parts += (f"<p>{self._linked(outlet, _esc(text))}</p>" for text in draft.paragraphs)
+        if draft.more is not None and draft.excerpt_of is not None:
+            href = self.placed[draft.excerpt_of][1]
+            parts.append(f'<p class="read-more"><a href="{href}">{_esc(draft.more)}</a></p>')
         if outlet.prose_place == "newsletter":
             parts.append(self._prose_block(outlet, "div", "newsletter"))
         parts.append(closing)

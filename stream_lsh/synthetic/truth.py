@@ -21,12 +21,20 @@ class SyntheticCorpus:
 class PageTruth:
     """What the generator knows about one page, for tests and error analysis.
 
-    ``kind`` is "wire", "local" or "no-content"; ``article`` the article paragraphs as placed in
-    the page (empty for no-content pages); ``site_prose`` the outlet's site-wide paragraphs;
-    ``event`` the event id shared by sibling stories, or None; ``published`` the true publication
-    time (the clean corpus's date, and the page's ``<time>``). With ``messy_dates``, ``received``
-    is when the feed delivered the page (the file is in that order) and ``date_form`` how its date
-    field is written (a key of :data:`DATE_FORM_SHARES`); both are None in the clean corpus.
+    ``kind`` is "wire", "local", "no-content", "teaser" (an excerpt of a story, with its label) or
+    "quote" (a story of its own, with its own label, quoting a passage of another); ``article``
+    the article paragraphs as placed in the page (empty for no-content pages; a teaser's "Read
+    more" line is not part of it); ``site_prose`` the outlet's site-wide paragraphs; ``event`` the
+    event id shared by sibling stories, or None; ``published`` the true publication time (the
+    clean corpus's date, and the page's ``<time>``). With ``messy_dates``, ``received`` is when the
+    feed delivered the page (the file is in that order) and ``date_form`` how its date field is
+    written (a key of :data:`DATE_FORM_SHARES`); both are None in the clean corpus.
+
+    ``quoted`` is, for a quoting page, the label of the story it quotes: its article holds a run
+    of whole sentences of one of that story's pages, published earlier, as paragraphs of their
+    own after its first paragraph. ``excerpt_of`` is, for a teaser, the id of the page whose text
+    it excerpts: a copy of its story, published earlier, whose first whole sentences (25-40% of its
+    words) are the teaser's article. Both are None for other pages.
     """
 
     label: str
@@ -40,3 +48,5 @@ class PageTruth:
     published: datetime
     received: datetime | None = None
     date_form: str | None = None
+    quoted: str | None = None
+    excerpt_of: str | None = None

@@ -7,6 +7,7 @@ import random
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from itertools import accumulate
+from typing import TYPE_CHECKING
 
 from .language import (
     _ENTITY,
@@ -22,6 +23,7 @@ from .language import (
     _forbidden_words,
     _fresh_word,
     _language,
+    _word_count,
 )
 from .outlets import (
     _DOMAIN_SUFFIXES,
@@ -44,6 +46,9 @@ from .outlets import (
     _outlet_counts,
     _Story,
 )
+
+if TYPE_CHECKING:  # the hard cases build on this module; the planner only calls them
+    from .hard_cases import _HardCasePlanner
 
 # --- Stories and copies -------------------------------------------------------------------------
 
@@ -158,6 +163,34 @@ class _World:
                 )
         return words
 
+    def sentences_of(self, lang: str, entities: Sequence[str], words: int, lede: bool = False) -> list[str]:
+        """Sentences of SENTENCE_TOKENS words each that add up to exactly ``words`` words (>= 8).
+
+        For texts whose length is part of what they test: short stories, and quoting pages whose
+        quoted passage must be a given share of their words.
+        """
+        low, high = SENTENCE_TOKENS
+        sentences: list[str] = []
+        left = words
+        while left > 0:
+            size = left if left < 2 * low else self.rng.randint(low, min(high, left - low))
+            sentences.append(self.sentence_of(lang, entities, size, lede=lede and not sentences))
+            left -= size
+        return sentences
+
+    def sentence_of(self, lang: str, entities: Sequence[str], words: int, lede: bool = False) -> str:
+        """A sentence of exactly ``words`` words (the product's count, >= 2 for a lede).
+
+        A two-word name fills one token slot, so a draw can come out longer: draw again, shorter.
+        """
+        tokens = words
+        while True:
+            text = self.sentence(lang, entities, tokens, lede=lede)
+            excess = _word_count(text) - words
+            if excess == 0:
+                return text
+            tokens = max(2, tokens - excess)
+
     def prose_paragraph(self, lang: str, entities: Sequence[str]) -> str:
         """30-70 tokens of sentences that add up exactly: site prose, fixed per outlet."""
         left = self.rng.randint(*SITE_PROSE_TOKENS)
@@ -241,7 +274,10 @@ class _World:
     def pick_language(self) -> str:
         return self.rng.choices(self.codes, cum_weights=self.lang_cum)[0]
 
-    def story(self, label: str, lang: str, start: int, event: _Event | None) -> _Story:
+    def story(
+        self, label: str, lang: str, start: int, event: _Event | None, words: int | None = None
+    ) -> _Story:
+        """A story's names, headline and article (of exactly ``words`` words if given)."""
         rng = self.rng
         if event is None:
             entities = tuple(self.name(lang) for _ in range(rng.randint(*STORY_ENTITIES)))
@@ -258,13 +294,18 @@ class _World:
             wire=rng.random() < WIRE_SHARE,
             start=start,
             title=tuple(title),
-            sentences=self._article(lang, entities),
+            sentences=self._article(lang, entities, words),
             entities=entities,
             event=event.label if event else None,
         )
 
-    def _article(self, lang: str, entities: Sequence[str]) -> tuple[tuple[int, str], ...]:
-        """Sentences tagged with their paragraph number, about SHORT_TOKENS or LONG_TOKENS long."""
+    def _article(
+        self, lang: str, entities: Sequence[str], words: int | None = None
+    ) -> tuple[tuple[int, str], ...]:
+        """Sentences tagged with their paragraph number, about SHORT_TOKENS or LONG_TOKENS long, or
+        exactly ``words`` words (a short story)."""
+        if words is not None:
+            return self.in_paragraphs(self.sentences_of(lang, entities, words, lede=True))
         rng = self.rng
         base = LONG_TOKENS if rng.random() < LONG_SHARE else SHORT_TOKENS
         target = round(base * rng.uniform(1 - LENGTH_SPREAD, 1 + LENGTH_SPREAD))
@@ -278,6 +319,17 @@ class _World:
             if in_paragraph == size:
                 paragraph, in_paragraph, size = paragraph + 1, 0, rng.randint(*SENTENCES_PER_PARAGRAPH)
         return tuple(sentences)
+
+    def in_paragraphs(self, sentences: Sequence[str]) -> tuple[tuple[int, str], ...]:
+        """Sentences tagged with paragraph numbers, SENTENCES_PER_PARAGRAPH to a paragraph."""
+        tagged: list[tuple[int, str]] = []
+        paragraph, in_paragraph, size = 0, 0, self.rng.randint(*SENTENCES_PER_PARAGRAPH)
+        for text in sentences:
+            tagged.append((paragraph, text))
+            in_paragraph += 1
+            if in_paragraph == size:
+                paragraph, in_paragraph, size = paragraph + 1, 0, self.rng.randint(*SENTENCES_PER_PARAGRAPH)
+        return tuple(tagged)
 
     def event(self, label: str) -> _Event:
         lang = self.pick_language()
@@ -437,12 +489,18 @@ def _event_start_chance() -> float:
     return EVENT_STORY_SHARE / (mean - EVENT_STORY_SHARE * (mean - 1))
 
 
-def _plan(world: _World, pages: int) -> list[_Draft]:
-    """Draw stories (alone or as an event's siblings) until exactly ``pages`` drafts exist."""
+def _plan(world: _World, pages: int, hard: _HardCasePlanner | None = None) -> list[_Draft]:
+    """Draw stories (alone or as an event's siblings) until exactly ``pages`` drafts exist.
+
+    ``hard`` decides which stories are short, and adds its teasers and quoting pages of the stories
+    drawn (in the pages it asks to keep for them) before the no-content pages.
+    """
     rng = world.rng
     blanks = round(pages * NO_CONTENT_SHARE)
-    wanted = pages - blanks
+    teasers, quotes = (0, 0) if hard is None else hard.page_counts(pages, pages - blanks)
+    wanted = pages - blanks - teasers - quotes
     drafts: list[_Draft] = []
+    told: list[tuple[_Story, list[_Draft]]] = []
     stories = events = 0
     event_chance = _event_start_chance()
     while len(drafts) < wanted:
@@ -457,9 +515,14 @@ def _plan(world: _World, pages: int) -> list[_Draft]:
         for lang, start, of_event in group:
             if len(drafts) == wanted:  # an event cut short: its later siblings never run
                 break
-            story = world.story(f"s{stories:05d}", lang, start, of_event)
+            words = None if hard is None else hard.story_words()
+            story = world.story(f"s{stories:05d}", lang, start, of_event, words)
             stories += 1
-            drafts += world.drafts_of(story, len(drafts))[: wanted - len(drafts)]
+            carried = world.drafts_of(story, len(drafts))[: wanted - len(drafts)]
+            told.append((story, carried))
+            drafts += carried
+    if hard is not None:
+        drafts += hard.drafts(told, teasers, quotes, len(drafts), stories)
     for number in range(blanks):
         drafts.append(world.no_content_draft(f"n{number:05d}", len(drafts)))
     drafts.sort(key=lambda draft: (draft.when, draft.seq))
