@@ -62,13 +62,16 @@ def at(when: str) -> int:
 
 @pytest.fixture(scope="module")
 def corpus():
-    return generate_corpus(500, seed=5).pages
+    """With teasers and quoting pages, so that some decisions are made by containment."""
+    return generate_corpus(500, seed=5, teasers=0.06, quotes=0.06, short_stories=0.1).pages
 
 
 @pytest.fixture(scope="module")
 def batch_decisions(corpus):
     engine = Deduplicator()
-    return [engine.process(page_from_dict(p)).to_dict() for p in corpus]
+    decided = [engine.process(page_from_dict(p)).to_dict() for p in corpus]
+    assert sum(d["match"] == "containment" for d in decided) >= 5
+    return decided
 
 
 def decisions(pipe: LocalPipeline) -> list[dict]:

@@ -24,13 +24,16 @@ from stream_lsh.synthetic import generate_corpus
 
 @pytest.mark.parametrize("workers", [1, 2])
 async def test_pages_fed_one_at_a_time_get_exactly_the_batch_decisions(broker, tmp_path, workers):
-    pages = generate_corpus(80, seed=7).pages
+    """With teasers and quoting pages, so some decisions are made by containment."""
+    pages = generate_corpus(80, seed=7, teasers=0.1, quotes=0.1, short_stories=0.2).pages
     settings = stream_settings(broker, tmp_path)
-    assert await run_page_by_page(settings, pages, workers) == batch_reference(pages)
+    expected = batch_reference(pages)
+    assert any(d["match"] == "containment" for d in expected)
+    assert await run_page_by_page(settings, pages, workers) == expected
 
 
 async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(broker, tmp_path):
-    pages = generate_corpus(400, seed=8).pages
+    pages = generate_corpus(400, seed=8, teasers=0.06, quotes=0.06, short_stories=0.1).pages
     settings = stream_settings(broker, tmp_path)
     progress = await run_stream(
         settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True, timeout=120
