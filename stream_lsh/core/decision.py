@@ -122,10 +122,10 @@ def decide(
         )
     if not signed:
         return Decision(page_id, NO_CONTENT, None)
-    matches = [c for c in candidates if rule.match(c.similarity, c.contained)]
-    earlier = [c for c in matches if c.cluster_id is not None]
+    verdicts = [(c, rule.match(c.similarity, c.contained)) for c in candidates]
+    earlier = [(c, how) for c, how in verdicts if how is not None and c.cluster_id is not None]
     if earlier:
-        best = max(earlier, key=lambda c: c.similarity)  # max() keeps the first of equals
+        best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
         return Decision(
             page_id,
             DUPLICATE,
@@ -133,10 +133,10 @@ def decide(
             best.id,
             best.similarity,
             len(candidates),
-            match=rule.match(best.similarity, best.contained),
+            match=how,
             containment=best.contained,
         )
-    others = [c for c in candidates if not rule.match(c.similarity, c.contained)]
+    others = [c for c, how in verdicts if how is None]
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates))
     closest = max(others, key=lambda c: c.similarity)

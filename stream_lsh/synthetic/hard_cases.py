@@ -19,10 +19,11 @@ from __future__ import annotations
 import math
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from itertools import accumulate
+from typing import TypeVar
 
 from .language import _word_count
 from .outlets import _Draft, _Outlet, _read_more, _Story
@@ -66,6 +67,7 @@ QUOTE_DELAY_HOURS = 24
 _SENTENCE = re.compile(r"[^.]+\.")  # a sentence of the generator's text: no full stop inside
 _Told = tuple[_Story, list[_Draft]]  # a story and the drafts carrying it
 _Run = tuple[int, int, int]  # a start sentence, and the first and last end (exclusive) from it
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -121,12 +123,12 @@ class _HardCasePlanner:
         corpus keeps its size; it never happens at the sizes the tests use.
         """
         drafts: list[_Draft] = []
-        quotable = self._quotable(told) if quotes else []
+        quotable = _with_copies(told, _passages) if quotes else []
         for _ in range(quotes):
             quote = self._quote(quotable, seq + len(drafts), label)
             drafts.append(quote or self._stand_in(seq + len(drafts), label))
             label += 1
-        excerptable = self._excerptable(told) if teasers else []
+        excerptable = _with_copies(told, _teaser_sizes) if teasers else []
         for _ in range(teasers):
             teaser = self._teaser(excerptable, seq + len(drafts))
             if teaser is None:
@@ -142,15 +144,6 @@ class _HardCasePlanner:
         return world.drafts_of(story, seq)[0]
 
     # Teasers ---------------------------------------------------------------------------------------
-
-    def _excerptable(self, told: Sequence[_Told]) -> list[tuple[_Told, list[tuple[_Draft, list[int]]]]]:
-        """Each story with the copies that have a teaser-sized start, and the sizes (in sentences)."""
-        found = []
-        for story, copies in told:
-            sized = [(copy, sizes) for copy in copies if (sizes := _teaser_sizes(copy))]
-            if sized:
-                found.append(((story, copies), sized))
-        return found
 
     def _teaser(
         self, excerptable: Sequence[tuple[_Told, list[tuple[_Draft, list[int]]]]], seq: int
@@ -191,15 +184,6 @@ class _HardCasePlanner:
 
     # Quoting pages ---------------------------------------------------------------------------------
 
-    def _quotable(self, told: Sequence[_Told]) -> list[tuple[_Told, list[tuple[_Draft, list[_Run]]]]]:
-        """Each story with the copies that hold a passage to quote, and those passages."""
-        found = []
-        for story, copies in told:
-            quoted = [(copy, runs) for copy in copies if (runs := _passages(copy))]
-            if quoted:
-                found.append(((story, copies), quoted))
-        return found
-
     def _quote(
         self, quotable: Sequence[tuple[_Told, list[tuple[_Draft, list[_Run]]]]], seq: int, label: int
     ) -> _Draft | None:
@@ -236,6 +220,19 @@ class _HardCasePlanner:
             entities=entities,
             quoted=story.label,
         )
+
+
+def _with_copies(
+    told: Sequence[_Told], usable: Callable[[_Draft], list[_T]]
+) -> list[tuple[_Told, list[tuple[_Draft, list[_T]]]]]:
+    """Each story with its copies that have something ``usable`` (a teaser-sized start, passages
+    to quote), and what they have; stories without any are left out."""
+    found = []
+    for story, copies in told:
+        usable_copies = [(copy, found_in) for copy in copies if (found_in := usable(copy))]
+        if usable_copies:
+            found.append(((story, copies), usable_copies))
+    return found
 
 
 def _passages(copy: _Draft) -> list[_Run]:
