@@ -2,6 +2,7 @@
 
     python benchmarks/chaos_rounds.py [--broker tansu|kafka] [--pages 2000] [--rate 80]
         [--rounds keep:5,drop:5,graceful:5] [--seed 1] [--json out.json] [--keep DIR]
+        [--hard-cases] [--messy-dates]
 
 Each round is what an operator does, with the real commands and no test harness in between: a
 fresh embedded broker, `stream-lsh topics`, `stream-lsh produce PAGES --rate R` in the background,
@@ -17,7 +18,8 @@ decisions topic is read from its start, every record (repeats included), and com
 undecided pages, pages whose repeated decisions differ (status, cluster, duplicate_of), and the
 final clusters' pairwise F1 and status changes against `stream-lsh dedup` on the same file.
 Pauses are drawn from a seeded generator, so a round's schedule is repeatable (its outcome
-depends on timing, which is the point).
+depends on timing, which is the point). ``--hard-cases`` adds teasers, quoting pages and short
+stories (6%, 6%, 10%: decisions by containment), ``--messy-dates`` the dates of a real feed.
 """
 
 from __future__ import annotations
@@ -179,7 +181,8 @@ async def interrupt(
 async def main(args: argparse.Namespace) -> list[Round]:
     base = Path(tempfile.mkdtemp(prefix="chaos-rounds-"))
     pages_file = base / "pages.jsonl"
-    corpus = generate_corpus(args.pages, seed=args.seed)
+    hard = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1} if args.hard_cases else {}
+    corpus = generate_corpus(args.pages, seed=args.seed, messy_dates=args.messy_dates, **hard)
     pages_file.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in corpus.pages))
     batch = batch_decisions(pages_file)
     ids = set(batch)
@@ -228,6 +231,8 @@ if __name__ == "__main__":
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--keep", type=Path, help="write each round's decision records (and batch's) here")
+    parser.add_argument("--hard-cases", action="store_true", help="teasers, quoting pages, short stories")
+    parser.add_argument("--messy-dates", action="store_true", help="arrival order, dates as feeds send them")
     arguments = parser.parse_args()
     found = asyncio.run(main(arguments))
     ok = all(r.undecided == 0 and r.decided_differently == 0 and r.f1 >= 0.99 for r in found)
