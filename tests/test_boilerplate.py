@@ -50,6 +50,71 @@ def test_site_prose_is_learnt_within_a_few_pages():
         assert all(map(learner.is_boilerplate, prose))
 
 
+def teaser_and_story(rng, prose):
+    """A 20-paragraph story and its teaser at one site: the first 6 paragraphs, under a headline
+    and byline of its own, with the site's prose on both."""
+    story = [rng.getrandbits(64) for _ in range(20)]
+    teaser = [rng.getrandbits(64), rng.getrandbits(64)] + story[:6]
+    return story + prose, teaser + prose
+
+
+def test_a_teaser_of_a_story_the_site_published_keeps_the_lead():
+    """The teaser shares the story's lead and the site's prose; the story is over twice its size,
+    and 6 + 3 of its 11 blocks are in the story: an excerpt, not a new context of the lead."""
+    rng = random.Random(9)
+    for _ in range(100):
+        learner = BoilerplateLearner(min_pages=2)
+        prose = [rng.getrandbits(64) for _ in range(3)]
+        story, teaser = teaser_and_story(rng, prose)
+        learner.observe("a.com", story)
+        learner.observe("a.com", teaser)
+        assert not any(map(learner.is_boilerplate, story[:6]))
+
+
+def test_without_the_excerpt_test_the_teaser_teaches_the_lead_as_prose():
+    """What the excerpt test prevents, and its one-way limit: a teaser seen *before* its story."""
+    rng = random.Random(10)
+    prose = [rng.getrandbits(64) for _ in range(3)]
+    story, teaser = teaser_and_story(rng, prose)
+    jaccard_alone = BoilerplateLearner(min_pages=2, same_page_containment=1.0, excerpt_ratio=100.0)
+    jaccard_alone.observe("a.com", story)
+    jaccard_alone.observe("a.com", teaser)
+    assert all(map(jaccard_alone.is_boilerplate, story[:6]))
+    teaser_first = BoilerplateLearner(min_pages=2)
+    teaser_first.observe("a.com", teaser)
+    teaser_first.observe("a.com", story)
+    assert all(map(teaser_first.is_boilerplate, story[:6]))
+
+
+def test_short_stories_of_a_site_still_teach_its_prose():
+    """Two short stories, each mostly the site's prose (3 of 5 blocks): alike in size, so neither is
+    an excerpt of the other, and the prose is learnt on the second page."""
+    rng = random.Random(11)
+    for _ in range(100):
+        learner = BoilerplateLearner(min_pages=2)
+        prose = [rng.getrandbits(64) for _ in range(3)]
+        for _ in range(2):
+            learner.observe("a.com", [rng.getrandbits(64) for _ in range(2)] + prose)
+        assert all(map(learner.is_boilerplate, prose))
+
+
+def test_containment_estimate_from_sketches():
+    from stream_lsh.core.boilerplate import _containment
+
+    assert _containment((1, 2, 3), (1, 2, 3, 4, 5), 8) == 1.0  # both sketches hold all: exact
+    assert _containment((1, 2, 6, 7), (1, 2, 3, 4, 5), 8) == 0.5
+    assert _containment((1, 2, 6, 7), (1, 2, 3), 3) == 1.0  # 6 and 7 lie beyond B's full sketch
+    assert _containment((6, 7), (1, 2, 3), 3) == 0.0  # nothing B's sketch can answer for
+
+
+@pytest.mark.parametrize(
+    "bad", [{"same_page_containment": 0.0}, {"same_page_containment": 1.5}, {"excerpt_ratio": 0.5}]
+)
+def test_the_excerpt_test_is_validated(bad):
+    with pytest.raises(ValueError):
+        BoilerplateLearner(**bad)
+
+
 def test_contexts_are_per_site_but_boilerplate_is_global():
     learner = BoilerplateLearner(min_pages=2)
     shared = 424_242
