@@ -100,7 +100,7 @@ def test_estimates_are_symmetric():
     a, b = _pair(rng, 40, 160, 36)
     hasher = MinHasher(128, seed=2)
     sa, sb = hasher.signature(a), hasher.signature(b)
-    assert [x.tolist() for x in estimate(sa, sb)] == [x.tolist() for x in estimate(sb, sa)]
+    assert estimate(sa, sb) == estimate(sb, sa)
 
 
 def test_signature_lengths_must_agree():

@@ -180,8 +180,7 @@ class Deduplicator:
             mine = page.shingles
             pairs = [of_sets(mine, c.shingles) if c.shingles is not None else (0.0, 0.0) for c in candidates]
             return [j for j, _ in pairs], [k for _, k in pairs]
-        jaccard, containment = estimate(page.signature, np.stack([c.signature for c in candidates]))
-        return jaccard.tolist(), containment.tolist()
+        return estimate(page.signature, np.stack([c.signature for c in candidates]))
 
     def _insert(self, page: SignedPage, decision: Decision) -> None:
         prepared = page.prepared

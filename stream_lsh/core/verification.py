@@ -51,20 +51,25 @@ class Resemblance(NamedTuple):
     containment: float
 
 
-def estimate(signature: np.ndarray, others: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def estimate(signature: np.ndarray, others: np.ndarray) -> tuple[list[float], list[float]]:
     """(Jaccard estimates, containment estimates) of one signature against each row of ``others``
-    (see the module doc). Both are float arrays of one value per row."""
+    (see the module doc): one value per row in each list.
+
+    The two row counts are numpy's; the rest is plain arithmetic, since a page has few candidates
+    and small-array numpy calls would cost more than they save."""
     others = np.atleast_2d(others)
     n = signature.shape[0]
     if others.shape[1] != n:
         raise ValueError(f"signature lengths differ: {n} vs {others.shape[1]}")
-    equal = np.count_nonzero(others == signature, axis=1)
-    only_page = np.count_nonzero(signature < others, axis=1)  # the minimum is in the page alone
-    only_other = n - equal - only_page
-    smaller_rows = equal + np.minimum(only_page, only_other)  # the rows the smaller page holds
-    jaccard = equal / n
-    judged = smaller_rows >= MIN_SHARE * n
-    containment = np.where(judged, equal / np.maximum(smaller_rows, 1), jaccard)
+    equal_rows = np.count_nonzero(others == signature, axis=1).tolist()
+    page_rows = np.count_nonzero(others > signature, axis=1).tolist()  # the minimum is in the page alone
+    judged_from = MIN_SHARE * n
+    jaccard: list[float] = []
+    containment: list[float] = []
+    for equal, only_page in zip(equal_rows, page_rows):
+        smaller_rows = equal + min(only_page, n - equal - only_page)  # the rows the smaller page holds
+        jaccard.append(equal / n)
+        containment.append(equal / smaller_rows if smaller_rows >= judged_from else equal / n)
     return jaccard, containment
 
 

@@ -356,9 +356,7 @@ class Shard:
                 entries[candidate].event_time,
                 contained,
             )
-            for candidate, similarity, contained in zip(
-                ids, jaccard.tolist(), containment.tolist(), strict=True
-            )
+            for candidate, similarity, contained in zip(ids, jaccard, containment, strict=True)
         )
 
 
