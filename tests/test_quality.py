@@ -28,7 +28,7 @@ def scores(config: DedupConfig, pages: int = 1500, seed: int = 11, **hard: float
 @pytest.mark.slow
 def test_defaults_stay_above_the_floor():
     s = scores(DedupConfig())
-    assert s.f1 >= 0.99, s  # measured 0.9945; the run is deterministic
+    assert s.f1 >= 0.99, s  # measured 0.9942; the run is deterministic
     assert s.precision >= 0.99 and s.recall >= 0.98, s
 
 
@@ -36,10 +36,10 @@ def test_defaults_stay_above_the_floor():
 def test_with_teasers_and_quotes_containment_finds_the_teasers_jaccard_alone_misses():
     """6% teasers (duplicates of their story), 6% quoting pages (not duplicates), short stories."""
     defaults = scores(DedupConfig(), **HARD_CASES)
-    assert defaults.f1 >= 0.96, defaults  # measured 0.967
-    assert defaults.precision >= 0.985 and defaults.recall >= 0.94, defaults  # 0.990, 0.945
+    assert defaults.f1 >= 0.975, defaults  # measured 0.979
+    assert defaults.precision >= 0.985 and defaults.recall >= 0.965, defaults  # 0.988, 0.970
     jaccard_alone = scores(DedupConfig(containment=None), **HARD_CASES)
-    assert jaccard_alone.recall < defaults.recall - 0.03, jaccard_alone  # measured 0.903
+    assert jaccard_alone.recall < defaults.recall - 0.03, jaccard_alone  # measured 0.905
 
 
 @pytest.mark.slow

@@ -48,7 +48,7 @@ class DedupConfig:
     """
 
     threshold: float = 0.3
-    containment: float | None = 0.8
+    containment: float | None = 0.7
     num_perm: int = 128
     seed: int = 1
     shingles: ShingleSpec = field(default_factory=ShingleSpec)
