@@ -276,6 +276,15 @@ def _hard_case_share(ctx: click.Context, param: click.Parameter, value: float) -
     return value
 
 
+def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """The count of spreading stories, refused by the generator's own bound."""
+    from .synthetic import MAX_SPREADING
+
+    if not 0 <= value <= MAX_SPREADING:
+        raise click.BadParameter(f"must be a number of stories from 0 to {MAX_SPREADING}, got {value}")
+    return value
+
+
 @cli.command()
 @click.option("--pages", "count", type=click.IntRange(min=1), required=True, help="Number of pages.")
 @click.option(
@@ -321,6 +330,17 @@ def _hard_case_share(ctx: click.Context, param: click.Parameter, value: float) -
     metavar="SHARE",
     help="Share of stories (0 to 0.5) only 60-100 words long, rather than about 150 or 800.",
 )
+@click.option(
+    "--spreading",
+    type=int,
+    default=0,
+    callback=_spreading_count,
+    show_default=True,
+    metavar="N",
+    help="Stories that spread: N wire stories, each copied by many outlets within 4 hours, by turns "
+    "enough for 30, 10 and 3 distinct sources (the default alert levels: see dedup --alerts). "
+    "Labelled w00000, w00001...",
+)
 def generate(
     count: int,
     seed: int,
@@ -330,18 +350,29 @@ def generate(
     teasers: float,
     quotes: float,
     short_stories: float,
+    spreading: int,
 ) -> None:
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
     from .synthetic import generate_corpus_with_truth, write_corpus
 
     corpus, truth = generate_corpus_with_truth(
-        count, seed, messy_dates=messy_dates, teasers=teasers, quotes=quotes, short_stories=short_stories
+        count,
+        seed,
+        messy_dates=messy_dates,
+        teasers=teasers,
+        quotes=quotes,
+        short_stories=short_stories,
+        spreading=spreading,
     )
     write_corpus(corpus, output, labels)
     clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
     order = " in arrival order with messy dates" if messy_dates else ""
     kinds = Counter(page.kind for page in truth.values())
     hard = f"; {kinds['teaser']:,} teasers, {kinds['quote']:,} quoting pages" if teasers or quotes else ""
+    if spreading:
+        spread = Counter(page.label for page in truth.values() if page.spreading)
+        sizes = ", ".join(str(size) for size in spread.values())
+        hard += f"; {len(spread):,} spreading stories of {sizes} pages"
     click.echo(
         f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies{hard}); "
         f"labels in {labels}",
