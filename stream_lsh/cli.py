@@ -16,11 +16,12 @@ import click
 import numpy as np
 import orjson
 
-from .batch import DecisionRecords, RejectSink, run_batch
+from .batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
 from .core.config import Verify
 from .core.dedup import Deduplicator
 from .core.shingles import ShingleKind
+from .core.spread import SpreadTracker
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
 from .settings import Compression, LogFormat, SaslMechanism, SecurityProtocol, Settings
@@ -98,6 +99,8 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         _setting_option("bucket_cap", type=int),
         _setting_option("max_page_bytes", type=int),
         _setting_option("max_future_hours", type=float),
+        _setting_option("alert_levels"),
+        _setting_option("alert_within_hours", type=float),
     ]
     for option in reversed(options):
         command = option(command)
@@ -188,7 +191,15 @@ def cli() -> None:
 @click.option(
     "--state",
     type=click.Path(dir_okay=False),
-    help="Index state file: loaded first if it exists, saved at the end (continue across runs).",
+    help="Index state file: loaded first if it exists, saved at the end (continue across runs). It "
+    "keeps the clusters' spread too, so alerts of later runs count earlier pages and never repeat.",
+)
+@click.option(
+    "--alerts",
+    "alerts_path",
+    type=click.Path(dir_okay=False),
+    help="Write story-spread alerts here, one JSON line each, in the order they fire: a cluster "
+    "reaching a level of --alert-levels within --alert-within-hours of event time.",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on when stderr is a terminal].")
 @_now_option
@@ -199,6 +210,7 @@ def dedup(
     unique_out: str | None,
     rejects: str,
     state: str | None,
+    alerts_path: str | None,
     progress: bool | None,
     **flags: Any,
 ) -> None:
@@ -208,17 +220,26 @@ def dedup(
     "cluster_id", "duplicate_of", "similarity", "candidates"}. Exit status 1 if any line was rejected.
     """
     settings = _settings(flags)
+    if alerts_path == "-" and output == "-":
+        raise click.UsageError("--alerts - and the decisions cannot both go to stdout: give -o or a file")
     engine = _engine(settings)
     tune_gc()
+    # the spread is followed for --alerts, and with --state always, so that the file stays whole
+    tracker = SpreadTracker(settings.engine.alert_rules()) if alerts_path or state else None
     if state is not None:
         _check_state_path(state)
         if Path(state).exists():
             try:
-                load_state(engine, state)
+                load_state(engine, state, spread=tracker)
             except (StreamLshError, ValueError, OSError) as error:
                 raise click.UsageError(f"cannot use state file {state}: {error}") from None
     sink = RejectSink(lambda: open(rejects, "wb"))
-    with _input(pages) as (source, size), _output(output) as out, _output(unique_out) as uniques:
+    with (
+        _input(pages) as (source, size),
+        _output(output) as out,
+        _output(unique_out) as uniques,
+        _output(alerts_path) as alerts_out,
+    ):
         assert out is not None
         with _progress(size, progress) as bar:
             summary = run_batch(
@@ -227,13 +248,14 @@ def dedup(
                 out=out,
                 rejects=sink,
                 unique_out=uniques,
+                alerts=None if tracker is None else SpreadAlerts(tracker, alerts_out),
                 max_page_bytes=settings.input.max_page_bytes,
                 on_line=bar.update,
             )
         out.flush()
     sink.close()
     if state is not None:
-        save_state(engine, state)
+        save_state(engine, state, spread=tracker)
     click.echo(summary.format(), err=True)
     if summary.rejected:
         click.echo(f"{summary.rejected:,} line(s) rejected: see {rejects}", err=True)
