@@ -3,6 +3,9 @@
 The I/O shell around :class:`~stream_lsh.core.dedup.Deduplicator`. Bad input never stops a run
 and is never lost: a line that cannot be processed goes to the rejects sink with its line number,
 a reason and the line itself, and processing continues.
+
+With :class:`SpreadAlerts`, the decisions also feed a :class:`~stream_lsh.core.spread.SpreadTracker`
+in decision order, and the story-spread alerts it fires are written as JSON lines as they fire.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from typing import IO, Any
 
 import orjson
 
-from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator
+from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator, PreparedPage
 from .core.page import Page
 from .core.record import DEFAULT_MAX_PAGE_BYTES, Delete, Rejected, parse_line, read_lines
+from .core.spread import Alert, Member, SpreadTracker
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -25,6 +29,7 @@ __all__ = [
     "DecisionRecords",
     "RejectSink",
     "Rejected",
+    "SpreadAlerts",
     "parse_line",
     "run_batch",
 ]
@@ -44,6 +49,7 @@ class BatchSummary:
     rejected: int = 0
     deleted: int = 0
     seconds: float = 0.0
+    alerts: int | None = None  # alerts written (None: not asked for)
     cluster_sizes: Counter[str] = field(default_factory=Counter)
     dates_ignored: Counter[str] = field(
         default_factory=Counter
@@ -73,6 +79,7 @@ class BatchSummary:
             f"pages {self.pages:,} | unique {self.unique:,} | duplicates {self.duplicates:,} | "
             f"clusters {self.clusters:,} | no_content {self.no_content:,} | rejected {self.rejected:,}"
             + (f" | deleted {self.deleted:,}" if self.deleted else "")
+            + (f" | alerts {self.alerts:,}" if self.alerts is not None else "")
             + (f" | dates ignored {_reasons(self.dates_ignored)}" if self.dates_ignored else "")
             + f" | {self.pages_per_second:,.0f} pages/s ({self.seconds:.2f} s)"
         )
@@ -99,6 +106,48 @@ class DecisionRecords:
 
     def flush(self) -> None:
         pass
+
+
+class SpreadAlerts:
+    """The spread of clusters in a batch run: the tracker the decisions feed, and where the alerts
+    it fires are written (None: followed but not written, so that a ``--state`` file stays in step
+    with its index in a run without ``--alerts``).
+
+    Each page is applied as the index applies it: the window's expiry at the page's clock first,
+    then its decision. A unique or duplicate page joins its cluster with its site and event time
+    (a new version leaves its old cluster first); a redelivery changes nothing; a page decided
+    ``no_content`` (a new version that lost its text) and a retraction leave.
+    """
+
+    def __init__(self, tracker: SpreadTracker, out: IO[bytes] | DecisionRecords | None = None) -> None:
+        self.tracker = tracker
+        self.out = out
+        self.fired = 0
+
+    def decided(self, page: Page, prepared: PreparedPage, decision: Decision, ttl: float | None) -> None:
+        """Follow one decision; ``ttl``: the index's window, seconds (None: forever)."""
+        if prepared.clock_ms is not None and ttl is not None:
+            self.tracker.expire(prepared.clock_ms / 1000.0 - ttl)
+        if decision.replayed:
+            return
+        if decision.cluster_id is None:
+            self.retracted(decision.id)
+            return
+        member = Member(decision.id, page.site or None, prepared.time.seconds)
+        self._write(self.tracker.join(decision.cluster_id, member))
+
+    def retracted(self, page_id: str) -> None:
+        """A page left the index: it leaves its cluster."""
+        home = self.tracker.cluster_of(page_id)
+        if home is not None:
+            self.tracker.leave(home, page_id)
+
+    def _write(self, alerts: list[Alert]) -> None:
+        if self.out is None:
+            return
+        for alert in alerts:
+            self.out.write(orjson.dumps(alert.to_dict()) + b"\n")
+            self.fired += 1
 
 
 class RejectSink:
@@ -132,6 +181,7 @@ def run_batch(
     out: IO[bytes] | DecisionRecords,
     rejects: RejectSink,
     unique_out: IO[bytes] | None = None,
+    alerts: SpreadAlerts | None = None,
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_line: Callable[[int], None] | None = None,
@@ -141,6 +191,7 @@ def run_batch(
     Pages are decided in micro-batches of ``batch_size`` (the decisions do not depend on it; only
     the speed does), and written in input order. Every line ticks the engine's file clock
     (:class:`~stream_lsh.core.clock.FileClock`), as ``stream-lsh produce`` does for the same file.
+    ``alerts``: follow the spread of clusters and write the alerts that fire (see the module doc).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -152,7 +203,7 @@ def run_batch(
 
     def flush() -> None:
         nonlocal pending_bytes
-        _decide(pending, dedup, summary, out, unique_out)
+        _decide(pending, dedup, summary, out, unique_out, alerts)
         pending.clear()
         pending_bytes = 0
 
@@ -170,6 +221,8 @@ def run_batch(
         elif isinstance(parsed, Delete):  # a retraction applies after every page before it
             flush()
             summary.deleted += dedup.remove(parsed.id)
+            if alerts is not None:
+                alerts.retracted(parsed.id)
         else:
             pending.append((parsed, line.raw, clock_ms))
             pending_bytes += len(line.raw)
@@ -178,6 +231,8 @@ def run_batch(
     flush()
     summary.seconds = time.perf_counter() - started
     summary.dates_ignored = dedup.dates_ignored - ignored_before
+    if alerts is not None and alerts.out is not None:
+        summary.alerts = alerts.fired
     return summary
 
 
@@ -187,12 +242,17 @@ def _decide(
     summary: BatchSummary,
     out: IO[bytes] | DecisionRecords,
     unique_out: IO[bytes] | None,
+    alerts: SpreadAlerts | None,
 ) -> None:
     if not pending:
         return
-    decisions = dedup.process_batch([page for page, _, _ in pending], [clock for _, _, clock in pending])
-    for decision, (_, raw, _) in zip(decisions, pending):
+    decided = dedup.process_batch_prepared(
+        [page for page, _, _ in pending], [clock for _, _, clock in pending]
+    )
+    for (prepared, decision), (page, raw, _) in zip(decided, pending, strict=True):
         summary.count(decision)
         out.write(orjson.dumps(decision.to_dict()) + b"\n")
         if unique_out is not None and decision.status == UNIQUE and not decision.replayed:
             unique_out.write(raw + b"\n")
+        if alerts is not None:
+            alerts.decided(page, prepared, decision, dedup.index.ttl)

@@ -16,11 +16,12 @@ import click
 import numpy as np
 import orjson
 
-from .batch import DecisionRecords, RejectSink, run_batch
+from .batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
 from .core.config import Verify
 from .core.dedup import Deduplicator
 from .core.shingles import ShingleKind
+from .core.spread import SpreadTracker
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
 from .settings import Compression, LogFormat, SaslMechanism, SecurityProtocol, Settings
@@ -98,6 +99,8 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         _setting_option("bucket_cap", type=int),
         _setting_option("max_page_bytes", type=int),
         _setting_option("max_future_hours", type=float),
+        _setting_option("alert_levels"),
+        _setting_option("alert_within_hours", type=float),
     ]
     for option in reversed(options):
         command = option(command)
@@ -188,7 +191,15 @@ def cli() -> None:
 @click.option(
     "--state",
     type=click.Path(dir_okay=False),
-    help="Index state file: loaded first if it exists, saved at the end (continue across runs).",
+    help="Index state file: loaded first if it exists, saved at the end (continue across runs). It "
+    "keeps the clusters' spread too, so alerts of later runs count earlier pages and never repeat.",
+)
+@click.option(
+    "--alerts",
+    "alerts_path",
+    type=click.Path(dir_okay=False),
+    help="Write story-spread alerts here, one JSON line each, in the order they fire: a cluster "
+    "reaching a level of --alert-levels within --alert-within-hours of event time.",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on when stderr is a terminal].")
 @_now_option
@@ -199,6 +210,7 @@ def dedup(
     unique_out: str | None,
     rejects: str,
     state: str | None,
+    alerts_path: str | None,
     progress: bool | None,
     **flags: Any,
 ) -> None:
@@ -208,17 +220,26 @@ def dedup(
     "cluster_id", "duplicate_of", "similarity", "candidates"}. Exit status 1 if any line was rejected.
     """
     settings = _settings(flags)
+    if alerts_path == "-" and output == "-":
+        raise click.UsageError("--alerts - and the decisions cannot both go to stdout: give -o or a file")
     engine = _engine(settings)
     tune_gc()
+    # the spread is followed for --alerts, and with --state always, so that the file stays whole
+    tracker = SpreadTracker(settings.engine.alert_rules()) if alerts_path or state else None
     if state is not None:
         _check_state_path(state)
         if Path(state).exists():
             try:
-                load_state(engine, state)
+                load_state(engine, state, spread=tracker)
             except (StreamLshError, ValueError, OSError) as error:
                 raise click.UsageError(f"cannot use state file {state}: {error}") from None
     sink = RejectSink(lambda: open(rejects, "wb"))
-    with _input(pages) as (source, size), _output(output) as out, _output(unique_out) as uniques:
+    with (
+        _input(pages) as (source, size),
+        _output(output) as out,
+        _output(unique_out) as uniques,
+        _output(alerts_path) as alerts_out,
+    ):
         assert out is not None
         with _progress(size, progress) as bar:
             summary = run_batch(
@@ -227,13 +248,14 @@ def dedup(
                 out=out,
                 rejects=sink,
                 unique_out=uniques,
+                alerts=None if tracker is None else SpreadAlerts(tracker, alerts_out),
                 max_page_bytes=settings.input.max_page_bytes,
                 on_line=bar.update,
             )
         out.flush()
     sink.close()
     if state is not None:
-        save_state(engine, state)
+        save_state(engine, state, spread=tracker)
     click.echo(summary.format(), err=True)
     if summary.rejected:
         click.echo(f"{summary.rejected:,} line(s) rejected: see {rejects}", err=True)
@@ -273,6 +295,15 @@ def _hard_case_share(ctx: click.Context, param: click.Parameter, value: float) -
 
     if not 0.0 <= value <= MAX_HARD_CASE_SHARE:
         raise click.BadParameter(f"must be a share from 0 to {MAX_HARD_CASE_SHARE}, got {value}")
+    return value
+
+
+def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> int:
+    """The count of spreading stories, refused by the generator's own bound."""
+    from .synthetic import MAX_SPREADING
+
+    if not 0 <= value <= MAX_SPREADING:
+        raise click.BadParameter(f"must be a number of stories from 0 to {MAX_SPREADING}, got {value}")
     return value
 
 
@@ -321,6 +352,17 @@ def _hard_case_share(ctx: click.Context, param: click.Parameter, value: float) -
     metavar="SHARE",
     help="Share of stories (0 to 0.5) only 60-100 words long, rather than about 150 or 800.",
 )
+@click.option(
+    "--spreading",
+    type=int,
+    default=0,
+    callback=_spreading_count,
+    show_default=True,
+    metavar="N",
+    help="Stories that spread: N wire stories, each copied by many outlets within 4 hours, by turns "
+    "enough for 30, 10 and 3 distinct sources (the default alert levels: see dedup --alerts). "
+    "Labelled w00000, w00001...",
+)
 def generate(
     count: int,
     seed: int,
@@ -330,18 +372,29 @@ def generate(
     teasers: float,
     quotes: float,
     short_stories: float,
+    spreading: int,
 ) -> None:
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
     from .synthetic import generate_corpus_with_truth, write_corpus
 
     corpus, truth = generate_corpus_with_truth(
-        count, seed, messy_dates=messy_dates, teasers=teasers, quotes=quotes, short_stories=short_stories
+        count,
+        seed,
+        messy_dates=messy_dates,
+        teasers=teasers,
+        quotes=quotes,
+        short_stories=short_stories,
+        spreading=spreading,
     )
     write_corpus(corpus, output, labels)
     clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
     order = " in arrival order with messy dates" if messy_dates else ""
     kinds = Counter(page.kind for page in truth.values())
     hard = f"; {kinds['teaser']:,} teasers, {kinds['quote']:,} quoting pages" if teasers or quotes else ""
+    if spreading:
+        spread = Counter(page.label for page in truth.values() if page.spreading)
+        sizes = ", ".join(str(size) for size in spread.values())
+        hard += f"; {len(spread):,} spreading stories of {sizes} pages"
     click.echo(
         f"wrote {len(corpus.pages):,} pages to {output}{order} ({clusters:,} clusters with copies{hard}); "
         f"labels in {labels}",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
@@ -23,6 +24,7 @@ from .core.config import DedupConfig, Verify
 from .core.dates import read_date
 from .core.record import DEFAULT_MAX_PAGE_BYTES
 from .core.shingles import ShingleKind, ShingleSpec
+from .core.spread import AlertRules
 from .errors import SettingsError
 
 __all__ = [
@@ -215,6 +217,14 @@ class EngineSettings:
         "a published_at more than this many hours after the page's clock is "
         "ignored (a wrong year, a time-zone bug)",
     )
+    alert_levels: str = _setting(
+        "3,10,30",
+        str,
+        "story-spread alert levels: N (N pages from N distinct sources) or PAGES:SOURCES, comma-separated",
+    )
+    alert_within_hours: float = _setting(
+        6.0, float, "hours of event time within which an alert level's pages must fall"
+    )
 
     def __post_init__(self) -> None:
         if self.ttl_hours < 0:
@@ -227,6 +237,19 @@ class EngineSettings:
             self.config()
         except ValueError as error:
             raise SettingsError(f"invalid settings: {error}") from None
+        if not (math.isfinite(self.alert_within_hours) and self.alert_within_hours > 0):
+            raise SettingsError(
+                f"alert_within_hours must be positive hours, got {self.alert_within_hours} "
+                f"({_where('alert_within_hours')})"
+            )
+        try:
+            self.alert_rules()
+        except ValueError as error:
+            raise SettingsError(f"alert_levels: {error} ({_where('alert_levels')})") from None
+
+    def alert_rules(self) -> AlertRules:
+        """The story-spread alert rules (:mod:`stream_lsh.core.spread`)."""
+        return AlertRules.parse(self.alert_levels, self.alert_within_hours)
 
     def config(self) -> DedupConfig:
         return DedupConfig(
@@ -292,6 +315,9 @@ class StreamSettings:
     queries_topic: str = _setting("dedup-queries", str, "topic of query-only probes")
     decisions_topic: str = _setting("dedup-decisions", str, "one decision per page, key = page id")
     clusters_topic: str = _setting("dedup-clusters", str, "latest state of each cluster, key = cluster id")
+    alerts_topic: str = _setting(
+        "dedup-alerts", str, "story-spread alerts, key = cluster id @ level (not written by the stream yet)"
+    )
     unique_topic: str = _setting("unique-pages", str, "the original page of every page judged unique")
     answers_topic: str = _setting("dedup-answers", str, "answers to query-only probes, key = correlation id")
     dead_letters_topic: str = _setting(

@@ -42,6 +42,10 @@ def test_ttl_zero_means_forever():
         ({"STREAM_LSH_STATUS_INTERVAL_S": "0.5"}, "status_interval_s must be 0 .no reports. or at least 1"),
         ({"STREAM_LSH_STATUS_INTERVAL_S": "-5"}, "status_interval_s must be 0"),
         ({"STREAM_LSH_STATUS_INTERVAL_S": "nan"}, "status_interval_s must be 0"),
+        ({"STREAM_LSH_ALERT_LEVELS": "3,3"}, r"alert_levels: alert level 2 \(3\) must ask for more"),
+        ({"STREAM_LSH_ALERT_LEVELS": "ten"}, "alert_levels: alert level 'ten' is not N or PAGES:SOURCES"),
+        ({"STREAM_LSH_ALERT_WITHIN_HOURS": "0"}, "alert_within_hours must be positive hours"),
+        ({"STREAM_LSH_ALERT_WITHIN_HOURS": "inf"}, "alert_within_hours must be positive hours"),
     ],
 )
 def test_bad_settings_are_refused_with_the_reason(env, message):
@@ -52,6 +56,14 @@ def test_bad_settings_are_refused_with_the_reason(env, message):
 def test_status_reports_can_be_switched_off_and_default_to_every_5_s():
     assert Settings.load(environ={}).stream.status_interval_s == 5.0
     assert Settings.load(environ={"STREAM_LSH_STATUS_INTERVAL_S": "0"}).stream.status_interval_s == 0
+
+
+def test_alert_rules_default_to_3_10_30_sources_within_6_hours():
+    rules = Settings.load(environ={}).engine.alert_rules()
+    assert rules.describe() == "3,10,30 within 6 h"
+    changed = Settings.load(environ={"STREAM_LSH_ALERT_LEVELS": "5:3,12:10"}, alert_within_hours=2)
+    assert changed.engine.alert_rules().describe() == "5:3,12:10 within 2 h"
+    assert Settings.load(environ={}).stream.alerts_topic == "dedup-alerts"
 
 
 def test_unknown_override_is_refused():

@@ -39,6 +39,9 @@ from stream_lsh.synthetic import (
     QUOTE_LOW_SHARE_CHANCE,
     QUOTE_MAX_SHARE_OF_QUOTED,
     SHORT_STORY_WORDS,
+    SPREAD_HOURS,
+    SPREAD_OUTLETS,
+    SPREAD_START_HOURS,
     STOPWORD_LIST_NAMES,
     STORY_WINDOW_HOURS,
     TEASER_SHARE_OF_STORY,
@@ -156,7 +159,14 @@ def test_output_is_byte_identical_to_the_pinned_corpora(
     corpus = generate_corpus(pages, seed, messy_dates=messy_dates, **options)
     assert _digest(corpus) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
     off = generate_corpus(
-        pages, seed, messy_dates=messy_dates, teasers=0.0, quotes=0.0, short_stories=0.0, **options
+        pages,
+        seed,
+        messy_dates=messy_dates,
+        teasers=0.0,
+        quotes=0.0,
+        short_stories=0.0,
+        spreading=0,
+        **options,
     )
     assert _digest(off) == _PINNED_DIGESTS[pages, seed, messy_dates, languages]
 
@@ -869,3 +879,95 @@ def test_cli_writes_hard_cases_and_refuses_a_bad_share(tmp_path) -> None:
     )
     assert done.returncode == 2 and "'--teasers': must be a share from 0 to 0.5, got 0.7" in done.stderr
     assert not bad.exists()
+
+
+# --- Stories that spread ------------------------------------------------------------------------
+
+SPREADING = 4
+
+
+@pytest.fixture(scope="module")
+def spreading() -> Corpus:
+    return generate_corpus_with_truth(HARD_PAGES, SEED, spreading=SPREADING)
+
+
+def _spreading_stories(truth: dict[str, PageTruth]) -> dict[str, list[tuple[str, PageTruth]]]:
+    stories: dict[str, list[tuple[str, PageTruth]]] = defaultdict(list)
+    for page_id, page_truth in truth.items():
+        if page_truth.spreading:
+            stories[page_truth.label].append((page_id, page_truth))
+    return dict(stories)
+
+
+def test_spreading_stories_reach_their_outlets_within_hours(spreading: Corpus) -> None:
+    """By turns 30-36, 10-20 and 3-8 outlets, each once, one language, every copy within
+    SPREAD_HOURS of the first, starting in the second half of the window; the corpus keeps its
+    size, ids and order."""
+    corpus, truth = spreading
+    assert [page["id"] for page in corpus.pages] == [f"p{number:06d}" for number in range(HARD_PAGES)]
+    moments = [_moment(page) for page in corpus.pages]
+    assert moments == sorted(moments)
+    stories = _spreading_stories(truth)
+    assert sorted(stories) == [f"w{number:05d}" for number in range(SPREADING)]
+    for number, label in enumerate(sorted(stories)):
+        pages = stories[label]
+        low, high = SPREAD_OUTLETS[number % len(SPREAD_OUTLETS)]
+        assert low <= len(pages) <= high, label
+        assert len({page_truth.outlet for _, page_truth in pages}) == len(pages)
+        assert {page_truth.lang for _, page_truth in pages} == {"en"}  # the language with most outlets
+        assert {page_truth.kind for _, page_truth in pages} == {"wire"}
+        times = [page_truth.published for _, page_truth in pages]
+        assert max(times) - min(times) < timedelta(hours=SPREAD_HOURS)
+        start_hours = (min(times) - EPOCH) / timedelta(hours=1)
+        assert SPREAD_START_HOURS[0] <= start_hours < SPREAD_START_HOURS[1]
+        assert all(corpus.labels[page_id] == label for page_id, _ in pages)
+    assert all(page_truth.label.startswith("w") == page_truth.spreading for page_truth in truth.values())
+
+
+def test_extra_outlets_publish_ordinary_stories_before_a_story_spreads(spreading: Corpus) -> None:
+    """The world gets outlets for the largest story (36 > the 16 English ones of 2,000 pages); each
+    outlet carrying a copy has published ordinary pages before it, so its prose is learnt."""
+    _, truth = spreading
+    plain_outlets = {
+        page_truth.outlet for page_truth in generate_corpus_with_truth(HARD_PAGES, SEED)[1].values()
+    }
+    outlets = {page_truth.outlet for page_truth in truth.values() if page_truth.lang == "en"}
+    assert len(outlets) >= max(len(pages) for pages in _spreading_stories(truth).values()) > 16
+    for pages in _spreading_stories(truth).values():
+        first = min(page_truth.published for _, page_truth in pages)
+        for _, page_truth in pages:
+            before = [
+                other
+                for other in truth.values()
+                if other.outlet == page_truth.outlet and not other.spreading and other.published < first
+            ]
+            assert len(before) >= 2, page_truth.outlet
+    assert len(outlets - plain_outlets) > 0
+
+
+def test_spreading_is_deterministic_and_fits_a_small_corpus() -> None:
+    assert _digest(generate_corpus(400, 5, spreading=2)) == _digest(generate_corpus(400, 5, spreading=2))
+    assert _digest(generate_corpus(400, 5, spreading=2)) != _PINNED_DIGESTS[400, 5, False, None]
+    for pages in (0, 1, 5, 30):
+        corpus, truth = generate_corpus_with_truth(pages, 3, spreading=3)
+        assert [page["id"] for page in corpus.pages] == [f"p{number:06d}" for number in range(pages)]
+        assert pages < 2 or any(not page_truth.spreading for page_truth in truth.values())
+    for bad in (-1, 1001, 2.5, True):
+        with pytest.raises(ValueError, match="spreading must be a number of stories from 0 to 1000"):
+            generate_corpus(10, spreading=bad)
+
+
+def test_cli_writes_spreading_stories_and_refuses_a_bad_count(tmp_path) -> None:
+    pages, labels = tmp_path / "pages.jsonl", tmp_path / "labels.json"
+    arguments = ["generate", "--pages", "400", "--seed", "5", "--spreading", "2"]
+    result = CliRunner().invoke(cli, [*arguments, "-o", str(pages), "--labels", str(labels)])
+    assert result.exit_code == 0, result.output
+    _, truth = generate_corpus_with_truth(400, 5, spreading=2)
+    sizes = Counter(page_truth.label for page_truth in truth.values() if page_truth.spreading)
+    assert f"2 spreading stories of {sizes['w00000']}, {sizes['w00001']} pages" in result.stderr
+    expected = generate_corpus(400, 5, spreading=2)
+    write_corpus(expected, tmp_path / "expected.jsonl", tmp_path / "expected.json")
+    assert pages.read_bytes() == (tmp_path / "expected.jsonl").read_bytes()
+    assert labels.read_bytes() == (tmp_path / "expected.json").read_bytes()
+    refused = CliRunner().invoke(cli, [*arguments[:-1], "-3", "-o", str(pages), "--labels", str(labels)])
+    assert refused.exit_code == 2 and "must be a number of stories from 0 to 1000, got -3" in refused.stderr

@@ -118,10 +118,18 @@ class Deduplicator:
         ``clocks``: when each page was read (:mod:`.clock`); without them, the engine's own
         :class:`~.clock.FileClock` reads the pages as lines of one file.
         """
+        return [decision for _, decision in self.process_batch_prepared(pages, clocks)]
+
+    def process_batch_prepared(
+        self, pages: Sequence[Page], clocks: Sequence[int | None] | None = None
+    ) -> list[tuple[PreparedPage, Decision]]:
+        """:meth:`process_batch`, each decision with the page as prepared for it: its clock and
+        event time, by which the spread of clusters is followed (:mod:`.spread`), without reading
+        the page again."""
         if clocks is None:
             clocks = [self.file_clock.tick(page.date, page.site) for page in pages]
         prepared = [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
-        return [self.process_signed(page) for page in self.sign(prepared)]
+        return [(page.prepared, self.process_signed(page)) for page in self.sign(prepared)]
 
     def probe(self, page: Page) -> Decision:
         """Decide on a page without indexing it or learning from it (a query-only lookup)."""

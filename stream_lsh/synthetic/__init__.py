@@ -22,7 +22,9 @@ The hard cases are deliberate, because they are what the product has to get righ
   their words (20-30% for a third of them). They have their own label: a threshold low enough
   to catch teasers merges them;
 * on request (``short_stories``), a share of stories is only 60-100 words long: few shingles, so a
-  few edits move their similarity a lot.
+  few edits move their similarity a lot;
+* on request (``spreading``), stories that spread: one wire text copied by 3 to 36 outlets, each
+  once, within a few hours, for story-spread alerts to find at known times.
 
 With ``messy_dates`` the corpus is a feed as a crawler receives it rather than as outlets
 publish it: pages come in arrival order (a crawl delay of minutes, re-crawls days late), and the
@@ -42,8 +44,8 @@ Modules, in the order they build on each other: :mod:`.truth` (the corpus and wh
 knows of each page), :mod:`.language` (stop words from :mod:`stream_lsh.core.stopwords`,
 pseudo-words, token mixtures), :mod:`.outlets` (chrome, site prose, stories and drafts),
 :mod:`.world` (the generator), :mod:`.hard_cases` (the hard cases asked for), :mod:`.render`
-(pages as HTML, text or news-please records), :mod:`.feed` (messy dates) and :mod:`.corpus` (the
-entry points re-exported here).
+(pages as HTML, text or news-please records), :mod:`.feed` (messy dates), :mod:`.spreading` (stories
+that spread) and :mod:`.corpus` (the entry points re-exported here).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ from .hard_cases import (
     TEASER_SHARE_OF_STORY,
 )
 from .language import DEFAULT_LANGUAGES, STOPWORD_LIST_NAMES
+from .spreading import MAX_SPREADING, SPREAD_HOURS, SPREAD_OUTLETS, SPREAD_START_HOURS
 from .truth import PageTruth, SyntheticCorpus
 from .world import COPY_DELAY_HOURS, EPOCH, EVENT_SPREAD_HOURS, NO_CONTENT_SHARE, STORY_WINDOW_HOURS
 
@@ -86,6 +89,7 @@ __all__ = [
     "LATE_SHARE",
     "LOCAL_OFFSET_MINUTES",
     "MAX_HARD_CASE_SHARE",
+    "MAX_SPREADING",
     "NO_CONTENT_SHARE",
     "PLACEHOLDER_DATES",
     "QUOTE_DELAY_HOURS",
@@ -94,6 +98,9 @@ __all__ = [
     "QUOTE_LOW_SHARE_CHANCE",
     "QUOTE_MAX_SHARE_OF_QUOTED",
     "SHORT_STORY_WORDS",
+    "SPREAD_HOURS",
+    "SPREAD_OUTLETS",
+    "SPREAD_START_HOURS",
     "STOPWORD_LIST_NAMES",
     "STORY_WINDOW_HOURS",
     "TEASER_SHARE_OF_STORY",

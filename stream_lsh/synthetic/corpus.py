@@ -13,13 +13,16 @@ from .feed import _as_delivered
 from .hard_cases import HardCases, _HardCasePlanner
 from .language import DEFAULT_LANGUAGES, LANGUAGE_WEIGHTS
 from .render import _moment, _Renderer
+from .spreading import _SpreadPlanner, check_spreading
 from .truth import PageTruth, SyntheticCorpus
 from .world import _plan, _World
 
 # --- Public API ---------------------------------------------------------------------------------
 
 
-def _check_arguments(pages: int, seed: int, languages: Sequence[str], hard: HardCases) -> None:
+def _check_arguments(
+    pages: int, seed: int, languages: Sequence[str], hard: HardCases, spreading: int
+) -> None:
     if pages < 0:
         raise ValueError(f"pages must be >= 0, got {pages}")
     if not isinstance(seed, int):
@@ -31,6 +34,7 @@ def _check_arguments(pages: int, seed: int, languages: Sequence[str], hard: Hard
             f"got {', '.join(languages) or 'none'}"
         )
     hard.check()
+    check_spreading(spreading)
 
 
 def generate_corpus_with_truth(
@@ -42,22 +46,25 @@ def generate_corpus_with_truth(
     teasers: float = 0.0,
     quotes: float = 0.0,
     short_stories: float = 0.0,
+    spreading: int = 0,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
     The truth lets tests and error analyses ask *why* two pages were merged (same outlet's prose?
     event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
-    date really is.
+    date really is, and, with ``spreading``, which pages are copies of a spreading story.
     """
     hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories)
-    _check_arguments(pages, seed, languages, hard)
+    _check_arguments(pages, seed, languages, hard, spreading)
     world = _World(pages, seed, list(languages))
+    spread = _SpreadPlanner(world, seed, spreading)
+    spread.add_outlets()
     renderer = _Renderer(world)
     records: list[dict[str, Any]] = []
     published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
-    for number, draft in enumerate(_plan(world, pages, _HardCasePlanner(world, seed, hard))):
+    for number, draft in enumerate(_plan(world, pages, _HardCasePlanner(world, seed, hard), spread)):
         page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
         record, truth[page_id] = renderer.page(page_id, draft)
         records.append(record)
@@ -80,6 +87,7 @@ def generate_corpus(
     teasers: float = 0.0,
     quotes: float = 0.0,
     short_stories: float = 0.0,
+    spreading: int = 0,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
@@ -106,6 +114,11 @@ def generate_corpus(
 
     With all of them at 0 the corpus is byte-identical to one of a generator without them: their
     choices come from a generator of their own.
+
+    ``spreading``: that many stories spread (:mod:`.spreading`): one wire text copied by many outlets
+    of one language, each once, within SPREAD_HOURS, by turns enough for 30, 10 and 3 distinct
+    sources (the default story-spread alert levels). Labelled "w00000", "w00001"... and marked in
+    the truth. With 0 the corpus is byte-identical to one of a generator without them.
     """
     return generate_corpus_with_truth(
         pages,
@@ -115,6 +128,7 @@ def generate_corpus(
         teasers=teasers,
         quotes=quotes,
         short_stories=short_stories,
+        spreading=spreading,
     )[0]
 
 

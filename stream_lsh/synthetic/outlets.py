@@ -285,6 +285,7 @@ class _Draft:
     excerpt_of: int | None = None  # a teaser: the seq of the draft whose text it excerpts
     more: str | None = None  # a teaser: its "Read more" line, which links to that draft's page
     quoted: str | None = None  # a quoting page: the label of the story it quotes
+    spreading: bool = False  # a copy of a story that spreads (see .spreading)
 
 
 @dataclass(frozen=True)

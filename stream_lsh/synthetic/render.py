@@ -96,6 +96,7 @@ class _Renderer:
             published=_moment(draft.when),
             quoted=draft.quoted,
             excerpt_of=None if draft.excerpt_of is None else self.placed[draft.excerpt_of][0],
+            spreading=draft.spreading,
         )
 
     def _record(self, page_id: str, draft: _Draft, title: str, url: str) -> dict[str, Any]:

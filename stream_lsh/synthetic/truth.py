@@ -35,6 +35,11 @@ class PageTruth:
     own after its first paragraph. ``excerpt_of`` is, for a teaser, the id of the page whose text
     it excerpts: a copy of its story, published earlier, whose first whole sentences (25-40% of its
     words) are the teaser's article. Both are None for other pages.
+
+    ``spreading`` is True for the copies of a story that spreads (``spreading`` stories asked of
+    the generator, :mod:`.spreading`): a wire story ("wire") carried by many outlets, each once,
+    within SPREAD_HOURS. Its pages' ``outlet`` (their ``source``) and ``published`` (their event
+    time in the clean corpus) are what story-spread alerts count.
     """
 
     label: str
@@ -50,3 +55,4 @@ class PageTruth:
     date_form: str | None = None
     quoted: str | None = None
     excerpt_of: str | None = None
+    spreading: bool = False

@@ -47,8 +47,9 @@ from .outlets import (
     _Story,
 )
 
-if TYPE_CHECKING:  # the hard cases build on this module; the planner only calls them
+if TYPE_CHECKING:  # the hard cases and spreading stories build on this module; the planner calls them
     from .hard_cases import _HardCasePlanner
+    from .spreading import _SpreadPlanner
 
 # --- Stories and copies -------------------------------------------------------------------------
 
@@ -489,16 +490,20 @@ def _event_start_chance() -> float:
     return EVENT_STORY_SHARE / (mean - EVENT_STORY_SHARE * (mean - 1))
 
 
-def _plan(world: _World, pages: int, hard: _HardCasePlanner | None = None) -> list[_Draft]:
+def _plan(
+    world: _World, pages: int, hard: _HardCasePlanner | None = None, spread: _SpreadPlanner | None = None
+) -> list[_Draft]:
     """Draw stories (alone or as an event's siblings) until exactly ``pages`` drafts exist.
 
     ``hard`` decides which stories are short, and adds its teasers and quoting pages of the stories
-    drawn (in the pages it asks to keep for them) before the no-content pages.
+    drawn (in the pages it asks to keep for them) before the no-content pages; ``spread`` adds the
+    copies of its spreading stories after them.
     """
     rng = world.rng
     blanks = round(pages * NO_CONTENT_SHARE)
     teasers, quotes = (0, 0) if hard is None else hard.page_counts(pages, pages - blanks)
-    wanted = pages - blanks - teasers - quotes
+    spreading = 0 if spread is None else spread.page_count(pages - blanks - teasers - quotes)
+    wanted = pages - blanks - teasers - quotes - spreading
     drafts: list[_Draft] = []
     told: list[tuple[_Story, list[_Draft]]] = []
     stories = events = 0
@@ -523,6 +528,8 @@ def _plan(world: _World, pages: int, hard: _HardCasePlanner | None = None) -> li
             drafts += carried
     if hard is not None:
         drafts += hard.drafts(told, teasers, quotes, len(drafts), stories)
+    if spread is not None:
+        drafts += spread.drafts(len(drafts), spreading)
     for number in range(blanks):
         drafts.append(world.no_content_draft(f"n{number:05d}", len(drafts)))
     drafts.sort(key=lambda draft: (draft.when, draft.seq))
