@@ -474,6 +474,9 @@ def _stream_errors(logged: bool = False) -> Iterator[None]:
             logging.shutdown()
         else:
             click.echo(f"stream-lsh: {error}", err=True)
+        # said in one line: the clients' attempts still unfinished at exit would log it again
+        # (asyncio: "Future exception was never retrieved", with a traceback)
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         sys.exit(ExitCode.USAGE)
 
 
@@ -591,6 +594,13 @@ def fetch_kafka() -> None:
     type=click.Path(dir_okay=False),
     help="With --until-idle: the final decision per page, one JSON line each, in feed order.",
 )
+@click.option(
+    "--alerts",
+    "alerts_out",
+    type=click.Path(dir_okay=False),
+    help="With --until-idle: the story-spread alerts from the alerts topic, one JSON line each, in the "
+    "order they came (it waits until the workers report every alert of the fed pages out).",
+)
 @click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
 @click.option(
     "--embedded",
@@ -607,6 +617,7 @@ def run(
     rate: float | None,
     until_idle: bool,
     output: str | None,
+    alerts_out: str | None,
     quiet: bool,
     embedded: str | None,
     **flags: Any,
@@ -632,6 +643,13 @@ def run(
     if output is not None and not until_idle:
         raise click.UsageError(
             "-o needs --until-idle (the final decisions are known only when the stream is idle)"
+        )
+    if alerts_out is not None and not until_idle:
+        raise click.UsageError("--alerts needs --until-idle (it writes the alerts once they are all out)")
+    if alerts_out is not None and settings.stream.status_interval_s == 0:
+        raise click.UsageError(
+            "--alerts needs the workers' status reports (they say when every alert is out): "
+            "STREAM_LSH_STATUS_INTERVAL_S must not be 0"
         )
     if until_idle and feed is None:
         raise click.UsageError("--until-idle needs --feed (idle means: everything fed has been decided)")
@@ -661,6 +679,7 @@ def run(
                     on_decision=show,
                     on_status=status,
                     embedded=embedded or "tansu",
+                    alerts=alerts_out is not None,
                 )
             )
     except KeyboardInterrupt:
@@ -672,6 +691,10 @@ def run(
         with open(output, "wb") as handle:
             for page_id in order:
                 handle.write(orjson.dumps(progress.decisions[page_id]) + b"\n")
+    if alerts_out is not None:
+        with open(alerts_out, "wb") as handle:
+            for record in progress.alerts.values():
+                handle.write(orjson.dumps(record) + b"\n")
 
 
 @cli.command()

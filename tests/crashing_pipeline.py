@@ -12,6 +12,7 @@ from collections import deque
 from collections.abc import Iterable
 
 from stream_lsh.core.config import DedupConfig
+from stream_lsh.core.spread import AlertRules
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.journal import Row
 from stream_lsh.pipeline.local import LocalPipeline, _messages
@@ -52,8 +53,9 @@ class CrashingPipeline(LocalPipeline):
         max_batch: int = 4,
         flush_rate: float = 0.3,
         commit_rate: float = 0.1,
+        alerts: AlertRules | None = None,
     ) -> None:
-        super().__init__(config, layout, rng=rng, durable=True, compact_bytes=compact_bytes)
+        super().__init__(config, layout, rng=rng, durable=True, compact_bytes=compact_bytes, alerts=alerts)
         self.random = rng
         self.max_batch, self.flush_rate, self.commit_rate = max_batch, flush_rate, commit_rate
         self.logs: dict[tuple[str, int], list[bytes]] = {key: [] for key in self.queues}

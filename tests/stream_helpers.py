@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 import time
 import uuid
@@ -11,8 +12,10 @@ from collections import Counter
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+from stream_lsh.batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
+from stream_lsh.core.spread import SpreadTracker
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
@@ -29,6 +32,7 @@ def stream_settings(broker, tmp_path, **overrides) -> Settings:
         queries_topic=f"{app}-queries",
         decisions_topic=f"{app}-decisions",
         clusters_topic=f"{app}-clusters",
+        alerts_topic=f"{app}-alerts",
         unique_topic=f"{app}-unique",
         answers_topic=f"{app}-answers",
         dead_letters_topic=f"{app}-dead",
@@ -46,6 +50,19 @@ def stream_settings(broker, tmp_path, **overrides) -> Settings:
 def batch_reference(pages: list[dict], *, boilerplate: bool = True) -> list[dict]:
     engine = Deduplicator(DedupConfig(boilerplate=boilerplate))
     return [engine.process(page_from_dict(page)).to_dict() for page in pages]
+
+
+def batch_alerts(pages: list[dict], settings: Settings) -> dict[str, dict]:
+    """What ``stream-lsh dedup --alerts`` writes for the pages, by key."""
+    alerts = DecisionRecords()
+    run_batch(
+        [orjson.dumps(page) for page in pages],
+        Deduplicator(settings.dedup_config()),
+        out=DecisionRecords(),
+        rejects=RejectSink(io.BytesIO),
+        alerts=SpreadAlerts(SpreadTracker(settings.engine.alert_rules()), alerts),
+    )
+    return {record["key"]: record for record in alerts.records}
 
 
 class DecisionReader:

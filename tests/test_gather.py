@@ -73,7 +73,7 @@ def test_a_verified_candidate_is_waited_for_and_its_cluster_joined_at_the_cluste
     out = gather.handle([Tell("b", T0 + 5, 7, False, "x", Standing.DECIDED, "x", 1)])
     decision = decided(out)["b"]
     assert (decision["status"], decision["cluster_id"], decision["duplicate_of"]) == ("duplicate", "x", "x")
-    assert sent(out, 1) == [Join("x", "b", (T0 + 5) / 1000)] and out.clusters == []
+    assert sent(out, 1) == [Join("x", "b", (T0 + 5) / 1000, T0 + 5)] and out.clusters == []
 
 
 def test_a_candidate_said_to_be_later_or_gone_is_ignored():

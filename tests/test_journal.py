@@ -18,6 +18,7 @@ from crashing_pipeline import CrashingPipeline
 from stream_helpers import batch_reference
 
 from stream_lsh.core.dedup import DedupConfig
+from stream_lsh.core.spread import AlertRules
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.journal import Journal, StateMismatchError
 from stream_lsh.pipeline.local import LocalPipeline
@@ -35,6 +36,9 @@ def corpus():
 
 def decisions(pipe: LocalPipeline) -> list[dict]:
     return [value for _, value in pipe.outputs.decisions]
+
+
+ALERTS = AlertRules.parse("3,10,30", 6)
 
 
 def every_partition(pipe: LocalPipeline) -> list[tuple[str, int]]:
@@ -64,7 +68,13 @@ def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed, inputs):
     for crash in (False, True):
         schedule, crashes = random.Random(seed), random.Random(100 + seed)
         pipe = LocalPipeline(
-            DedupConfig(), LAYOUT, rng=schedule, durable=True, compact_bytes=30_000, inputs=inputs
+            DedupConfig(),
+            LAYOUT,
+            rng=schedule,
+            durable=True,
+            compact_bytes=30_000,
+            inputs=inputs,
+            alerts=ALERTS,
         )
         for start in range(0, len(lines), 30):
             pipe.feed(lines[start : start + 30])
@@ -78,6 +88,7 @@ def test_restarts_mid_flight_leave_every_output_unchanged(corpus, seed, inputs):
     assert crashed.decisions == plain.decisions
     assert crashed.clusters == plain.clusters
     assert crashed.unique_pages == plain.unique_pages
+    assert plain.alerts and crashed.alerts == plain.alerts
 
 
 def run_with_kills(pages: list[dict], seed: int, *, lose_after_kill: bool = False) -> CrashingPipeline:
@@ -87,7 +98,7 @@ def run_with_kills(pages: list[dict], seed: int, *, lose_after_kill: bool = Fals
     faust's hand-over after recovery did, stream/recovery.py) - the control.
     """
     rng = random.Random(seed)
-    pipe = CrashingPipeline(DedupConfig(), LAYOUT, rng=rng, compact_bytes=3_000)
+    pipe = CrashingPipeline(DedupConfig(), LAYOUT, rng=rng, compact_bytes=3_000, alerts=ALERTS)
 
     def kill() -> None:
         pipe.crash()
@@ -124,6 +135,10 @@ def test_kill_9_mid_stream_loses_no_page_and_changes_no_decision(corpus, seed):
     every = decisions_by_page(pipe)
     assert [p["id"] for p in pages if p["id"] not in every] == [], "pages without a decision"
     assert [page_id for page_id, versions in every.items() if len(versions) > 1] == [], "a decision changed"
+    alerts: dict[str, set[bytes]] = defaultdict(set)
+    for key, record in pipe.outputs.alerts:
+        alerts[key].add(orjson.dumps(record))
+    assert [key for key, records in alerts.items() if len(records) > 1] == [], "an alert changed"
     covered = pipe.crashes and pipe.redelivered and any(j.generation for j in pipe.journals.values())
     assert covered, "no kill, nothing delivered again or no snapshot: the test would not cover them"
 

@@ -8,10 +8,13 @@ from stream_lsh.errors import ProtocolError, StreamLshError
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.candidates import Candidate, Exact
 from stream_lsh.pipeline.messages import (
+    AnswerVia,
     Ask,
     BandAnswer,
+    BandClock,
     BandMark,
     Flags,
+    Frontier,
     InputMark,
     Join,
     Leave,
@@ -46,6 +49,7 @@ BY_STAGE = {
     Stage.HOMES: [
         Registration("p1", False, T0, T0 / 1000, None, 42, (0, 1, 2), False, '{"id": "p1"}'),
         Registration("q1", True, T0, None, "bad date", 1, (0,), True),
+        Registration("p2", False, T0, T0 / 1000, None, 7, (0,), False, "{}", T0 - 5, "a.example"),
         BandAnswer("p1", False, 2, 10, 42, 9, Exact("p0", 1, 100.0), (Candidate("p0", 0.8, 3, 0, 1, 100.0),)),
         BandAnswer("q1", True, 0, 10, 1, None, None, ()),
         Ask("p0", "p1", 3, False, 10, 42, 0.8, 2, 9),
@@ -53,8 +57,13 @@ BY_STAGE = {
         Tell("p1", 10, 42, False, "p0", Standing.DECIDED, "p0", 1),
         Tell("p1", 10, 42, True, "p0", Standing.GONE),
         Join("p0", "p1", 100.0),
+        Join("p0", "p2", 100.0, T0, "a.example"),
         Leave("p0", "p1"),
+        Leave("p0", "p2", T0 + 7),
         RetractionAtHome("p1", T0 + 100_000),
+        BandClock(2, T0 + 5, "p1"),
+        Frontier(1, T0 + 4, "p0\x00"),
+        AnswerVia("p0", {"correlation_id": "q1", "status": "duplicate", "cluster_id": "p0"}),
     ],
 }
 EXAMPLES = [(stage, message) for stage, messages in BY_STAGE.items() for message in messages]

@@ -101,7 +101,9 @@ def _labels_of_every_series() -> dict[str, set[str]]:
     )
     metrics.snapshots.labels(stage="homes").observe(0.1)
     metrics.stuck_pages.inc()
-    gauges = Gauges(window_pages=1, waiting=1, oldest_wait_s=1.0, boilerplate_blocks=1)
+    gauges = Gauges(
+        window_pages=1, waiting=1, oldest_wait_s=1.0, boilerplate_blocks=1, alerts_frontier_ms=1.0
+    )
     reading = WorkerReading(
         partitions=[PartitionReading(stage, 0, gauges, 1, 1) for stage in ("sites", "bands", "homes")],
         input_lag={0: 1},

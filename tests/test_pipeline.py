@@ -7,6 +7,7 @@ checks the real thing end to end).
 
 from __future__ import annotations
 
+import io
 import random
 from collections import Counter
 
@@ -14,10 +15,12 @@ import orjson
 import pytest
 from consumer_order import consumer_order
 
+from stream_lsh.batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from stream_lsh.core.dates import read_date
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.core.prepare import Preparer
+from stream_lsh.core.spread import AlertRules, SpreadTracker
 from stream_lsh.core.verification import Verification
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline.candidates import Candidate
@@ -302,6 +305,74 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
     )
     got = decisions(pipe)
     assert len(got) == len(corpus) and {d["id"]: d for d in got} == reference
+
+
+ALERTS = AlertRules.parse("3,10,30", 6)
+
+
+@pytest.fixture(scope="module")
+def spreading():
+    """Three stories spreading to 4-36 outlets, among wire and local news."""
+    return generate_corpus(600, seed=7, spreading=3).pages
+
+
+def batch_alerts(pages: list[dict], config: DedupConfig) -> dict[str, dict]:
+    alerts = DecisionRecords()
+    run_batch(
+        [orjson.dumps(p) for p in pages],
+        Deduplicator(config),
+        out=DecisionRecords(),
+        rejects=RejectSink(io.BytesIO),
+        alerts=SpreadAlerts(SpreadTracker(ALERTS), alerts),
+    )
+    return {record["key"]: record for record in alerts.records}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_with_watermarks_any_partition_interleaving_raises_exactly_the_batch_alerts(spreading, seed):
+    """Joins reach a cluster's home in the order other homes decide; applied there in clock order
+    once every home's decided frontier has passed them, they raise batch's alerts, record for
+    record, each once (applied as they come, some differ: another trigger, another window).
+    Without the learner, as for the decisions above. Redelivery and kill -9: test_journal.py."""
+    config = DedupConfig(boilerplate=False)
+    expected = batch_alerts(spreading, config)
+    assert len(expected) >= 40 and {a["level"] for a in expected.values()} == {1, 2, 3}
+    rng = random.Random(seed)
+    pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS, alerts=ALERTS)
+    order = interleaved(spreading, rng, one_first=seed % 2 == 1)
+    feed_interleaved(pipe, spreading, order, rng, marks_say_caught_up=seed >= 2)
+    assert Counter(key for key, _ in pipe.outputs.alerts) == Counter(list(expected))  # each once
+    assert dict(pipe.outputs.alerts) == expected
+
+
+def test_a_query_that_matches_a_cluster_gets_its_spread(spreading):
+    """The answer comes out through the cluster's home with the cluster's pages and sources, as
+    batch's tracker has them after the same pages."""
+    config = DedupConfig(boilerplate=False)
+    tracker = SpreadTracker(ALERTS)
+    decisions = DecisionRecords()
+    run_batch(
+        [orjson.dumps(p) for p in spreading],
+        Deduplicator(config),
+        out=decisions,
+        rejects=RejectSink(io.BytesIO),
+        alerts=SpreadAlerts(tracker),
+    )
+    sizes = Counter(d["cluster_id"] for d in decisions.records if d["cluster_id"])
+    widest, pages = sizes.most_common(1)[0]
+    assert pages >= 30
+    rng = random.Random(0)
+    pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS, alerts=ALERTS)
+    feed_interleaved(pipe, spreading, interleaved(spreading, rng, one_first=False), rng)
+    copy = next(p for p in spreading if p["id"] == widest)
+    query = {key: value for key, value in copy.items() if key != "id"} | {"correlation_id": "q-1"}
+    pipe.feed([orjson.dumps(query)], topic="queries")
+    pipe.run()
+    answer = dict(pipe.outputs.answers)["q-1"]
+    assert answer["cluster_id"] == widest
+    expected = tracker.spread(widest)
+    assert expected is not None and answer["spread"] == expected.to_dict()
+    assert answer["spread"]["pages"] == pages and len(answer["spread"]["sources"]) >= 30
 
 
 @pytest.mark.parametrize("seed", range(4))

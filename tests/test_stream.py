@@ -5,6 +5,8 @@ Each test uses its own app id (so its own topics and consumer group) on one brok
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import signal
 import subprocess
@@ -14,11 +16,14 @@ from pathlib import Path
 
 import orjson
 import pytest
-from stream_helpers import batch_reference, run_page_by_page, stream_settings
+from stream_helpers import batch_alerts, batch_reference, run_page_by_page, stream_settings
 
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.settings import Settings
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import run_stream
+from stream_lsh.stream.topics import topic_specs
 from stream_lsh.synthetic import generate_corpus
 
 
@@ -46,6 +51,43 @@ async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(br
     # (watermarks); what is left is the boilerplate learner's shared flags, which reach other site
     # partitions at interleaving-dependent times (in-process: F1 >= 0.995 over 400 interleavings)
     assert pair_scores(truth, got).f1 >= 0.99
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_pages_fed_at_once_raise_exactly_the_batch_alerts(broker, tmp_path, workers):
+    """Stories spreading to 3-36 outlets, fed at once over 4 input partitions: the alerts on the
+    alerts topic are those ``dedup --alerts`` writes, record for record. Joins reach a cluster's
+    home in the order other homes decide; it applies them in clock order once every home's
+    decided frontier has passed them, as batch does. Without the boilerplate learner, whose
+    shared flags reach other site partitions at interleaving-dependent times and so may change
+    a decision (and with it an alert)."""
+    pages = generate_corpus(500, seed=7, spreading=3).pages
+    settings = stream_settings(broker, tmp_path, boilerplate=False)
+    expected = batch_alerts(pages, settings)
+    assert {record["level"] for record in expected.values()} == {1, 2, 3}
+    await ensure_topics(broker.bootstrap, topic_specs(settings))  # before the reader would make them
+    run = asyncio.create_task(
+        run_stream(settings, workers=workers, feed=[orjson.dumps(p) for p in pages], until_idle=False)
+    )
+    got: dict[str, dict] = {}
+
+    async def read(until_complete: bool) -> None:
+        async for key, value, _, _ in read_topic(broker.bootstrap, settings.stream.alerts_topic, idle_ms=200):
+            assert key is not None and value is not None
+            record = orjson.loads(value)
+            assert got.setdefault(key.decode(), record) == record  # a record sent again is the same
+            if until_complete and len(got) == len(expected):
+                return
+
+    try:
+        await asyncio.wait_for(read(until_complete=True), timeout=180)
+        with contextlib.suppress(asyncio.TimeoutError):  # and nothing else comes meanwhile
+            await asyncio.wait_for(read(until_complete=False), timeout=3)
+    finally:
+        run.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await run
+    assert got == expected
 
 
 async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(broker, tmp_path):
@@ -134,3 +176,38 @@ async def test_run_with_the_embedded_broker_starts_again_in_the_same_directory(t
             settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True, timeout=120
         )
         assert sorted(progress.decisions) == sorted(p["id"] for p in pages)
+
+
+def test_run_writes_the_alerts_of_the_fed_pages_once_they_are_all_out(tmp_path):
+    """`run --until-idle --alerts` waits for the workers' reports that every alert is out, so the
+    file holds them all: those of `dedup --alerts` (without the learner, as above)."""
+    pages = tmp_path / "pages.jsonl"
+    pages.write_bytes(
+        b"".join(orjson.dumps(p) + b"\n" for p in generate_corpus(400, seed=7, spreading=2).pages)
+    )
+    env = dict(
+        os.environ,
+        STREAM_LSH_DATA_DIR=str(tmp_path / "data"),
+        STREAM_LSH_BOILERPLATE="false",
+        STREAM_LSH_STATUS_INTERVAL_S="1",
+    )
+
+    def stream_lsh(*args: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "stream_lsh", *args],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            timeout=180,
+        )
+        assert done.returncode == 0, done.stderr.decode()
+
+    stream_lsh("run", "--feed", str(pages), "--until-idle", "--alerts", "stream.jsonl", "--quiet")
+    stream_lsh("dedup", str(pages), "-o", "decisions.jsonl", "--alerts", "batch.jsonl")
+
+    def alerts(name: str) -> dict[str, dict]:
+        return {r["key"]: r for r in map(orjson.loads, (tmp_path / name).read_bytes().splitlines())}
+
+    expected = alerts("batch.jsonl")
+    assert {r["level"] for r in expected.values()} == {1, 2, 3}
+    assert alerts("stream.jsonl") == expected

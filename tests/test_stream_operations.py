@@ -72,6 +72,18 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
 
             seen = await ask("q1", story)
             assert (seen["status"], seen["cluster_id"], seen["duplicate_of"]) == ("duplicate", "a", "a")
+            for attempt in range(50):  # the spread follows every home's frontier: within moments
+                spread = (await ask(f"q1-spread-{attempt}", story))["spread"]
+                if spread is not None and spread["pages"] == 2:
+                    break
+            assert attempt < 5, f"the cluster's spread took more than a few queries to show: {spread}"
+            assert spread == {
+                "cluster_id": "a",
+                "first_page": "a",
+                "pages": 2,
+                "sources": [],  # pages without a site count as pages, not sources
+                "levels_fired": [],
+            }
             assert (await ask("q1b", third))["status"] == "unique"  # never seen, and not indexed by asking:
             assert (await page("t", third, at(12, 15)))["status"] == "unique"
 

@@ -20,10 +20,13 @@ import orjson
 
 from ..errors import ProtocolError
 from .messages import (
+    AnswerVia,
     Ask,
     BandAnswer,
+    BandClock,
     BandMark,
     Flags,
+    Frontier,
     InputMark,
     Join,
     Leave,
@@ -67,6 +70,9 @@ _KINDS: dict[str, dict[str, Any]] = {
         Tell.KIND: Tell,
         Join.KIND: Join,
         Leave.KIND: Leave,
+        BandClock.KIND: BandClock,
+        Frontier.KIND: Frontier,
+        AnswerVia.KIND: AnswerVia,
         RetractionAtHome.KIND: RetractionAtHome,
     },
 }

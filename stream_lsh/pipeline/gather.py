@@ -47,11 +47,15 @@ from typing import Any, ClassVar, NamedTuple
 
 from ..core.clock import clock_of_record
 from ..core.decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, cluster_name, decide
+from ..core.spread import AlertRules, Member, SpreadTracker
 from ..core.verification import Verification
 from .candidates import LINK_BAND, Candidate, Exact, Need, needed
 from .messages import (
+    AnswerVia,
     Ask,
     BandAnswer,
+    BandClock,
+    Frontier,
     HomeMessage,
     Join,
     Leave,
@@ -117,6 +121,7 @@ class _Delivery:
     resolved: bool = False  # all bands in
     delete_after: int | None = None  # the clock of a retraction after it: retract it once it is decided
     repeats: int = 0  # the same delivery again while in flight: each gets the decision
+    site: str | None = None  # its source, carried to its cluster's spread
 
     @property
     def canon(self) -> tuple[int, str]:
@@ -159,6 +164,7 @@ class Gather:
         *,
         rule: Verification,
         ttl: float | None,
+        alerts: AlertRules | None = None,
         recent_members: int = 20,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -193,6 +199,13 @@ class Gather:
         ] = []  # (time, seq, cluster or None for a page, id)
         self._sequence = 0
         self._ended: list[tuple[int, str]] = []  # the history by when it ended: (until, page id)
+        # story spread (see _spread_ready): the clusters this home owns, fed in clock order
+        self.spread = SpreadTracker(alerts) if alerts is not None else None
+        self.band_applied: dict[int, tuple[int, str]] = {}  # band partition -> applied up to (BandClock)
+        self.frontiers: dict[int, tuple[int, str]] = {}  # home partition -> decided before (Frontier)
+        self._frontier_sent: tuple[int, str] | None = None  # the last frontier this home announced
+        self._spread_queue: list[tuple[int, str, int, int, Join | Leave]] = []  # a heap, see _queue
+        self._spread_sequence = 0
 
     # -- durable form -------------------------------------------------------------------------
     def snapshot(self) -> dict[str, Any]:
@@ -228,6 +241,14 @@ class Gather:
                 for at, sequence, cluster, page_id in self._expiry
             ],
             "sequence": self._sequence,
+            "spread": None if self.spread is None else self.spread.state(),
+            "band_applied": [[band, list(mark)] for band, mark in self.band_applied.items()],
+            "frontiers": [[home, list(mark)] for home, mark in self.frontiers.items()],
+            "spread_queue": [
+                [event.to_wire(), sequence] for _, _, _, sequence, event in sorted(self._spread_queue)
+            ],
+            "spread_sequence": self._spread_sequence,
+            "frontier_sent": None if self._frontier_sent is None else list(self._frontier_sent),
         }
 
     def restore(self, state: dict[str, Any]) -> None:
@@ -259,9 +280,28 @@ class Gather:
             (item["at"], item["sequence"], item["cluster"], item["id"]) for item in state["expiry"]
         ]
         self._sequence = state["sequence"]
+        self._restore_spread(state)
         self._ended = sorted(
             (d.until, page_id) for page_id, past in self.history.items() for d in past if d.until is not None
         )
+
+    def _restore_spread(self, state: dict[str, Any]) -> None:
+        """The spread's part of :meth:`restore` (absent from state written before alerts)."""
+        self.band_applied = {band: (mark[0], mark[1]) for band, mark in state.get("band_applied", ())}
+        self.frontiers = {home: (mark[0], mark[1]) for home, mark in state.get("frontiers", ())}
+        self._spread_sequence = state.get("spread_sequence", 0)
+        sent = state.get("frontier_sent")
+        self._frontier_sent = None if sent is None else (sent[0], sent[1])
+        self._spread_queue = []
+        for wire, sequence in state.get("spread_queue", ()):
+            event: Join | Leave = Join.from_wire(wire) if wire["k"] == Join.KIND else Leave.from_wire(wire)
+            assert event.clock is not None
+            rank = 1 if isinstance(event, Join) else 0
+            heapq.heappush(self._spread_queue, (event.clock, event.member, rank, sequence, event))
+        if self.spread is not None:
+            self.spread = SpreadTracker(self.spread.rules)
+            if state.get("spread") is not None:
+                self.spread.load_state(state["spread"])
 
     # -- dispatch ---------------------------------------------------------------------------
     def handle(self, messages: Sequence[HomeMessage]) -> Outbox:
@@ -279,10 +319,20 @@ class Gather:
                 self._join(message, out)
             elif isinstance(message, Leave):
                 self._leave(message.cluster, message.member, out)
+                self._queue(message, out)
             elif isinstance(message, RetractionAtHome):
                 self._delete(message.id, message.clock, out)
+            elif isinstance(message, BandClock):
+                self._band_applied(message.band_partition, (message.clock, message.page))
+            elif isinstance(message, AnswerVia):
+                self._answer_with_spread(message, out)
+            elif isinstance(message, Frontier):
+                self._frontier_in(message.home, (message.clock, message.page))
             else:
                 raise TypeError(f"a home partition got {type(message).__name__}")
+        if self.spread is not None:
+            self._announce_frontier(out)
+            self._spread_ready(out)
         return out
 
     # -- registration and results ----------------------------------------------------------
@@ -303,6 +353,7 @@ class Gather:
             registration.raw,
             set(registration.targets),
             registration.no_content,
+            site=registration.site,
         )
         if query:
             if page_id not in self.queries:
@@ -562,10 +613,26 @@ class Gather:
         return Match(page_id, similarity, cluster, containment)
 
     def _answer(self, query: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
+        """A query's answer: the decision a page would have got, and, when it matched a cluster,
+        that cluster's spread, added by the cluster's home (where the spread lives)."""
         self._forget_times(query)
         self.queries.pop(query.id, None)
-        out.answers.append((query.id, _answer(decision)))
+        answer = _answer(decision)
+        cluster = decision.cluster_id
+        if self.spread is None or cluster is None or cluster_home is None:
+            out.answers.append((query.id, answer))
+        elif cluster_home == self.partition:
+            self._answer_with_spread(AnswerVia(cluster, answer), out)
+        else:
+            out.send(Stage.HOMES, cluster_home, AnswerVia(cluster, answer))
         self._notify(query, decision, cluster_home, out)
+
+    def _answer_with_spread(self, via: AnswerVia, out: Outbox) -> None:
+        """Add the cluster's spread as this home has applied it so far (None: none of its joins is
+        applied yet, as for a cluster founded moments ago: see _spread_ready)."""
+        spread = None if self.spread is None else self.spread.spread(via.cluster)
+        answer = {**via.answer, "spread": None if spread is None else spread.to_dict()}
+        out.answers.append((answer["correlation_id"], answer))
 
     def _finish(self, delivery: _Delivery, decision: Decision, cluster_home: int | None, out: Outbox) -> None:
         self._timed(delivery, out)
@@ -580,7 +647,7 @@ class Gather:
                 cluster_home,
             )
             self._schedule(delivery.event_time, None, delivery.id)
-            self._cluster_add(decision.cluster_id, cluster_home, delivery.id, delivery.event_time, out)
+            self._cluster_add(decision.cluster_id, cluster_home, delivery, out)
         self._emit(decision, delivery.raw, out)
         for _ in range(delivery.repeats):
             self._emit(decision, None, out)  # the same decision again; the page is unique-out once
@@ -621,7 +688,20 @@ class Gather:
             window_pages=len(self.done),
             waiting=waiting,
             oldest_wait_s=None if oldest is None else max(0.0, self._monotonic() - oldest),
+            alerts_frontier_ms=self._alerts_frontier(),
         )
+
+    def _alerts_frontier(self) -> float | None:
+        """How far every join and leave of this home's clusters is applied (see
+        :class:`~.telemetry.Gauges`): the homes' common frontier ``(clock, page)``, as ``clock``
+        when it is a delivery still undecided at that clock, or ``clock + 0.5`` when it lies just
+        past a page every band partition applied (``page + "\\x00"``, :meth:`_decided_frontier`);
+        the first event still queued, if that comes first."""
+        if self.spread is None or len(self.frontiers) < self.layout.homes:
+            return None
+        clock, page = min(self.frontiers.values())
+        frontier = clock + 0.5 if page.endswith("\x00") else float(clock)
+        return min(frontier, self._spread_queue[0][0]) if self._spread_queue else frontier
 
     def stalled(self, bound: float) -> list[Wait]:
         """Pages undecided for more than ``bound`` seconds whose wait has not moved for as long,
@@ -667,12 +747,10 @@ class Gather:
         return f"the decision of earlier candidates: {waiting}"
 
     # -- clusters -------------------------------------------------------------------------------
-    def _cluster_add(
-        self, cluster: str | None, home: int | None, member: str, event_time: float | None, out: Outbox
-    ) -> None:
+    def _cluster_add(self, cluster: str | None, home: int | None, delivery: _Delivery, out: Outbox) -> None:
         if cluster is None or home is None:
             return
-        join = Join(cluster, member, event_time)
+        join = Join(cluster, delivery.id, delivery.event_time, delivery.clock, delivery.site)
         if home == self.partition:
             self._join(join, out)
         else:
@@ -695,6 +773,7 @@ class Gather:
             cluster.updated_at = max(cluster.updated_at or event_time, event_time)
         self._schedule(event_time, cluster_id, member)
         out.clusters.append((cluster_id, self._cluster_record(cluster_id, cluster)))
+        self._queue(join, out)
 
     def _leave(self, cluster_id: str, member: str, out: Outbox) -> None:
         cluster = self.clusters.get(cluster_id)
@@ -718,6 +797,82 @@ class Gather:
             "members": list(cluster.members),
             "updated_at": cluster.updated_at,
         }
+
+    # -- story spread -----------------------------------------------------------------------------
+    def _queue(self, event: Join | Leave, out: Outbox) -> None:
+        """A join or leave of a cluster this home owns, for its spread. Batch feeds the tracker in
+        decision order, which is clock order; joins reach this home in the order other homes
+        decide. So they wait here, in (clock, page, leave before join) order, until every home's
+        decided frontier has passed them (:meth:`_spread_ready`). Events without a clock (sent by
+        a worker from before alerts) apply at once."""
+        if self.spread is None:
+            return
+        if event.clock is None:
+            self._spread_apply(event, out)
+            return
+        self._spread_sequence += 1
+        rank = 1 if isinstance(event, Join) else 0  # a new version's leave goes before its join
+        heapq.heappush(self._spread_queue, (event.clock, event.member, rank, self._spread_sequence, event))
+
+    def _band_applied(self, band: int, mark: tuple[int, str]) -> None:
+        known = self.band_applied.get(band)
+        if known is None or mark > known:
+            self.band_applied[band] = mark
+
+    def _frontier_in(self, home: int, mark: tuple[int, str]) -> None:
+        known = self.frontiers.get(home)
+        if known is None or mark > known:
+            self.frontiers[home] = mark
+
+    def _decided_frontier(self) -> tuple[int, str] | None:
+        """The mark before which every page this home will ever see is decided, and its joins and
+        leaves sent: after what every band partition has applied (each applies probes in
+        (clock, id) order, sending answers, questions and retractions as it goes, and it only
+        gets a page's probes once the page's registration is here), and before every delivery
+        still in flight here."""
+        if len(self.band_applied) < self.layout.bands:
+            return None
+        clock, page = min(self.band_applied.values())
+        frontier = (clock, page + "\x00")  # the first mark after (clock, page)
+        for deliveries in self.flight.values():
+            for delivery in deliveries:
+                frontier = min(frontier, (delivery.clock, delivery.id))
+        return frontier
+
+    def _announce_frontier(self, out: Outbox) -> None:
+        """Tell every home this home's frontier when it moved, after this batch's joins and leaves
+        (the same partition's messages stay in order)."""
+        frontier = self._decided_frontier()
+        if frontier is None or (self._frontier_sent is not None and frontier <= self._frontier_sent):
+            return
+        self._frontier_sent = frontier
+        for home in range(self.layout.homes):
+            if home == self.partition:
+                self._frontier_in(home, frontier)
+            else:
+                out.send(Stage.HOMES, home, Frontier(self.partition, *frontier))
+
+    def _spread_ready(self, out: Outbox) -> None:
+        """Apply the queued joins and leaves no earlier one can still overtake."""
+        if len(self.frontiers) < self.layout.homes:
+            return
+        before = min(self.frontiers.values())
+        queue = self._spread_queue
+        while queue and (queue[0][0], queue[0][1]) < before:
+            self._spread_apply(heapq.heappop(queue)[-1], out)
+
+    def _spread_apply(self, event: Join | Leave, out: Outbox) -> None:
+        """The tracker calls batch makes for one page (:class:`stream_lsh.batch.SpreadAlerts`)."""
+        spread = self.spread
+        assert spread is not None
+        if isinstance(event, Leave):
+            spread.leave(event.cluster, event.member)
+            return
+        if event.clock is not None and self.ttl is not None:
+            spread.expire(event.clock / 1000.0 - self.ttl)
+        member = Member(event.member, event.source, event.event_time)
+        for alert in spread.join(event.cluster, member):
+            out.alerts.append((alert.key, alert.to_dict()))
 
     # -- retraction and expiry --------------------------------------------------------------------
     def _delete(self, page_id: str, clock: int, out: Outbox) -> None:
@@ -743,8 +898,9 @@ class Gather:
             return
         if done.cluster_home == self.partition:
             self._leave(cluster, page_id, out)
+            self._queue(Leave(cluster, page_id, until), out)
         else:
-            out.send(Stage.HOMES, done.cluster_home, Leave(cluster, page_id))
+            out.send(Stage.HOMES, done.cluster_home, Leave(cluster, page_id, until))
 
     def _end_history(self, clock_ms: int) -> None:
         """Every band partition is past ``clock_ms``: none will ask about a page as it stood
@@ -830,6 +986,7 @@ def _delivery_state(d: _Delivery) -> dict[str, Any]:
         "resolved": d.resolved,
         "delete_after": d.delete_after,
         "repeats": d.repeats,
+        "site": d.site,
     }
 
 
@@ -856,6 +1013,7 @@ def _delivery_from(state: dict[str, Any]) -> _Delivery:
         state["resolved"],
         state["delete_after"],
         state["repeats"],
+        state.get("site"),  # deliveries snapshotted before alerts have none
     )
 
 

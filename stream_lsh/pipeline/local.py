@@ -24,6 +24,7 @@ from ..core.config import DedupConfig
 from ..core.dates import DateReading
 from ..core.prepare import Preparer
 from ..core.record import InputLine, parse_record
+from ..core.spread import AlertRules
 from . import codec
 from .ingest import Ingest, Message
 from .journal import Journal
@@ -53,11 +54,13 @@ class LocalPipeline:
         inputs: int | None = None,
         lateness: float = 0.0,
         clock: Callable[[], float] = time.monotonic,
+        alerts: AlertRules | None = None,
     ) -> None:
         """``inputs``: the number of input partitions, to apply probes in (clock, id) order under
         watermarks (:mod:`.order`); None keeps arrival order. Fed values are stamped with the
         clock ``stream-lsh produce`` would give them, as lines of one file, in feed order.
-        ``max_message_bytes``: the transport's record limit (:mod:`.limits`); None: unlimited."""
+        ``max_message_bytes``: the transport's record limit (:mod:`.limits`); None: unlimited.
+        ``alerts``: the story-spread rules (None: no alerts)."""
         self.inputs = inputs
         preparer = Preparer(config)
         self.max_page_bytes = max_page_bytes
@@ -70,7 +73,7 @@ class LocalPipeline:
             lateness=lateness,
             limit=self.limit,
         )
-        self._make = stage_factories(preparer, layout, inputs, int(lateness * 1000), clock)
+        self._make = stage_factories(preparer, layout, inputs, int(lateness * 1000), clock, alerts)
         self.feeder_clock = FileClock(max_future=config.max_future)
         self.stages: dict[str, list[Any]] = {
             stage: [self._make[stage](p) for p in range(layout.partitions(stage))] for stage in Stage.ALL
@@ -158,6 +161,7 @@ class LocalPipeline:
             decisions=out.decisions,
             unique_pages=out.unique_pages,
             clusters=out.clusters,
+            alerts=out.alerts,
             answers=out.answers,
             dead_letters=out.dead_letters,
             tally=out.tally,

@@ -26,11 +26,14 @@ from typing import Any, ClassVar
 from .candidates import Candidate, Exact
 
 __all__ = [
+    "AnswerVia",
     "Ask",
     "BandAnswer",
+    "BandClock",
     "BandMark",
     "BandMessage",
     "Flags",
+    "Frontier",
     "HomeMessage",
     "InputMark",
     "Join",
@@ -298,35 +301,106 @@ class Tell:
 @dataclass(frozen=True)
 class Join:
     """A decided page joins a cluster (or rejoins it, as a new version): sent to the cluster's
-    home, which owns the cluster's record."""
+    home, which owns the cluster's record. ``clock`` (the page's) and ``source`` (its site) are
+    what the cluster's spread needs: joins are applied to it in clock order, as batch decides.
+    Both are absent from joins written before alerts."""
 
     KIND: ClassVar[str] = "join"
     cluster: str
     member: str
     event_time: float | None
+    clock: int | None = None
+    source: str | None = None
 
     def to_wire(self) -> Wire:
-        return {"k": self.KIND, "cl": self.cluster, "m": self.member, "ts": self.event_time}
+        wire: Wire = {"k": self.KIND, "cl": self.cluster, "m": self.member, "ts": self.event_time}
+        if self.clock is not None:
+            wire["c"] = self.clock
+        if self.source is not None:
+            wire["s"] = self.source
+        return wire
 
     @classmethod
     def from_wire(cls, wire: Wire) -> Join:
-        return cls(wire["cl"], wire["m"], wire["ts"])
+        return cls(wire["cl"], wire["m"], wire["ts"], wire.get("c"), wire.get("s"))
 
 
 @dataclass(frozen=True)
 class Leave:
-    """A member leaves its cluster (replaced by a new version, or retracted)."""
+    """A member leaves its cluster (replaced by a new version, or retracted); ``clock`` is when:
+    the new version's clock or the retraction's (absent from leaves written before alerts)."""
 
     KIND: ClassVar[str] = "leave"
     cluster: str
     member: str
+    clock: int | None = None
 
     def to_wire(self) -> Wire:
-        return {"k": self.KIND, "cl": self.cluster, "m": self.member}
+        wire: Wire = {"k": self.KIND, "cl": self.cluster, "m": self.member}
+        if self.clock is not None:
+            wire["c"] = self.clock
+        return wire
 
     @classmethod
     def from_wire(cls, wire: Wire) -> Leave:
-        return cls(wire["cl"], wire["m"])
+        return cls(wire["cl"], wire["m"], wire.get("c"))
+
+
+@dataclass(frozen=True)
+class BandClock:
+    """How far a band partition has applied the probes, to every home: every probe (and
+    retraction) up to the mark ``(clock, page)`` is applied there and its answers, questions and
+    retractions sent, before this message. A home's decided frontier rests on every band
+    partition's (:class:`Frontier`)."""
+
+    KIND: ClassVar[str] = "bclock"
+    band_partition: int
+    clock: int
+    page: str
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "b": self.band_partition, "c": self.clock, "p": self.page}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> BandClock:
+        return cls(wire["b"], wire["c"], wire["p"])
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """A home's decided frontier, to every home: every page of that home *before* the mark
+    ``(clock, page)`` is decided, and its joins and leaves are sent (before this message, on the
+    same partition). With every home's, a cluster's home applies joins and leaves in clock
+    order, as batch does, and the story-spread alerts are batch's (:mod:`stream_lsh.core.spread`)."""
+
+    KIND: ClassVar[str] = "frontier"
+    home: int
+    clock: int
+    page: str
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "h": self.home, "c": self.clock, "p": self.page}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> Frontier:
+        return cls(wire["h"], wire["c"], wire["p"])
+
+
+@dataclass(frozen=True)
+class AnswerVia:
+    """A query's answer on its way out through the home of the cluster it matched, which adds that
+    cluster's spread (its pages and sources, :class:`stream_lsh.core.spread.Spread`)."""
+
+    KIND: ClassVar[str] = "via"
+    cluster: str
+    answer: dict[str, Any]
+
+    def to_wire(self) -> Wire:
+        return {"k": self.KIND, "cl": self.cluster, "a": self.answer}
+
+    @classmethod
+    def from_wire(cls, wire: Wire) -> AnswerVia:
+        return cls(wire["cl"], wire["a"])
 
 
 # -- to and from the site stage ---------------------------------------------------------------
@@ -455,6 +529,7 @@ class Registration:
     no_content: bool
     raw: str | None = None
     received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
+    site: str | None = None  # the page's source, for its cluster's spread (None: a query, or unknown)
 
     def to_wire(self) -> Wire:
         wire = {
@@ -471,6 +546,8 @@ class Registration:
         wire.update(targets=list(self.targets), nc=self.no_content)
         if self.received is not None:
             wire["rt"] = self.received
+        if self.site:
+            wire["s"] = self.site
         return wire
 
     @classmethod
@@ -486,10 +563,22 @@ class Registration:
             bool(wire["nc"]),
             wire.get("raw"),
             wire.get("rt"),
+            wire.get("s"),
         )
 
 
 SiteMessage = PageToSign | Flags | InputMark | OwnerChange
 BandMessage = Probe | Retraction | BandMark
-HomeMessage = Registration | BandAnswer | Ask | Tell | Join | Leave | RetractionAtHome
+HomeMessage = (
+    Registration
+    | BandAnswer
+    | Ask
+    | Tell
+    | Join
+    | Leave
+    | RetractionAtHome
+    | BandClock
+    | Frontier
+    | AnswerVia
+)
 Message = SiteMessage | BandMessage | HomeMessage

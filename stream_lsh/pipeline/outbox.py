@@ -31,8 +31,8 @@ class Outbox:
 
     ``internal[stage][partition]`` lists messages for that stage partition, in the order they must
     be applied (the transport encodes each list as one Kafka message, :mod:`.codec`).
-    ``decisions``, ``unique_pages``, ``clusters``, ``answers`` and ``dead_letters`` are (key,
-    value) pairs for the output topics; a value of None is a tombstone. ``tally`` says what
+    ``decisions``, ``unique_pages``, ``clusters``, ``alerts``, ``answers`` and ``dead_letters``
+    are (key, value) pairs for the output topics; a value of None is a tombstone. ``tally`` says what
     happened meanwhile, for the metrics (:mod:`.telemetry`); it is not sent.
 
     ``first`` holds messages that must be durable before any record of ``internal`` is sent:
@@ -49,6 +49,7 @@ class Outbox:
     decisions: list[tuple[str, Record]] = field(default_factory=list)
     unique_pages: list[tuple[str, bytes]] = field(default_factory=list)
     clusters: list[tuple[str, Record | None]] = field(default_factory=list)
+    alerts: list[tuple[str, Record]] = field(default_factory=list)
     answers: list[tuple[str, Record]] = field(default_factory=list)
     dead_letters: list[tuple[str | None, Record]] = field(default_factory=list)
     tally: Tally = field(default_factory=Tally)
@@ -64,6 +65,7 @@ class Outbox:
         self.decisions.extend(other.decisions)
         self.unique_pages.extend(other.unique_pages)
         self.clusters.extend(other.clusters)
+        self.alerts.extend(other.alerts)
         self.answers.extend(other.answers)
         self.dead_letters.extend(other.dead_letters)
         self.tally.add(other.tally)
@@ -76,6 +78,7 @@ class Outbox:
             or self.decisions
             or self.unique_pages
             or self.clusters
+            or self.alerts
             or self.answers
             or self.dead_letters
         )

@@ -38,7 +38,16 @@ from ..core.clock import clock_of_record
 from ..core.verification import Verification, estimate
 from ..core.window import BandWindow
 from .candidates import Candidate, Exact, needed
-from .messages import Ask, BandAnswer, BandMark, BandMessage, Probe, Retraction, RetractionAtHome
+from .messages import (
+    Ask,
+    BandAnswer,
+    BandClock,
+    BandMark,
+    BandMessage,
+    Probe,
+    Retraction,
+    RetractionAtHome,
+)
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .telemetry import Gauges
@@ -55,6 +64,11 @@ class _Entry:
     body_hash: int
     event_time: float | None  # None: never expires
     home: int
+
+
+def _latest(clock_ms: int | None) -> Mark | None:
+    """Every page at ``clock_ms`` or before: the mark after any id at that clock."""
+    return None if clock_ms is None else (clock_ms, "\U0010ffff")
 
 
 def _signature(encoded: str) -> np.ndarray:
@@ -75,9 +89,13 @@ class Shard:
         ttl: float | None,
         rule: Verification,
         sources: int | None = None,
+        homes: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.partition = partition
+        # with ``homes``, every home hears this partition's clock after each batch (BandClock)
+        self.homes = homes
+        self._told: Mark | None = None  # the mark the homes last heard from here
         # when the held probes last moved (not state: for reports of stuck waits, see .waits)
         self._monotonic = clock
         self._moved_at = clock()
@@ -121,7 +139,22 @@ class Shard:
             else:
                 self._apply(message, out)
         out.tally.late_probes = self.late - late
+        self._tell_clock(out)
         return out
+
+    def _tell_clock(self, out: Outbox) -> None:
+        """Tell every home how far this partition has applied the probes, when that moved: under
+        watermarks, the release point (every probe up to it is applied, in order); in arrival
+        order, which promises no order, the newest clock. A home's decided frontier rests on
+        every band partition's (see :class:`.gather.Gather`)."""
+        if self.homes is None:
+            return
+        mark = self.released if self.marks is not None else _latest(self.clock_ms)
+        if mark is None or (self._told is not None and mark <= self._told):
+            return
+        self._told = mark
+        for home in range(self.homes):
+            out.send(Stage.HOMES, home, BandClock(self.partition, *mark))
 
     def _apply(self, message: Probe | Retraction, out: Outbox) -> None:
         """A probe, or a retraction: batch removes the page as it stands at that line. One band
@@ -194,6 +227,8 @@ class Shard:
     def snapshot(self) -> dict[str, Any]:
         """The whole state; buckets keep their order (it breaks ties) and the expiry heap its layout."""
         state = self._snapshot()
+        if self.homes is not None:
+            state["told"] = encode_mark(self._told)
         if self.marks is not None:
             state.update(
                 marks=self.marks.state(),
@@ -247,6 +282,7 @@ class Shard:
             for page_id, signature, keys, content_hash, body_hash, event_time, home in rows
         }
         self.window.load(entries, state)
+        self._told = decode_mark(state.get("told"))
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.released = decode_mark(state["released"])

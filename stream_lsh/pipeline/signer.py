@@ -163,6 +163,7 @@ class Signer:
             not signed,
             None if query else page.raw,
             page.received,
+            None if query else page.site or None,
         )
         out.send(Stage.HOMES, home, registration, first=True)
         for partition, keys in by_partition.items():

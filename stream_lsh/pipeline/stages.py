@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.prepare import Preparer
+from ..core.spread import AlertRules
 from .gather import Gather
 from .outbox import Stage
 from .routing import Layout
@@ -24,11 +25,12 @@ def stage_factories(
     inputs: int | None,
     lateness_ms: int = 0,
     clock: Callable[[], float] = time.monotonic,
+    alerts: AlertRules | None = None,
 ) -> dict[str, Callable[[int], Any]]:
     """Partition number -> empty state machine, per stage. ``inputs``: the input partition count
     under clock order (watermarks, :mod:`.order`), None for arrival order; ``lateness_ms``: how far
     one input partition's record timestamps may go backwards; ``clock``: seconds, for when waits
-    began (:mod:`.waits`)."""
+    began (:mod:`.waits`); ``alerts``: the story-spread rules, None for no alerts."""
     config = preparer.config
     sources = None if inputs is None else layout.sites
     return {
@@ -39,7 +41,10 @@ def stage_factories(
             ttl=config.ttl,
             rule=config.verification(),
             sources=sources,
+            homes=None if alerts is None else layout.homes,
             clock=clock,
         ),
-        Stage.HOMES: lambda p: Gather(p, layout, rule=config.verification(), ttl=config.ttl, clock=clock),
+        Stage.HOMES: lambda p: Gather(
+            p, layout, rule=config.verification(), ttl=config.ttl, alerts=alerts, clock=clock
+        ),
     }

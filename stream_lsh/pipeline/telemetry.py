@@ -59,12 +59,18 @@ class Gauges:
     kept for questions). ``waiting``: band partitions: probes held for event-time order; homes:
     deliveries not yet decided. ``oldest_wait_s``: how long the oldest of those has waited, in
     seconds (None when none waits). ``boilerplate_blocks``: site partitions: blocks learnt.
+    ``alerts_frontier_ms``: homes: how far every join and leave of the clusters it owns is applied
+    to their spread, so their alerts are out, as a record clock: every one before it, and, when
+    it ends in .5, those at its whole millisecond up to some page too (None: not known yet, or no
+    alerts). Fed by ``stream-lsh produce`` (one record per millisecond), ``> t`` means: every
+    record up to the one at ``t`` has its alerts out.
     """
 
     window_pages: int = 0
     waiting: int = 0
     oldest_wait_s: float | None = None
     boilerplate_blocks: int | None = None
+    alerts_frontier_ms: float | None = None
 
 
 class Gauged(Protocol):

@@ -148,7 +148,11 @@ class StreamApp:
             limit=self.limit,
         )
         self._make = stage_factories(
-            self.preparer, self.layout, stage_inputs(settings), int(settings.stream.lateness_s * 1000)
+            self.preparer,
+            self.layout,
+            stage_inputs(settings),
+            int(settings.stream.lateness_s * 1000),
+            alerts=settings.engine.alert_rules(),
         )
         self.guard = state_guard(self.preparer, settings)
         self.metrics = WorkerMetrics()
@@ -559,6 +563,7 @@ class StreamApp:
             (self.names.decisions, out.decisions),
             (self.names.answers, out.answers),
             (self.names.clusters, out.clusters),
+            (self.names.alerts, out.alerts),
             (self.names.dead_letters, out.dead_letters),
         ):
             for key, value in items:

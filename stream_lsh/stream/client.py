@@ -39,6 +39,7 @@ class Fed:
     offset: int
     page_id: str | None
     delete: bool
+    clock: int | None = None  # the record's timestamp: the file's clock at that line
 
 
 def _identity(line: InputLine) -> tuple[str | None, bool, str | None]:
@@ -103,7 +104,7 @@ class FileFeeder:
 
         async def stored() -> Fed:
             meta = await sent
-            return Fed(meta.partition, meta.offset, page_id, delete)
+            return Fed(meta.partition, meta.offset, page_id, delete, stamp)
 
         return asyncio.ensure_future(stored())
 

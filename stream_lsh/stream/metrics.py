@@ -215,6 +215,10 @@ class _ReadingCollector(Collector):
         pending = _by_partition("pending_pages", "Pages (and queries) at their home not yet decided")
         pending_age = _by_partition("pending_oldest_seconds", "How long the oldest pending page has waited")
         blocks = _by_partition("boilerplate_blocks", "Blocks a site partition has learnt as boilerplate")
+        alerts = _by_partition(
+            "alerts_frontier_seconds",
+            "Record clock before which a home has applied every join and leave of its clusters (alerts out)",
+        )
         window = GaugeMetricFamily(
             "stream_lsh_window_pages",
             "Pages a stage partition remembers (bands: indexed; homes: decided, kept for questions)",
@@ -239,7 +243,9 @@ class _ReadingCollector(Collector):
                 pending_age.add_metric([number], g.oldest_wait_s or 0.0)
             if g.boilerplate_blocks is not None:
                 blocks.add_metric([number], g.boilerplate_blocks)
-        yield from (held, held_age, pending, pending_age, blocks, window, size)
+            if g.alerts_frontier_ms is not None:
+                alerts.add_metric([number], g.alerts_frontier_ms / 1000.0)
+        yield from (held, held_age, pending, pending_age, blocks, alerts, window, size)
         lag = _by_partition("input_lag_records", "Records of an input partition not yet taken by this worker")
         for partition, records in sorted(r.input_lag.items()):
             lag.add_metric([str(partition)], records)

@@ -57,6 +57,25 @@ class Progress:
     started: float = field(default_factory=time.perf_counter)
     first_at: float | None = None  # when the first decision came
     last_at: float | None = None
+    alerts: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])  # by key, in firing order
+
+    def on_alert(self, key: str, record: dict[str, Any]) -> None:
+        self.alerts.setdefault(key, record)  # an alert sent again (after a crash) is the same record
+
+    def alerts_out(self, reports: LatestReports | None, since: float) -> bool:
+        """Whether every alert of the fed pages is out: every worker holding home partitions has
+        reported, since ``since`` (wall clock), that its homes applied every join and leave before
+        a clock past the last fed record's (see :class:`stream_lsh.pipeline.gather.Gather`)."""
+        clocks = [f.clock for f in self.fed if f.clock is not None]
+        if not clocks:
+            return True
+        if reports is None:
+            return False
+        homes = [r for r in reports.reports() if r.sent_at >= since and r.partitions.homes]
+        return bool(homes) and all(
+            r.backlog.alerts_frontier_ms is not None and r.backlog.alerts_frontier_ms > max(clocks)
+            for r in homes
+        )
 
     def on_decision(self, record: dict[str, Any]) -> None:
         page_id = record["id"]
@@ -101,6 +120,8 @@ class Progress:
             f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
             f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters"
         )
+        if self.alerts:
+            text += f", {len(self.alerts):,} alerts"
         if self.first_at is None or self.last_at is None:
             return f"{text}; waiting for the first decision ({time.perf_counter() - self.started:.1f} s)"
         return (
@@ -193,12 +214,14 @@ async def run_stream(
     status_every: float = 2.0,
     timeout: float | None = None,
     embedded: str = "tansu",
+    alerts: bool = False,
 ) -> Progress:
     """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out.
 
     Without ``settings.stream.broker``, an embedded broker of kind ``embedded`` is started for the run.
     ``on_status`` gets a status line every ``status_every`` seconds, when there is a new one
-    (:class:`LiveLines`).
+    (:class:`LiveLines`). With ``alerts``, the alerts topic is read too, and ``until_idle`` also
+    waits until the workers report every alert of the fed pages out (status reports must be on).
     """
     names = TopicNames.from_settings(settings)
     started = time.time()  # the status reports of this run are those sent from now on
@@ -235,6 +258,13 @@ async def run_stream(
         ]
         if reports is not None:
             readers.append(asyncio.create_task(follow_reports(kafka, names.status, reports)))
+        if alerts:
+            readers.append(
+                asyncio.create_task(
+                    _read_keyed(kafka, names.alerts, from_start=broker is not None, handle=progress.on_alert)
+                )
+            )
+        decided_at: float | None = None  # wall clock, when every fed page had its decision
         # fed alongside the loop, so that a paced feed has its status lines as it goes
         if feed is not None:
             feeding = asyncio.create_task(
@@ -263,7 +293,9 @@ async def run_stream(
                     on_status(line)
                     last_status = time.monotonic()
             if until_idle and feeding is None and progress.complete():
-                break
+                decided_at = decided_at or time.time()
+                if not alerts or progress.alerts_out(reports, since=decided_at):
+                    break
             if deadline is not None and time.monotonic() > deadline:
                 raise TimeoutError(f"the stream did not finish in {timeout} s: {progress.summary()}")
         for reader in readers:
@@ -300,6 +332,14 @@ async def _read(
     async for _, value, _, _ in read_topic(kafka, topic, from_start=from_start, follow=True, idle_ms=200):
         if value is not None:
             handle(orjson.loads(value))
+
+
+async def _read_keyed(
+    kafka: KafkaConnection, topic: str, *, from_start: bool, handle: Callable[[str, dict[str, Any]], None]
+) -> None:
+    async for key, value, _, _ in read_topic(kafka, topic, from_start=from_start, follow=True, idle_ms=200):
+        if key is not None and value is not None:
+            handle(key.decode("utf-8", "replace"), orjson.loads(value))
 
 
 def _both(

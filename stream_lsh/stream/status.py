@@ -134,6 +134,8 @@ class Backlog:
     input_lag: dict[int, int] = field(default_factory=dict)  # input partition -> records not yet taken
     window_pages: int = 0  # pages its homes remember (every page has one home)
     state_bytes: int = 0  # its stage partitions' durable rows
+    # the record clock (ms) before which its homes' clusters have every alert out; None: not known
+    alerts_frontier_ms: float | None = None
 
 
 @dataclass(frozen=True)
@@ -283,7 +285,13 @@ def backlog_of(samples: Samples) -> Backlog:
         },
         window_pages=round(sum(homes)),
         state_bytes=_total(samples, "stream_lsh_state_bytes"),
+        alerts_frontier_ms=_earliest_ms(samples, "stream_lsh_alerts_frontier_seconds"),
     )
+
+
+def _earliest_ms(samples: Samples, name: str) -> float | None:
+    values = [value for _, value in samples.get(name, ())]
+    return round(min(values) * 1000, 1) if values else None
 
 
 def health_of(samples: Samples) -> Health:

@@ -79,6 +79,7 @@ class TopicNames:
     queries: str
     decisions: str
     clusters: str
+    alerts: str
     unique: str
     answers: str
     dead_letters: str
@@ -97,6 +98,7 @@ class TopicNames:
             queries=settings.stream.queries_topic,
             decisions=settings.stream.decisions_topic,
             clusters=settings.stream.clusters_topic,
+            alerts=settings.stream.alerts_topic,
             unique=settings.stream.unique_topic,
             answers=settings.stream.answers_topic,
             dead_letters=settings.stream.dead_letters_topic,
@@ -143,6 +145,7 @@ def topic_specs(settings: Settings) -> list[TopicSpec]:
         TopicSpec(names.queries, inputs, {}),
         TopicSpec(names.decisions, inputs, compact),
         TopicSpec(names.clusters, inputs, compact),
+        TopicSpec(names.alerts, inputs, compact),  # key: cluster_id@level, one record each
         TopicSpec(names.unique, inputs, compact),  # whole pages
         TopicSpec(names.answers, inputs, compact),
         TopicSpec(names.dead_letters, inputs, {}),
