@@ -646,6 +646,11 @@ def run(
         )
     if alerts_out is not None and not until_idle:
         raise click.UsageError("--alerts needs --until-idle (it writes the alerts once they are all out)")
+    if alerts_out is not None and settings.stream.order != "clock":
+        raise click.UsageError(
+            "--alerts needs clock order (STREAM_LSH_ORDER=clock): in arrival order nothing tells "
+            "when every alert of the fed pages is out"
+        )
     if alerts_out is not None and settings.stream.status_interval_s == 0:
         raise click.UsageError(
             "--alerts needs the workers' status reports (they say when every alert is out): "

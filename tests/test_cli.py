@@ -286,3 +286,26 @@ def test_generate_is_reproducible(tmp_path):
             ],
         )
     assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "says"),
+    [
+        (["--alerts", "a.jsonl"], {}, "--alerts needs --until-idle"),
+        (
+            ["--until-idle", "--alerts", "a.jsonl"],
+            {"STREAM_LSH_ORDER": "arrival"},
+            "--alerts needs clock order",
+        ),
+        (
+            ["--until-idle", "--alerts", "a.jsonl"],
+            {"STREAM_LSH_STATUS_INTERVAL_S": "0"},
+            "--alerts needs the workers' status reports",
+        ),
+    ],
+)
+def test_run_refuses_alerts_it_could_not_know_complete(tmp_path, args, env, says):
+    pages = tmp_path / "pages.jsonl"
+    pages.write_text('{"id": "a", "text": "x"}\n')
+    result = CliRunner().invoke(cli, ["run", "--feed", str(pages), *args], env=env)
+    assert result.exit_code == 2 and says in result.output, result.output

@@ -375,6 +375,35 @@ def test_a_query_that_matches_a_cluster_gets_its_spread(spreading):
     assert answer["spread"]["pages"] == pages and len(answer["spread"]["sources"]) >= 30
 
 
+def test_a_retraction_lowers_the_spread_and_the_level_never_fires_again():
+    """Three outlets fire level 1; one retracts; a fourth brings the count back to three: no second
+    alert, in the stream as in batch."""
+    lines = [
+        page("a1", STORY, "2026-03-01T12:00:00Z", source="a.example"),
+        page("b1", "Breaking. " + STORY, "2026-03-01T12:05:00Z", source="b.example"),
+        page("c1", STORY + " More soon.", "2026-03-01T12:10:00Z", source="c.example"),
+        orjson.dumps({"id": "b1", "op": "delete"}),
+        page("d1", "Update: " + STORY, "2026-03-01T12:20:00Z", source="d.example"),
+    ]
+    rules = AlertRules.parse("3", 6)
+    batch = DecisionRecords()
+    run_batch(
+        lines,
+        Deduplicator(DedupConfig(boilerplate=False)),
+        out=DecisionRecords(),
+        rejects=RejectSink(io.BytesIO),
+        alerts=SpreadAlerts(SpreadTracker(rules), batch),
+    )
+    pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(2, 3, 2), inputs=1, alerts=rules)
+    for line in lines:
+        pipe.feed([line])
+        pipe.run()
+    pipe.finish()
+    pipe.run()
+    assert [record["trigger"] for record in batch.records] == ["c1"]
+    assert pipe.outputs.alerts == [(record["key"], record) for record in batch.records]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_with_watermarks_any_partition_interleaving_gives_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)

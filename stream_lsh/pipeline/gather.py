@@ -165,6 +165,7 @@ class Gather:
         rule: Verification,
         ttl: float | None,
         alerts: AlertRules | None = None,
+        ordered: bool = True,
         recent_members: int = 20,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -201,6 +202,9 @@ class Gather:
         self._ended: list[tuple[int, str]] = []  # the history by when it ended: (until, page id)
         # story spread (see _spread_ready): the clusters this home owns, fed in clock order
         self.spread = SpreadTracker(alerts) if alerts is not None else None
+        # in clock order (watermarks), joins wait for the homes' frontiers; in arrival order, which
+        # promises no order, they are applied as they come and no frontier is kept
+        self.ordered = ordered
         self.band_applied: dict[int, tuple[int, str]] = {}  # band partition -> applied up to (BandClock)
         self.frontiers: dict[int, tuple[int, str]] = {}  # home partition -> decided before (Frontier)
         self._frontier_sent: tuple[int, str] | None = None  # the last frontier this home announced
@@ -330,7 +334,7 @@ class Gather:
                 self._frontier_in(message.home, (message.clock, message.page))
             else:
                 raise TypeError(f"a home partition got {type(message).__name__}")
-        if self.spread is not None:
+        if self.spread is not None and self.ordered:
             self._announce_frontier(out)
             self._spread_ready(out)
         return out
@@ -807,7 +811,7 @@ class Gather:
         a worker from before alerts) apply at once."""
         if self.spread is None:
             return
-        if event.clock is None:
+        if event.clock is None or not self.ordered:
             self._spread_apply(event, out)
             return
         self._spread_sequence += 1

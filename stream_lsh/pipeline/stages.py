@@ -41,10 +41,16 @@ def stage_factories(
             ttl=config.ttl,
             rule=config.verification(),
             sources=sources,
-            homes=None if alerts is None else layout.homes,
+            homes=None if alerts is None or inputs is None else layout.homes,
             clock=clock,
         ),
         Stage.HOMES: lambda p: Gather(
-            p, layout, rule=config.verification(), ttl=config.ttl, alerts=alerts, clock=clock
+            p,
+            layout,
+            rule=config.verification(),
+            ttl=config.ttl,
+            alerts=alerts,
+            ordered=inputs is not None,
+            clock=clock,
         ),
     }
