@@ -8,6 +8,7 @@ A real broker process and real worker processes, as in tests/test_stream.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import shutil
 import signal
@@ -17,13 +18,19 @@ from pathlib import Path
 
 import orjson
 from aiokafka import AIOKafkaProducer
-from stream_helpers import DecisionReader, batch_reference, follow_decisions, stream_settings
+from stream_helpers import (
+    DecisionReader,
+    batch_alerts,
+    batch_reference,
+    follow_decisions,
+    stream_settings,
+)
 
 from stream_lsh.errors import ExitCode
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import embedded_broker
-from stream_lsh.stream.client import FileFeeder, feed_lines
+from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
@@ -183,3 +190,41 @@ async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(brok
             assert "Traceback" not in log.split("refusing to run")[-1]
         finally:
             pool.stop()
+
+
+async def test_kill_9_mid_stream_changes_no_alert(broker, tmp_path):
+    """kill -9 while pages are in flight, restart with the disk wiped (state recovered from the
+    changelogs): the alerts on the topic are batch's, and one sent again is the same record.
+    Without the learner, so that the decisions, hence the alerts, are batch's."""
+    pages = generate_corpus(400, seed=7, spreading=2).pages
+    settings, pool, progress, reader = await started(broker, tmp_path, snapshot_mb=0.02, boilerplate=False)
+    names = TopicNames.from_settings(settings)
+    expected = batch_alerts(pages, settings)
+    assert {record["level"] for record in expected.values()} == {1, 2, 3}
+    sent: dict[str, set[bytes]] = defaultdict(set)
+
+    async def read(until_complete: bool) -> None:
+        async for key, value, _, _ in read_topic(settings.stream.broker, names.alerts, idle_ms=200):
+            assert key is not None and value is not None
+            sent[key.decode()].add(orjson.dumps(orjson.loads(value), option=orjson.OPT_SORT_KEYS))
+            if until_complete and sent.keys() >= expected.keys():
+                return
+
+    try:
+        progress.fed = await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
+        await wait_until(lambda: len(progress.decisions) >= 80, pool, timeout=60)
+        assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
+        pool.stop(how=signal.SIGKILL)
+        shutil.rmtree(Path(settings.stream.data_dir) / "worker-0")
+        pool = Workers(settings, settings.stream.broker, 1)
+        await wait_until(progress.complete, pool)
+        assert progress.complete(), progress.summary()
+        await asyncio.wait_for(read(until_complete=True), timeout=120)
+        with contextlib.suppress(asyncio.TimeoutError):  # and nothing else comes meanwhile
+            await asyncio.wait_for(read(until_complete=False), timeout=3)
+    finally:
+        reader.cancel()
+        pool.stop()
+    assert sent.keys() == expected.keys()
+    assert [key for key, records in sent.items() if len(records) > 1] == [], "an alert changed"
+    assert {key: orjson.loads(next(iter(records))) for key, records in sent.items()} == expected
