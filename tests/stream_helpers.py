@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterable
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
@@ -15,7 +17,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from stream_lsh.batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
-from stream_lsh.core.spread import SpreadTracker
+from stream_lsh.core.spread import AlertRules, SpreadTracker
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
@@ -52,17 +54,37 @@ def batch_reference(pages: list[dict], *, boilerplate: bool = True) -> list[dict
     return [engine.process(page_from_dict(page)).to_dict() for page in pages]
 
 
-def batch_alerts(pages: list[dict], settings: Settings) -> dict[str, dict]:
+def batch_alerts(pages: list[dict], config: DedupConfig, rules: AlertRules) -> dict[str, dict]:
     """What ``stream-lsh dedup --alerts`` writes for the pages, by key."""
     alerts = DecisionRecords()
     run_batch(
         [orjson.dumps(page) for page in pages],
-        Deduplicator(settings.dedup_config()),
+        Deduplicator(config),
         out=DecisionRecords(),
         rejects=RejectSink(io.BytesIO),
-        alerts=SpreadAlerts(SpreadTracker(settings.engine.alert_rules()), alerts),
+        alerts=SpreadAlerts(SpreadTracker(rules), alerts),
     )
     return {record["key"]: record for record in alerts.records}
+
+
+async def read_alerts(bootstrap: str, topic: str, keys: Iterable[str]) -> dict[str, set[bytes]]:
+    """Every record of an alerts topic by key (JSON with sorted keys, so one record sent twice is
+    one entry), read until all ``keys`` are there (2 minutes at most), then 3 s more for others."""
+    sent: dict[str, set[bytes]] = {}
+    wanted = set(keys)
+
+    async def read(until_complete: bool) -> None:
+        async for key, value, _, _ in read_topic(bootstrap, topic, idle_ms=200):
+            assert key is not None and value is not None
+            record = orjson.dumps(orjson.loads(value), option=orjson.OPT_SORT_KEYS)
+            sent.setdefault(key.decode(), set()).add(record)
+            if until_complete and sent.keys() >= wanted:
+                return
+
+    await asyncio.wait_for(read(until_complete=True), timeout=120)
+    with contextlib.suppress(asyncio.TimeoutError):  # and nothing else comes meanwhile
+        await asyncio.wait_for(read(until_complete=False), timeout=3)
+    return sent
 
 
 class DecisionReader:

@@ -14,6 +14,7 @@ from collections import Counter
 import orjson
 import pytest
 from consumer_order import consumer_order
+from stream_helpers import batch_alerts
 
 from stream_lsh.batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from stream_lsh.core.dates import read_date
@@ -316,18 +317,6 @@ def spreading():
     return generate_corpus(600, seed=7, spreading=3).pages
 
 
-def batch_alerts(pages: list[dict], config: DedupConfig) -> dict[str, dict]:
-    alerts = DecisionRecords()
-    run_batch(
-        [orjson.dumps(p) for p in pages],
-        Deduplicator(config),
-        out=DecisionRecords(),
-        rejects=RejectSink(io.BytesIO),
-        alerts=SpreadAlerts(SpreadTracker(ALERTS), alerts),
-    )
-    return {record["key"]: record for record in alerts.records}
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_with_watermarks_any_partition_interleaving_raises_exactly_the_batch_alerts(spreading, seed):
     """Joins reach a cluster's home in the order other homes decide; applied there in clock order
@@ -335,7 +324,7 @@ def test_with_watermarks_any_partition_interleaving_raises_exactly_the_batch_ale
     record, each once (applied as they come, some differ: another trigger, another window).
     Without the learner, as for the decisions above. Redelivery and kill -9: test_journal.py."""
     config = DedupConfig(boilerplate=False)
-    expected = batch_alerts(spreading, config)
+    expected = batch_alerts(spreading, config, ALERTS)
     assert len(expected) >= 40 and {a["level"] for a in expected.values()} == {1, 2, 3}
     rng = random.Random(seed)
     pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS, alerts=ALERTS)

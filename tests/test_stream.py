@@ -17,12 +17,11 @@ from pathlib import Path
 
 import orjson
 import pytest
-from stream_helpers import batch_alerts, batch_reference, run_page_by_page, stream_settings
+from stream_helpers import batch_alerts, batch_reference, read_alerts, run_page_by_page, stream_settings
 
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
-from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import run_stream
 from stream_lsh.stream.topics import topic_specs
 from stream_lsh.synthetic import generate_corpus
@@ -65,31 +64,20 @@ async def test_pages_fed_at_once_raise_exactly_the_batch_alerts(broker, tmp_path
     corpus = generate_corpus(500, seed=7, spreading=3).pages
     pages = corpus + random.Random(workers).sample(corpus, 40)  # 40 delivered again: no change
     settings = stream_settings(broker, tmp_path, boilerplate=False)
-    expected = batch_alerts(pages, settings)
+    expected = batch_alerts(pages, settings.dedup_config(), settings.engine.alert_rules())
     assert {record["level"] for record in expected.values()} == {1, 2, 3}
     await ensure_topics(broker.bootstrap, topic_specs(settings))  # before the reader would make them
     run = asyncio.create_task(
         run_stream(settings, workers=workers, feed=[orjson.dumps(p) for p in pages], until_idle=False)
     )
-    got: dict[str, dict] = {}
-
-    async def read(until_complete: bool) -> None:
-        async for key, value, _, _ in read_topic(broker.bootstrap, settings.stream.alerts_topic, idle_ms=200):
-            assert key is not None and value is not None
-            record = orjson.loads(value)
-            assert got.setdefault(key.decode(), record) == record  # a record sent again is the same
-            if until_complete and len(got) == len(expected):
-                return
-
     try:
-        await asyncio.wait_for(read(until_complete=True), timeout=180)
-        with contextlib.suppress(asyncio.TimeoutError):  # and nothing else comes meanwhile
-            await asyncio.wait_for(read(until_complete=False), timeout=3)
+        sent = await read_alerts(broker.bootstrap, settings.stream.alerts_topic, expected)
     finally:
         run.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await run
-    assert got == expected
+    assert [key for key, records in sent.items() if len(records) > 1] == [], "an alert changed"
+    assert {key: orjson.loads(next(iter(records))) for key, records in sent.items()} == expected
 
 
 async def test_bad_input_is_dead_lettered_and_the_worker_keeps_going(broker, tmp_path):
