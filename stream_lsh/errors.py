@@ -10,6 +10,7 @@ status read them from one place.
     ├── PageError               an input record that is not a page (it becomes a reject or dead letter)
     ├── StateMismatchError      stored state built with other parameters than the running ones
     ├── ProtocolError           a record on an internal topic that its stage cannot read
+    ├── CorpusError             a synthetic corpus that cannot be made as asked
     └── BrokerError             Kafka cannot be used as needed
         ├── BrokerUnreachableError   no broker answers at the bootstrap address
         ├── TopicShapeError          a topic exists with other partitions or settings than needed
@@ -26,6 +27,7 @@ __all__ = [
     "BrokerError",
     "BrokerProcessError",
     "BrokerUnreachableError",
+    "CorpusError",
     "ExitCode",
     "PageError",
     "ProtocolError",
@@ -89,3 +91,8 @@ class TopicShapeError(BrokerError):
 
 class BrokerProcessError(BrokerError):
     """A broker process started by stream-lsh (embedded Tansu, or Apache Kafka for the tests) failed."""
+
+
+class CorpusError(StreamLshError, ValueError):
+    """A synthetic corpus that cannot be made as asked: more pages than the real prose holds, or
+    the real prose could not be fetched from the package index."""

@@ -23,6 +23,11 @@ The hard cases are deliberate, because they are what the product has to get righ
   to catch teasers merges them;
 * on request (``short_stories``), a share of stories is only 60-100 words long: few shingles, so a
   few edits move their similarity a lot;
+* on request (``shapes``, :mod:`.shapes`), pages as real feeds send them: the article on one
+  line, a list of headlines in the body, HTML of ``<div>``s alone, copies trimmed harder, sites
+  whose first pages come first;
+* on request (``prose="real"``, :mod:`.real_world`), stories in real English news prose rather
+  than pseudo-words;
 * on request (``spreading``), stories that spread: one wire text copied by 3 to 36 outlets, each
   once, within a few hours, for story-spread alerts to find at known times.
 
@@ -43,7 +48,9 @@ them stays as it was): the same seed, size and options give byte-identical outpu
 Modules, in the order they build on each other: :mod:`.truth` (the corpus and what the generator
 knows of each page), :mod:`.language` (stop words from :mod:`stream_lsh.core.stopwords`,
 pseudo-words, token mixtures), :mod:`.outlets` (chrome, site prose, stories and drafts),
-:mod:`.world` (the generator), :mod:`.hard_cases` (the hard cases asked for), :mod:`.render`
+:mod:`.shapes` (the page shapes asked for), :mod:`.world` (the generator), :mod:`.real_prose` and
+:mod:`.real_world` (real articles and the world written in them), :mod:`.hard_cases` (the hard
+cases asked for), :mod:`.render`
 (pages as HTML, text or news-please records), :mod:`.feed` (messy dates), :mod:`.spreading` (stories
 that spread) and :mod:`.corpus` (the entry points re-exported here).
 """
@@ -73,6 +80,7 @@ from .hard_cases import (
     TEASER_SHARE_OF_STORY,
 )
 from .language import DEFAULT_LANGUAGES, STOPWORD_LIST_NAMES
+from .shapes import SHAPE_NAMES, Shapes
 from .spreading import MAX_SPREADING, SPREAD_HOURS, SPREAD_OUTLETS, SPREAD_START_HOURS
 from .truth import PageTruth, SyntheticCorpus
 from .world import COPY_DELAY_HOURS, EPOCH, EVENT_SPREAD_HOURS, NO_CONTENT_SHARE, STORY_WINDOW_HOURS
@@ -97,6 +105,7 @@ __all__ = [
     "QUOTE_LOW_SHARE",
     "QUOTE_LOW_SHARE_CHANCE",
     "QUOTE_MAX_SHARE_OF_QUOTED",
+    "SHAPE_NAMES",
     "SHORT_STORY_WORDS",
     "SPREAD_HOURS",
     "SPREAD_OUTLETS",
@@ -107,6 +116,7 @@ __all__ = [
     "UNREADABLE_DATES",
     "WRONG_YEAR",
     "PageTruth",
+    "Shapes",
     "SyntheticCorpus",
     "generate_corpus",
     "generate_corpus_with_truth",

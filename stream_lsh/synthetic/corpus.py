@@ -12,10 +12,15 @@ import orjson
 from .feed import _as_delivered
 from .hard_cases import HardCases, _HardCasePlanner
 from .language import DEFAULT_LANGUAGES, LANGUAGE_WEIGHTS
+from .real_world import _RealProseWorld
 from .render import _moment, _Renderer
+from .shapes import COLD_PAGES, NO_SHAPES, Shapes
 from .spreading import _SpreadPlanner, check_spreading
 from .truth import PageTruth, SyntheticCorpus
 from .world import _plan, _World
+
+#: Where the generator's text comes from: pseudo-words in eight languages, or real English news.
+PROSE = {"pseudo": _World, "real": _RealProseWorld}
 
 # --- Public API ---------------------------------------------------------------------------------
 
@@ -47,6 +52,8 @@ def generate_corpus_with_truth(
     quotes: float = 0.0,
     short_stories: float = 0.0,
     spreading: int = 0,
+    prose: str = "pseudo",
+    shapes: Shapes = NO_SHAPES,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
@@ -56,7 +63,9 @@ def generate_corpus_with_truth(
     """
     hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories)
     _check_arguments(pages, seed, languages, hard, spreading)
-    world = _World(pages, seed, list(languages))
+    if prose not in PROSE:
+        raise ValueError(f"prose must be one of {', '.join(PROSE)}, got {prose!r}")
+    world = PROSE[prose](pages, seed, list(languages), shapes)
     spread = _SpreadPlanner(world, seed, spreading)
     spread.add_outlets()
     renderer = _Renderer(world)
@@ -75,7 +84,21 @@ def generate_corpus_with_truth(
         for page_id, delivery in zip(labels, deliveries, strict=True):
             received = _moment(delivery.received)
             truth[page_id] = replace(truth[page_id], received=received, date_form=delivery.form)
+    if shapes.cold_sites:
+        records = _sites_first(records, truth)
     return SyntheticCorpus(pages=records, labels=labels), truth
+
+
+def _sites_first(records: list[dict[str, Any]], truth: dict[str, PageTruth]) -> list[dict[str, Any]]:
+    """The ``cold-sites`` order: every outlet's first COLD_PAGES pages first, outlet after outlet
+    (in the order of their first page), then the rest as they were."""
+    firsts: dict[str, list[dict[str, Any]]] = {}
+    rest: list[dict[str, Any]] = []
+    for record in records:
+        outlet = truth[str(record["id"])].outlet
+        taken = firsts.setdefault(outlet, [])
+        (taken if len(taken) < COLD_PAGES else rest).append(record)
+    return [record for taken in firsts.values() for record in taken] + rest
 
 
 def generate_corpus(
@@ -88,6 +111,8 @@ def generate_corpus(
     quotes: float = 0.0,
     short_stories: float = 0.0,
     spreading: int = 0,
+    prose: str = "pseudo",
+    shapes: Shapes = NO_SHAPES,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
@@ -115,6 +140,11 @@ def generate_corpus(
     With all of them at 0 the corpus is byte-identical to one of a generator without them: their
     choices come from a generator of their own.
 
+    ``prose``: "pseudo" (pseudo-words in the ``languages``, any number of pages) or "real" (real
+    English news articles, :mod:`.real_world`: ``languages`` must be ``("en",)``, and about 800
+    pages fit). ``shapes``: page shapes real feeds send (:mod:`.shapes`): one-line bodies, in-body
+    headline lists, ``<div>``-only HTML, copies trimmed harder, sites whose first pages come first.
+
     ``spreading``: that many stories spread (:mod:`.spreading`): one wire text copied by many outlets
     of one language, each once, within SPREAD_HOURS, by turns enough for 30, 10 and 3 distinct
     sources (the default story-spread alert levels). Labelled "w00000", "w00001"... and marked in
@@ -129,6 +159,8 @@ def generate_corpus(
         quotes=quotes,
         short_stories=short_stories,
         spreading=spreading,
+        prose=prose,
+        shapes=shapes,
     )[0]
 
 

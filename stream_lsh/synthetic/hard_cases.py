@@ -64,7 +64,9 @@ QUOTE_INTRO_WORDS = (8, 16)
 #: A quoting page comes 1 minute to this many hours after the page it quotes.
 QUOTE_DELAY_HOURS = 24
 
-_SENTENCE = re.compile(r"[^.]+\.")  # a sentence of the generator's text: no full stop inside
+# A sentence: up to a full stop before a space or the end ("3.3 per cent" is one sentence of real
+# prose; the pseudo-word text has no full stop inside a sentence, and splits as it always did).
+_SENTENCE = re.compile(r".+?\.(?=\s|$)")
 _Told = tuple[_Story, list[_Draft]]  # a story and the drafts carrying it
 _Run = tuple[int, int, int]  # a start sentence, and the first and last end (exclusive) from it
 _T = TypeVar("_T")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html as html_lib
+import re
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
@@ -19,6 +21,7 @@ from .outlets import (
     _Draft,
     _Outlet,
 )
+from .shapes import LIST_HEADLINES
 from .truth import PageTruth
 from .world import _SECOND, EPOCH, _render_title, _World
 
@@ -61,6 +64,7 @@ class _Renderer:
 
     def __init__(self, world: _World) -> None:
         self.world = world
+        self.shapes = world.shapes
         self.rng = world.rng
         self.placed: dict[int, tuple[str, str]] = {}  # draft seq -> (page id, url), for teasers' links
 
@@ -70,17 +74,30 @@ class _Renderer:
         url = self.world.url(outlet, title)
         self.placed[draft.seq] = (page_id, url)
         others = self._headlines(outlet)
+        truth = self._truth(draft)
+        if self.shapes.one_line and draft.kind != "no-content":
+            draft = replace(draft, paragraphs=(" ".join(draft.paragraphs),))
         roll = rng.random()
         if roll < NEWS_PLEASE_SHARE:
             record = self._news_please(page_id, draft, title, url, others)
         else:
             record = self._record(page_id, draft, title, url)
             if roll < NEWS_PLEASE_SHARE + HTML_SHARE:
-                record["html"] = self._html(draft, title, url, others)
+                html = self._html(draft, title, url, others)
+                record["html"] = _only_divs(html) if self.shapes.div_only else html
             else:
                 record["text"] = self._text(draft, title, others)
         outlet.recent.append((title, url))
-        return record, self._truth(draft)
+        return record, truth
+
+    def _in_body_list(self, outlet: _Outlet) -> list[tuple[str, str]]:
+        """The headlines of the in-body list of the shapes asked for: the outlet's fixed ones, or its
+        latest (padded from its archive), or none."""
+        if self.shapes.fixed_list:
+            return outlet.archive[:LIST_HEADLINES]
+        if self.shapes.rotating_list:
+            return ([(t, u) for t, u in reversed(outlet.recent)] + list(outlet.archive))[:LIST_HEADLINES]
+        return []
 
     def _truth(self, draft: _Draft) -> PageTruth:
         article = () if draft.kind == "no-content" else draft.paragraphs
@@ -152,6 +169,9 @@ class _Renderer:
         for headline, _ in others[: rng.randint(*RELATED_LINES)]:
             body.insert(rng.randint(1, len(body)), f"{ui.related}: {headline}")
         lines += body
+        listed = self._in_body_list(outlet)
+        if listed:
+            lines += [ui.most_read, *(headline for headline, _ in listed)]
         lines += outlet.prose
         lines.append(f"© 2026 {outlet.name}. {ui.rights}.")
         return "\n".join(lines)
@@ -242,6 +262,10 @@ class _Renderer:
         if draft.more is not None and draft.excerpt_of is not None:
             href = self.placed[draft.excerpt_of][1]
             parts.append(f'<p class="read-more"><a href="{href}">{_esc(draft.more)}</a></p>')
+        listed = self._in_body_list(outlet)
+        if listed:
+            items = "".join(f'<li><a href="{url}">{_esc(headline)}</a></li>' for headline, url in listed)
+            parts.append(f'<div class="most-read"><h2>{_esc(ui.most_read)}</h2><ol>{items}</ol></div>')
         if outlet.prose_place == "newsletter":
             parts.append(self._prose_block(outlet, "div", "newsletter"))
         parts.append(closing)
@@ -313,3 +337,16 @@ class _Renderer:
         if outlet.prose_place == "site-footer":
             before = self._prose_block(outlet, "div", "site-footer") + "\n"
         return f'{before}<footer><ul class="links">{links}</ul>{rights}</footer>'
+
+
+_SEMANTIC = re.compile(
+    r"<(/?)(header|nav|menu|main|article|section|aside|footer|p|ul|ol|li|h1|h2|figure|figcaption|ins)\b"
+)
+
+
+def _only_divs(html: str) -> str:
+    """The page with every semantic element a ``<div>`` (the ``div-only`` shape): nothing tells
+    the chrome from the article but the text. The generator's own HTML is well formed, so a
+    rename of its tags is all it takes."""
+    head, body = html.split("<body", 1)
+    return head + "<body" + _SEMANTIC.sub(r"<\1div", body)

@@ -46,6 +46,7 @@ from .outlets import (
     _outlet_counts,
     _Story,
 )
+from .shapes import NO_SHAPES, TRIMMED_KEEP_FRACTION, Shapes
 
 if TYPE_CHECKING:  # the hard cases and spreading stories build on this module; the planner calls them
     from .hard_cases import _HardCasePlanner
@@ -99,8 +100,11 @@ COPY_DELAY_HOURS = 12
 class _World:
     """All state of one generation run; every random draw goes through ``self.rng``."""
 
-    def __init__(self, pages: int, seed: int, languages: Sequence[str]) -> None:
+    min_outlets = MIN_OUTLETS
+
+    def __init__(self, pages: int, seed: int, languages: Sequence[str], shapes: Shapes = NO_SHAPES) -> None:
         self.rng = random.Random(seed)
+        self.shapes = shapes
         forbidden = _forbidden_words()
         self.forbidden = forbidden
         self.codes = list(languages)
@@ -111,7 +115,9 @@ class _World:
         self.domains: dict[str, None] = {}
         self.outlets: list[_Outlet] = []
         self.by_lang: dict[str, list[_Outlet]] = {code: [] for code in languages}
-        for code, count in _outlet_counts(max(MIN_OUTLETS, pages // PAGES_PER_OUTLET), self.codes).items():
+        for code, count in _outlet_counts(
+            max(self.min_outlets, pages // PAGES_PER_OUTLET), self.codes
+        ).items():
             for _ in range(count):
                 outlet = self._new_outlet(code)
                 self.outlets.append(outlet)
@@ -119,6 +125,7 @@ class _World:
         self._form_networks()
         for outlet in self.outlets:
             self._fill_archive(outlet)
+        self.event_chance = _event_start_chance()
 
     # Text ----------------------------------------------------------------------------------------
 
@@ -349,7 +356,8 @@ class _World:
         """One outlet's edit of a wire story: trimmed, a sentence dropped, words changed, a lead added."""
         rng = self.rng
         sentences = list(story.sentences)
-        keep = max(1, math.ceil(len(sentences) * rng.uniform(*KEEP_FRACTION)))
+        keep_fraction = TRIMMED_KEEP_FRACTION if self.shapes.trimmed else KEEP_FRACTION
+        keep = max(1, math.ceil(len(sentences) * rng.uniform(*keep_fraction)))
         del sentences[keep:]
         if len(sentences) >= DROP_MIN_SENTENCES and rng.random() < DROP_MIDDLE_CHANCE:
             del sentences[rng.randrange(len(sentences) // 4, 3 * len(sentences) // 4)]
@@ -507,7 +515,7 @@ def _plan(
     drafts: list[_Draft] = []
     told: list[tuple[_Story, list[_Draft]]] = []
     stories = events = 0
-    event_chance = _event_start_chance()
+    event_chance = world.event_chance
     while len(drafts) < wanted:
         group: list[tuple[str, int, _Event | None]] = []
         if rng.random() < event_chance:

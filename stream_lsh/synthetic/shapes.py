@@ -1,0 +1,71 @@
+"""Shapes of pages as real feeds deliver them, each on request: what the default world never makes.
+
+The default world writes articles in paragraphs, puts its headline lists in a sidebar, marks its
+chrome with ``nav``/``aside``/``footer``, and trims copies by at most 30%. Real feeds also send:
+
+* ``one-line``: the article's text in one block, as many feeds and extractors deliver it (one
+  line of a text page, one ``<p>`` of an HTML page);
+* ``fixed-list``: a "Most read" list of 8 headlines inside the article's body, the same on every
+  page of an outlet (a site whose list changes once a day, or never);
+* ``rotating-list``: the same list made of the outlet's latest headlines, so it changes with every
+  page;
+* ``div-only``: HTML without a single semantic tag: header, menu, article, lists and footer are
+  all ``<div>``;
+* ``trimmed``: copies keep 55-100% of a wire story rather than 70-100%, so a page quoting a long
+  passage of the story can hold most of a trimmed copy;
+* ``cold-sites``: every outlet's first pages come first in the file, site after site, as a new
+  crawler's first sweep delivers them, before the boilerplate learner has seen any site.
+
+Shapes change how pages are rendered and ordered (``trimmed``: how copies are cut), never what a
+story is: labels stay the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, fields
+
+__all__ = ["COLD_PAGES", "LIST_HEADLINES", "NO_SHAPES", "SHAPE_NAMES", "TRIMMED_KEEP_FRACTION", "Shapes"]
+
+#: Headlines in an in-body list.
+LIST_HEADLINES = 8
+#: A trimmed copy keeps this share of the wire story's sentences (drawn per copy, uniform).
+TRIMMED_KEEP_FRACTION = (0.55, 1.0)
+#: With ``cold-sites``, this many pages of every outlet come first.
+COLD_PAGES = 6
+
+
+@dataclass(frozen=True)
+class Shapes:
+    """The shapes asked for (see the module doc); none by default."""
+
+    one_line: bool = False
+    fixed_list: bool = False
+    rotating_list: bool = False
+    div_only: bool = False
+    trimmed: bool = False
+    cold_sites: bool = False
+
+    def __post_init__(self) -> None:
+        if self.fixed_list and self.rotating_list:
+            raise ValueError("a page has one in-body list: ask for fixed-list or rotating-list, not both")
+
+    @classmethod
+    def parse(cls, names: Iterable[str]) -> Shapes:
+        """Shapes from their names (``one-line``, ``fixed-list``...); an unknown name is refused."""
+        known = {field.name.replace("_", "-"): field.name for field in fields(cls)}
+        chosen = {}
+        for name in names:
+            if name not in known:
+                raise ValueError(f"unknown page shape {name!r}; choose from {', '.join(known)}")
+            chosen[known[name]] = True
+        return cls(**chosen)
+
+    @property
+    def names(self) -> list[str]:
+        return [field.name.replace("_", "-") for field in fields(self) if getattr(self, field.name)]
+
+
+SHAPE_NAMES = tuple(field.name.replace("_", "-") for field in fields(Shapes))
+#: No shape asked for: the default world's pages.
+NO_SHAPES = Shapes()

@@ -1,0 +1,159 @@
+"""Page shapes real feeds send, and the world in real prose: the generator makes what it claims
+(stream_lsh.synthetic.shapes, stream_lsh.synthetic.real_world)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from stream_lsh.cli import cli
+from stream_lsh.errors import CorpusError
+from stream_lsh.synthetic import Shapes, generate_corpus, generate_corpus_with_truth
+from stream_lsh.synthetic.outlets import _UI
+from stream_lsh.synthetic.real_prose import articles
+from stream_lsh.synthetic.shapes import COLD_PAGES, LIST_HEADLINES, NO_SHAPES
+
+PAGES = 600
+_SEMANTIC = re.compile(r"<(header|nav|menu|main|article|section|aside|footer|p|ul|ol|li|h1|h2)\b")
+
+
+def body(page: dict) -> str:
+    return page.get("html") or page.get("text") or page.get("maintext") or ""
+
+
+def shaped(*names: str, **options) -> tuple:
+    return generate_corpus_with_truth(PAGES, 5, shapes=Shapes.parse(names), **options)
+
+
+def test_no_shape_is_the_default_corpus():
+    assert generate_corpus(200, 3, shapes=NO_SHAPES) == generate_corpus(200, 3)
+
+
+def test_unknown_and_clashing_shapes_are_refused():
+    with pytest.raises(ValueError, match="unknown page shape 'bogus'"):
+        Shapes.parse(["bogus"])
+    with pytest.raises(ValueError, match="one in-body list"):
+        Shapes.parse(["fixed-list", "rotating-list"])
+
+
+def test_one_line_bodies_hold_the_whole_article_on_one_line():
+    corpus, truth = shaped("one-line")
+    checked = 0
+    for page in corpus.pages:
+        article = truth[page["id"]].article
+        if "text" not in page or len(article) < 2 or truth[page["id"]].kind == "no-content":
+            continue
+        assert " ".join(article) in page["text"].splitlines()
+        checked += 1
+    assert checked > 50
+
+
+def test_a_fixed_list_is_the_same_on_every_page_of_an_outlet_and_a_rotating_one_is_not():
+    for name, fixed in (("fixed-list", True), ("rotating-list", False)):
+        corpus, truth = shaped(name)
+        lists = defaultdict(set)
+        for page in corpus.pages:
+            known = truth[page["id"]]
+            if "text" not in page or known.kind == "no-content":
+                continue
+            lines = page["text"].splitlines()
+            at = lines.index(_UI[known.lang].most_read)
+            lists[known.outlet].add(tuple(lines[at + 1 : at + 1 + LIST_HEADLINES]))
+        per_outlet = [len(variants) for variants in lists.values()]
+        assert max(per_outlet) == 1 if fixed else max(per_outlet) > 3
+
+
+def test_div_only_pages_have_no_semantic_element():
+    corpus, _ = shaped("div-only")
+    html = [page["html"] for page in corpus.pages if "html" in page]
+    assert len(html) > 300
+    assert not any(_SEMANTIC.search(page.split("<body", 1)[1]) for page in html)
+
+
+def test_trimmed_copies_keep_down_to_55_percent():
+    """Copies a third shorter than their story's longest copy are rare by default (a copy keeps
+    70-100% of the wire text), common when trimmed (55-100%)."""
+    short = []
+    for names in ((), ("trimmed",)):
+        corpus, truth = shaped(*names)
+        by_story = defaultdict(list)
+        for page in corpus.pages:
+            known = truth[page["id"]]
+            if known.kind == "wire":
+                by_story[known.label].append(sum(len(p.split()) for p in known.article))
+        ratios = [size / max(sizes) for sizes in by_story.values() if len(sizes) > 1 for size in sizes]
+        short.append(sum(ratio < 0.67 for ratio in ratios) / len(ratios))
+    assert short[0] < 0.03 and short[1] > 0.1
+
+
+def test_cold_sites_come_first_site_after_site():
+    corpus, truth = shaped("cold-sites")
+    outlets = [truth[page["id"]].outlet for page in corpus.pages]
+    first = outlets[: COLD_PAGES * len(set(outlets))]
+    runs = [outlet for i, outlet in enumerate(first) if i == 0 or first[i - 1] != outlet]
+    assert len(runs) == len(set(runs))  # each outlet's first pages in one run
+    assert all(count <= COLD_PAGES for count in Counter(first).values())
+    assert sorted(page["id"] for page in corpus.pages) == sorted(shaped()[0].labels)
+
+
+# -- real prose -----------------------------------------------------------------------------------
+
+
+def test_the_real_articles_are_fetched_and_reruns_dropped():
+    texts = articles()
+    assert len(texts) == 339  # 349 in the two files, 10 reruns of others
+    assert texts[0].startswith("Hundreds of people have been forced to vacate their homes")
+
+
+def test_a_real_corpus_tells_its_stories_in_the_articles_own_sentences():
+    corpus, truth = generate_corpus_with_truth(
+        400, 2, prose="real", languages=("en",), teasers=0.06, quotes=0.06
+    )
+    sentences = {s for text in articles() for s in re.split(r"(?<=[.!?])\s+", text)}
+    stories = [t for t in truth.values() if t.kind in ("wire", "local")]
+    found = sum(
+        any(sentence in sentences for sentence in re.split(r"(?<=[.!?])\s+", t.article[0])) for t in stories
+    )
+    assert found > 0.9 * len(stories)
+    labels = Counter(corpus.labels.values())
+    assert sum(size > 1 for size in labels.values()) > 50
+    assert {t.kind for t in truth.values()} >= {"teaser", "quote", "wire", "local"}
+
+
+def test_no_text_of_the_reserve_is_used_twice():
+    """Quoting pages' own stories and copies' local leads come from articles that are never
+    stories, each sentence once: two pages share text only where the generator means them to."""
+    _, truth = generate_corpus_with_truth(500, 4, prose="real", languages=("en",), quotes=0.1)
+    stories = {s for t in truth.values() if t.kind in ("wire", "local") for s in sentences(t.article)}
+    owns = [sentences(t.article) - stories for t in truth.values() if t.kind == "quote"]
+    assert len(owns) > 30 and all(owns)
+    assert sum(map(len, owns)) == len(set().union(*owns))
+
+
+def sentences(paragraphs: tuple[str, ...]) -> set[str]:
+    """Its sentences of four words or more (a cut can leave a word or two: "Meanwhile.")."""
+    pieces = (s for paragraph in paragraphs for s in re.split(r"(?<=[.!?])\s+", paragraph))
+    return {s for s in pieces if s.count(" ") >= 3}
+
+
+def test_too_many_pages_of_real_prose_are_refused_with_what_fits():
+    with pytest.raises(CorpusError, match="fit"):
+        generate_corpus(3000, 1, prose="real", languages=("en",))
+    with pytest.raises(ValueError, match="English"):
+        generate_corpus(100, 1, prose="real")
+
+
+def test_the_cli_generates_shapes_and_real_prose(tmp_path):
+    pages, labels = tmp_path / "p.jsonl", tmp_path / "l.json"
+    args = ["generate", "--pages", "120", "--prose", "real", "--shape", "one-line", "--shape", "div-only"]
+    result = CliRunner().invoke(cli, [*args, "-o", str(pages), "--labels", str(labels)])
+    assert result.exit_code == 0, result.output
+    assert len(pages.read_bytes().splitlines()) == 120 and orjson.loads(labels.read_bytes())
+    bad = CliRunner().invoke(
+        cli, ["generate", "--pages", "5", "--shape", "bogus", "-o", "x", "--labels", "y"]
+    )
+    assert bad.exit_code == 2 and "unknown page shape" in bad.output
