@@ -85,6 +85,7 @@ def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
         _setting_option("shingles", type=_choice(ShingleKind)),
         _setting_option("shingle_size", type=int, default="3; 9 for char", help="Shingle length k"),
         _setting_option("seed", type=int),
+        _setting_option("lead_share", type=float),
         _setting_option("bands", type=int, default="chosen from the threshold", help="LSH bands b"),
         _setting_option("fp_weight", type=float),
         _setting_option("fn_weight", type=float),

@@ -189,6 +189,12 @@ class EngineSettings:
         _ENGINE.shingles.kind, _choice(ShingleKind, "shingle kind"), "shingle kind"
     )
     shingle_size: int | None = _setting(None, _optional_int, "shingle length k [3; 9 for char]")
+    lead_share: float = _setting(
+        _ENGINE.lead_share,
+        float,
+        "share of a page's shingles, from where its article begins, that count three times (its "
+        "lead: copies share it, a page quoting another does not); 0 ignores position",
+    )
     languages: tuple[str, ...] = _setting(
         _ENGINE.languages, _languages, "stop-word languages, comma-separated"
     )
@@ -210,7 +216,9 @@ class EngineSettings:
         int,
         "pages of a site with different content that make a block boilerplate",
     )
-    drop_chrome: bool = _setting(_ENGINE.drop_chrome, _bool, "drop nav/aside/footer/form of HTML pages")
+    drop_chrome: bool = _setting(
+        _ENGINE.drop_chrome, _bool, "drop nav/aside/footer/form of HTML pages, and lists of headlines"
+    )
     max_future_hours: float = _setting(
         _ENGINE.max_future / _HOUR,
         float,
@@ -258,6 +266,7 @@ class EngineSettings:
             num_perm=self.num_perm,
             seed=self.seed,
             shingles=ShingleSpec(self.shingles, self.shingle_size),
+            lead_share=self.lead_share,
             languages=self.languages,
             bands=self.bands,
             rows=self.rows,

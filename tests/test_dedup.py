@@ -170,7 +170,9 @@ def test_learnt_boilerplate_separates_stories_of_one_site_and_joins_copies_acros
     }
 
     def run(learn):
-        engine = Deduplicator(DedupConfig(boilerplate=learn))
+        # without learning, also without the lead: it alone keeps these stories apart (their prose
+        # comes after them), which is not what this test is about
+        engine = Deduplicator(DedupConfig(boilerplate=learn, lead_share=0.25 if learn else 0.0))
         out = []
         for n in range(12):  # different stories at a.com and b.com
             for i, site in enumerate(site_prose):  # a different story on every page
@@ -353,7 +355,8 @@ def test_a_state_file_of_the_previous_format_is_migrated_and_decides_the_same():
     """tests/data/state-format-3.npz was saved by the version before band tables were merged
     (60 generated pages, bucket cap 2); the decisions file holds what that version decided for
     the next 30 pages after saving. Loaded now with that version's rule (Jaccard 0.3 alone, so
-    its banding b, r = 36, 3), the engine decides them the same."""
+    its banding b, r = 36, 3, and without the lead, which it did not count), the engine decides
+    them the same."""
     from pathlib import Path
 
     import orjson
@@ -363,14 +366,22 @@ def test_a_state_file_of_the_previous_format_is_migrated_and_decides_the_same():
     from stream_lsh.synthetic import generate_corpus
 
     data = Path(__file__).parent / "data"
-    engine = Deduplicator(DedupConfig(threshold=0.3, containment=None, bucket_cap=2, boilerplate=False))
+    engine = Deduplicator(
+        DedupConfig(threshold=0.3, containment=None, bucket_cap=2, boilerplate=False, lead_share=0.0)
+    )
     load_state(engine, data / "state-format-3.npz")
     assert len(engine.index) == 60
     pages = generate_corpus(90, seed=3).pages[60:]
     expected = orjson.loads((data / "state-format-3.decisions.json").read_bytes())
     new_fields = ("match", "containment")  # written since: not in the old records
     decided = [engine.process(page_from_dict(p)).to_dict() for p in pages]
-    assert [{k: v for k, v in d.items() if k not in new_fields} for d in decided] == expected
+    # the similarity moves a little since lists of headlines are no longer part of a page's text
+    assert [{k: v for k, v in d.items() if k not in (*new_fields, "similarity")} for d in decided] == [
+        {k: v for k, v in e.items() if k != "similarity"} for e in expected
+    ]
+    assert [d["similarity"] or 0.0 for d in decided] == pytest.approx(
+        [e["similarity"] or 0.0 for e in expected], abs=0.1
+    )
     header, _ = export_state(engine)
     assert header["format"] == 4
 

@@ -34,7 +34,8 @@ BY_STAGE = {
     Stage.SITES: [
         PageToSign("p1", False, "a.example", "en", T0, T0 / 1000, None, 42, ("one", "two"), '{"id": "p1"}'),
         PageToSign("q1", True, "a.example", None, T0, None, "2999-01-01", 1, ()),
-        Flags((1, 2, 3)),
+        Flags((1, 2, 3), "a.example"),
+        Flags((4,), None),
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),
         OwnerChange(2),

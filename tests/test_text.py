@@ -541,3 +541,72 @@ def test_never_raises_on_tag_soup(html):
 def test_never_raises_on_any_text(html):
     html_blocks(html)
     html_to_text(html)
+
+
+# -- long blocks, lists and rows of links (what feeds and extractors deliver) -----------------------
+
+LEAD = "Hundreds of people have been forced to leave their homes as a bushfire moved towards the town."
+
+
+def test_a_long_block_is_split_into_its_sentences():
+    """A one-line article: each sentence a block, so the boilerplate learner can judge them."""
+    block = " ".join(
+        [LEAD, 'Mr. Smith of the U.S. embassy said: "It is bad."', "Rain has fallen. It did little."] * 5
+    )
+    pieces = T.sentences(block)
+    assert " ".join(pieces) == block  # nothing lost or reordered
+    assert pieces[0] == LEAD
+    # titles and initials end nothing; a piece under four words joins the sentence before it
+    assert pieces[1] == 'Mr. Smith of the U.S. embassy said: "It is bad." Rain has fallen. It did little.'
+    assert pieces[2] == LEAD
+    assert T.sentences(LEAD) == [LEAD]  # a short block stays whole
+    assert T.sentences("ПЕРВОЕ предложение здесь стоит. " * 30)[0] == "ПЕРВОЕ предложение здесь стоит."
+
+
+def test_a_sentence_continuing_in_lower_case_is_not_cut():
+    block = " ".join(["The vote was 12 to 3. and so the motion failed in the chamber today."] * 8)
+    assert all(piece.startswith("The vote") for piece in T.sentences(block))
+
+
+def test_runs_of_headlines_are_dropped_as_lists():
+    """Three or more title-like blocks in a row are a list of other pages' headlines."""
+    headlines = ["Trending now", "Man charged over Hill Top fire", "Rates cut again", "Storm hits the coast"]
+    blocks = ["Coastal Times", LEAD, *headlines, "Sign up for our newsletter to get the news every day."]
+    assert T.without_lists(blocks) == ["Coastal Times", LEAD, blocks[-1]]
+    two = ["Storm hits the coast", "By Jane Doe", LEAD]
+    assert T.without_lists(two) == two  # a headline and a byline are no list
+
+
+def test_prose_wrapped_at_a_fixed_width_is_no_list():
+    wrapped = [
+        "The storm that hit the coast on Monday",
+        "left thousands of homes without power",
+        "and closed the highway",
+        "in both directions for hours.",
+    ]
+    assert T.without_lists(wrapped) == wrapped
+
+
+@pytest.mark.parametrize("extract", [html_blocks, T._fallback_blocks])
+def test_a_row_of_links_is_a_list_not_one_run_of_words(extract):
+    """Links side by side, with no markup or only a separator between them, are items of a list
+    ("More news"), not words glued together ("...has cutThe United Nations...")."""
+    html = (
+        "<p>The minister <a href=/m>said</a> on <a href=/d>Monday</a> that rates would fall.</p>"
+        "<div class=more><h3>More news</h3><a href=1>The Fed has cut rates</a><a href=2>The UN was "
+        "determined</a> | <a href=3>A man found guilty</a></div>"
+    )
+    assert extract(html) == [
+        "The minister said on Monday that rates would fall.",
+        "More news",
+        "The Fed has cut rates",
+        "The UN was determined |",
+        "A man found guilty",
+    ]
+
+
+@settings(max_examples=300)
+@given(st.lists(st.text(st.characters(blacklist_characters="\n", blacklist_categories=("Cs",))), max_size=8))
+def test_normalising_a_page_at_once_is_normalising_each_block(blocks):
+    """normalize_blocks: one pass over the page, the same blocks as normalize() block by block."""
+    assert T.normalize_blocks(blocks) == [b for b in map(normalize, blocks) if b]

@@ -44,31 +44,90 @@ first), and a capped set of boilerplate blocks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import math
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["BoilerplateLearner"]
+__all__ = ["EVERYWHERE", "BoilerplateLearner", "Context"]
 
-Sketch = tuple[int, ...]
+#: The learner's state format: 2 weighs blocks by their words and keeps boilerplate per site (1
+#: counted blocks, and its boilerplate was everybody's; it is read, see load_state).
+STATE_FORMAT = 2
+#: Where a block learnt at two sites is boilerplate: everywhere.
+EVERYWHERE = None
+_NOWHERE = object()
+#: How a page relates to a context a block was seen in (see BoilerplateLearner._judge).
+_OTHER, _SAME, _SUPERSEDED = 0, 1, 2
+#: A page holding an older, smaller one supersedes it only for blocks in this share of its words
+#: from the start: a teaser or an early version is a story's lead, while site prose that a page
+#: of little else (a gallery, a brief) carried sits anywhere.
+LEAD_REGION = 0.5
 
 
-def _similarity(a: Sketch, b: Sketch, k: int) -> float:
-    """Bottom-k estimate of the Jaccard similarity of two sets from their k-smallest sketches."""
-    union = sorted(set(a) | set(b))[:k]
-    both = set(a) & set(b)
-    return sum(1 for value in union if value in both) / len(union)
+class Context(NamedTuple):
+    """A page as the learner remembers it: its learnable words, and a weighted sample of its blocks.
+
+    A block weighs its words, so the page is judged by its *text*, not its list of blocks: a
+    one-line article of 300 words weighs 300 against the 8 words of a site's header line. The
+    sample is the ``k`` blocks of least *priority* ``-ln(u)/w`` (u: the block's fingerprint as a
+    number in (0, 1], w: its words), a priority sample: every page holding a block gives it the same
+    priority, a heavy block tends to come first, and a page of at most ``k`` blocks is kept whole,
+    so its comparisons are exact."""
+
+    size: int
+    sample: tuple[tuple[float, int, int], ...]  # (priority, fingerprint, words), by priority
+    legacy: bool = False  # of state format 1: its k smallest block fingerprints, unweighed
 
 
-def _containment(a: Sketch, b: Sketch, k: int) -> float:
-    """Bottom-k estimate of the share of set A found in set B: of A's sketched values that B's
-    sketch can answer for (those below its largest value, when it is full), the share B holds."""
-    limit = b[-1] if len(b) >= k else None
-    answerable = [value for value in a if limit is None or value <= limit]
-    if not answerable:
-        return 0.0
-    held = set(b)
-    return sum(1 for value in answerable if value in held) / len(answerable)
+_UNIT = 2.0**-53
+
+
+def weighted_context(fingerprints: Sequence[int], weights: Sequence[int], k: int) -> Context:
+    """The context of a page whose distinct blocks have these fingerprints and word counts."""
+    blocks = sorted(
+        (-math.log(((f >> 11) + 1) * _UNIT) / w, f, w) for f, w in zip(fingerprints, weights) if w > 0
+    )
+    return Context(sum(weights), tuple(blocks[:k]))
+
+
+def _threshold(context: Context, k: int) -> float:
+    """The priority up to which a context's sample holds every block of its page."""
+    return context.sample[-1][0] if len(context.sample) >= k else math.inf
+
+
+def _compared(a: Context, b: Context, k: int) -> tuple[float, float, float, float]:
+    """Estimated words (in both, in A only, in B only, in either) of two pages, from their samples.
+
+    Below the smaller of the two thresholds both samples hold every block, so each block there is
+    known to be in A, in B or in both; each counts its words divided by its chance to be there
+    (``1 - exp(-w·τ)``, Horvitz-Thompson), which makes the sums estimates of the pages' words."""
+    limit = min(_threshold(a, k), _threshold(b, k))
+    in_a = {f: (p, w) for p, f, w in a.sample if p <= limit}
+    in_b = {f: (p, w) for p, f, w in b.sample if p <= limit}
+    both = only_a = only_b = 0.0
+    for f, (_, w) in in_a.items():
+        weight = w if limit == math.inf else w / -math.expm1(-w * limit)
+        if f in in_b:
+            both += weight
+        else:
+            only_a += weight
+    for f, (_, w) in in_b.items():
+        if f not in in_a:
+            only_b += w if limit == math.inf else w / -math.expm1(-w * limit)
+    return both, only_a, only_b, both + only_a + only_b
+
+
+def _similarity(a: Context, b: Context, k: int) -> float:
+    """Estimated Jaccard similarity of two pages' words (weighted by blocks)."""
+    both, _, _, either = _compared(a, b, k)
+    return both / either if either else 0.0
+
+
+def _containment(a: Context, b: Context, k: int) -> float:
+    """Estimated share of page A's words that page B holds."""
+    both, only_a, _, _ = _compared(a, b, k)
+    return both / (both + only_a) if both + only_a else 0.0
 
 
 @dataclass
@@ -121,46 +180,84 @@ class BoilerplateLearner:
                 raise ValueError(f"{name} must be in (0, 1], got {getattr(self, name)!r}")
         if self.max_blocks_per_site < 1 or self.max_boilerplate < 1:
             raise ValueError("the learner's bounds must be positive")
-        self._contexts: dict[str, dict[int, tuple[Sketch, ...]]] = {}
-        self._boilerplate: dict[int, None] = {}  # an insertion-ordered set
+        self._contexts: dict[str, dict[int, tuple[Context, ...]]] = {}
+        # block -> the one site it is boilerplate of, or EVERYWHERE (insertion-ordered: oldest first)
+        self._boilerplate: dict[int, str | None] = {}
 
-    def is_boilerplate(self, fingerprint: int) -> bool:
-        return fingerprint in self._boilerplate
+    def is_boilerplate(self, fingerprint: int, site: str) -> bool:
+        """Whether a block is boilerplate on a page of ``site``: learnt there, or at two sites."""
+        return self.known_for(site)(fingerprint)
 
-    def fingerprints(self, blocks: list[str], fingerprint: Callable[[str], int]) -> list[int | None]:
-        """``fingerprint(block)`` for each learnable block, None for the others (one pass)."""
-        learnable = self.learnable
-        return [fingerprint(block) if learnable(block) else None for block in blocks]
+    def known_for(self, site: str) -> Callable[[int], bool]:
+        """:meth:`is_boilerplate` for the pages of one site (a block's test in one dict lookup)."""
+        where = self._boilerplate.get
+
+        def known(fingerprint: int) -> bool:
+            found = where(fingerprint, _NOWHERE)
+            return found is EVERYWHERE or found == site
+
+        return known
+
+    def fingerprints(
+        self, blocks: list[str], words: list[int], fingerprint: Callable[[str], int]
+    ) -> list[int | None]:
+        """``fingerprint(block)`` for each learnable block (``words``: its words), None for the
+        others (one pass)."""
+        least = self.min_words
+        return [fingerprint(block) if n >= least else None for block, n in zip(blocks, words)]
 
     def learnable(self, block: str) -> bool:
         """Whether a (normalised) block is long enough to be learnt."""
         return block.count(" ") + 1 >= self.min_words
 
-    def observe(self, site: str, fingerprints: Iterable[int]) -> list[int]:
-        """Record one page's learnable, not yet boilerplate, blocks (their fingerprints).
+    def observe(
+        self, site: str, fingerprints: Iterable[int], weights: Iterable[int] | None = None
+    ) -> list[int]:
+        """Record one page's learnable, not yet boilerplate, blocks: their fingerprints, and their
+        words (``weights``; one each if not given). A block repeated on the page counts once.
 
         Returns the blocks this page made boilerplate (the stream shares them with the learners
         of other site partitions, see :meth:`flag`)."""
-        blocks = sorted(set(fingerprints))
+        fingerprints = list(fingerprints)
+        weight_of: dict[int, int] = {}
+        starts_at: dict[int, int] = {}  # words before a block's first appearance on the page
+        words = 0
+        for block, weight in zip(fingerprints, weights if weights is not None else [1] * len(fingerprints)):
+            if block not in weight_of:
+                weight_of[block], starts_at[block] = weight, words
+            words += weight
+        lead_ends = words * LEAD_REGION
+        blocks = sorted(weight_of)
         flagged: list[int] = []
         if len(blocks) < 2:
             return flagged  # a lone block has no company to judge it by
         table = self._contexts.setdefault(site, {})
         needed = self.min_pages if site else self.min_pages_unknown_site
-        sketch: Sketch = tuple(blocks[: self.sketch_size])
-        verdicts: dict[Sketch, bool] = {}  # blocks first seen together share their stored sketches
+        context = weighted_context(blocks, [weight_of[block] for block in blocks], self.sketch_size)
+        relations: dict[Context, int] = {}  # blocks first seen together share their stored contexts
         known = [block for block in blocks if block in table]
         if len(known) < len(blocks):  # most blocks are new: one C-level update for all of them
-            first_context = (sketch,)
+            first_context = (context,)
             table.update((block, first_context) for block in blocks if block not in table)
         for block in known:
             seen = table[block]
-            if any(self._same_page(sketch, old, verdicts) for old in seen):
+            found = [self._relation(context, old, relations, blocks) for old in seen]
+            if _SAME in found:
                 continue
-            seen += (sketch,)
+            found = [
+                _OTHER if relation == _SUPERSEDED and starts_at[block] >= lead_ends else relation
+                for relation in found
+            ]
+            if _SUPERSEDED in found:
+                # a story after its teaser or early version, which was its lead: the story stands
+                # for that context now (a block further down, site prose, is judged as usual)
+                kept = tuple(old for old, relation in zip(seen, found) if relation != _SUPERSEDED)
+                table[block] = (*kept, context)
+                continue
+            seen += (context,)
             if len(seen) >= needed:
                 table.pop(block, None)
-                self._flag(block)
+                self._flag(block, site)
                 flagged.append(block)
             else:
                 table[block] = seen
@@ -171,32 +268,60 @@ class BoilerplateLearner:
                 del table[block]
         return flagged
 
-    def flag(self, fingerprints: Iterable[int]) -> None:
-        """Make blocks boilerplate that another learner found (one learner per site partition
-        in the stream; the set of boilerplate blocks is shared by all sites, as in batch)."""
+    def flag(self, fingerprints: Iterable[int], site: str | None) -> None:
+        """Record blocks that another learner found to be boilerplate of ``site`` (None: of every
+        site). The stream keeps one learner per site partition; a block learnt at two sites is
+        everybody's, as in batch, so each learner hears of every block the others learn."""
         for fingerprint in fingerprints:
-            if fingerprint not in self._boilerplate:
-                self._flag(fingerprint)
+            self._flag(fingerprint, site)
 
-    def _same_page(self, sketch: Sketch, old: Sketch, verdicts: dict[Sketch, bool]) -> bool:
-        verdict = verdicts.get(old)
-        if verdict is None:
-            verdict = verdicts[old] = self._similar(sketch, old) or self._excerpt(sketch, old)
-        return verdict
+    def _relation(
+        self, context: Context, old: Context, relations: dict[Context, int], blocks: list[int]
+    ) -> int:
+        """How a page (its context, its sorted distinct blocks) relates to an older context:
+        :data:`_SAME` page (a version of it, or a part of it), :data:`_SUPERSEDED` (it holds the
+        older page: a story after its teaser or early version), or :data:`_OTHER`."""
+        relation = relations.get(old)
+        if relation is None:
+            if old.legacy:
+                relation = self._judge_legacy(tuple(blocks[: self.sketch_size]), old)
+            else:
+                relation = self._judge(context, old)
+            relations[old] = relation
+        return relation
 
-    def _similar(self, sketch: Sketch, old: Sketch) -> bool:
-        """The same page again, or a version of it."""
-        return _similarity(sketch, old, self.sketch_size) >= self.same_page_similarity
+    def _judge(self, context: Context, old: Context) -> int:
+        k, bar = self.sketch_size, self.same_page_containment
+        if _similarity(context, old, k) >= self.same_page_similarity:
+            return _SAME
+        if old.size >= self.excerpt_ratio * context.size:
+            return _SAME if _containment(context, old, k) >= bar else _OTHER
+        if context.size >= self.excerpt_ratio * old.size:
+            return _SUPERSEDED if _containment(old, context, k) >= bar else _OTHER
+        return _OTHER
 
-    def _excerpt(self, sketch: Sketch, old: Sketch) -> bool:
-        """A part of a larger, older page: a teaser of the site's own story."""
-        return (
-            len(old) >= self.excerpt_ratio * len(sketch)
-            and _containment(sketch, old, self.sketch_size) >= self.same_page_containment
-        )
+    def _judge_legacy(self, sketch: tuple[int, ...], old: Context) -> int:
+        """The rule of state format 1 for its contexts: the ``k`` smallest block fingerprints of
+        each page, unweighed, and the excerpt test one way."""
+        k, kept = self.sketch_size, tuple(f for _, f, _ in old.sample)
+        union = sorted(set(sketch) | set(kept))[:k]
+        if sum(value in kept and value in sketch for value in union) >= self.same_page_similarity * len(
+            union
+        ):
+            return _SAME
+        limit = kept[-1] if len(kept) >= k else None
+        answerable = [value for value in sketch if limit is None or value <= limit]
+        held = sum(value in kept for value in answerable)
+        excerpt = answerable and held >= self.same_page_containment * len(answerable)
+        return _SAME if len(kept) >= self.excerpt_ratio * len(sketch) and excerpt else _OTHER
 
-    def _flag(self, fingerprint: int) -> None:
-        self._boilerplate[fingerprint] = None
+    def _flag(self, fingerprint: int, site: str | None) -> None:
+        """A block is boilerplate of the first site that learns it, and of every site once a
+        second one does (or a learner that predates sites says so: ``site`` None)."""
+        where = self._boilerplate.get(fingerprint, _NOWHERE)
+        if where is EVERYWHERE or where == site:
+            return
+        self._boilerplate[fingerprint] = site if where is _NOWHERE else EVERYWHERE
         if len(self._boilerplate) > self.max_boilerplate:
             del self._boilerplate[next(iter(self._boilerplate))]
 
@@ -207,16 +332,45 @@ class BoilerplateLearner:
     def state(self) -> dict[str, Any]:
         """A JSON-friendly snapshot (for saving batch state)."""
         return {
+            "format": STATE_FORMAT,
             "contexts": {
-                site: [[k, [list(c) for c in v]] for k, v in table.items()]
+                site: [
+                    [k, [[c.size, [[f, w] for _, f, w in c.sample], c.legacy] for c in v]]
+                    for k, v in table.items()
+                ]
                 for site, table in self._contexts.items()
             },
-            "boilerplate": list(self._boilerplate),
+            "boilerplate": [[block, site] for block, site in self._boilerplate.items()],
         }
 
     def load_state(self, state: dict[str, Any]) -> None:
+        """Load :meth:`state`. State of format 1 counted blocks and kept one set of boilerplate for
+        all sites: its boilerplate blocks are everybody's, and its contexts (sketches of block
+        fingerprints) are judged as that version judged them, by their blocks, until new ones take
+        their place."""
+        k = self.sketch_size
+        if state.get("format", 1) == 1:
+            self._boilerplate = dict.fromkeys((int(b) for b in state["boilerplate"]), EVERYWHERE)
+            self._contexts = {
+                site: {
+                    int(block): tuple(Context(len(c), tuple((0.0, int(f), 1) for f in c), True) for c in v)
+                    for block, v in items
+                }
+                for site, items in state["contexts"].items()
+            }
+            return
+        self._boilerplate = {int(block): site for block, site in state["boilerplate"]}
         self._contexts = {
-            site: {int(k): tuple(tuple(int(x) for x in c) for c in v) for k, v in items}
+            site: {
+                int(block): tuple(
+                    Context(
+                        int(size),
+                        weighted_context([int(f) for f, _ in sample], [int(w) for _, w in sample], k).sample,
+                        bool(legacy),
+                    )
+                    for size, sample, legacy in v
+                )
+                for block, v in items
+            }
             for site, items in state["contexts"].items()
         }
-        self._boilerplate = dict.fromkeys(int(k) for k in state["boilerplate"])

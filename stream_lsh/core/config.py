@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 
 from .banding import Banding, optimal_banding
+from .lead import DEFAULT_LEAD_SHARE
 from .shingles import ShingleSpec
 from .stopwords import DEFAULT_LANGUAGES, LANGUAGE_NAMES
 from .verification import Verification
@@ -32,6 +33,9 @@ class DedupConfig:
         num_perm: signature length n.
         seed: seeds token hashing and the minhash functions.
         shingles: shingle kind and size.
+        lead_share: the share of a page's shingles, from its start, that counts twice, so that
+            pages sharing text where both begin (copies) resemble more than pages sharing text
+            elsewhere (a page quoting another); 0 ignores position (:mod:`.lead`).
         languages: stop-word languages (detection picks among them; the first wins ties).
         bands, rows: explicit banding; both None to choose it for the lowest Jaccard similarity a
             duplicate can have (:meth:`Verification.lowest_jaccard`).
@@ -43,7 +47,8 @@ class DedupConfig:
         boilerplate: learn and drop site-wide boilerplate blocks.
         boilerplate_min_pages: distinct contexts (pages with different other content) that make a
             block of a site boilerplate.
-        drop_chrome: drop nav/aside/footer/form elements of HTML pages before anything else.
+        drop_chrome: drop nav/aside/footer/form elements of HTML pages, and lists of headlines
+            (runs of title-like blocks) of any page, before anything else.
         max_future: a ``published_at`` more than this many seconds after the clock is ignored.
     """
 
@@ -52,6 +57,7 @@ class DedupConfig:
     num_perm: int = 128
     seed: int = 1
     shingles: ShingleSpec = field(default_factory=ShingleSpec)
+    lead_share: float = DEFAULT_LEAD_SHARE
     languages: tuple[str, ...] = DEFAULT_LANGUAGES
     bands: int | None = None
     rows: int | None = None
@@ -78,6 +84,8 @@ class DedupConfig:
             object.__setattr__(self, "verify", Verify(self.verify))
         except ValueError:
             raise ValueError(f"verify must be 'signature' or 'jaccard', got {self.verify!r}") from None
+        if not 0.0 <= self.lead_share <= 1.0:
+            raise ValueError(f"lead_share must be in [0, 1], got {self.lead_share!r}")
         if self.min_shingles < 1:
             raise ValueError(f"min_shingles must be >= 1, got {self.min_shingles}")
         if self.bucket_cap < 1:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import takewhile
+from typing import NamedTuple
 
 import numpy as np
 import xxhash
@@ -25,15 +27,24 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
-from .hashing import TokenHasher, xxh64_text
+from .hashing import TokenHasher, words, xxh64_text
+from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .page import Page
 from .scheme import Scheme
 from .shingles import ShingleKind, Shingler
 from .stopwords import StopWordLists
-from .text import html_blocks, normalize, text_blocks
+from .text import (
+    flattened,
+    heading,
+    html_blocks,
+    normalize_blocks,
+    sentences,
+    text_blocks,
+    without_lists,
+)
 
-__all__ = ["PreparedPage", "Preparer", "SignedPage", "drop_boilerplate"]
+__all__ = ["Extracted", "PreparedPage", "Preparer", "SignedPage", "drop_boilerplate"]
 
 _BLOCK_SEED = 0x5EED_B10C  # block fingerprints are internal to the learner: not part of the scheme
 
@@ -54,6 +65,15 @@ class PreparedPage:
     content_hash: int  # of the text left after boilerplate removal: the exact-duplicate key
     body_hash: int  # of the raw body: recognises a redelivered page
     blocks_dropped: int = 0  # blocks dropped as boilerplate (a metric of the stream)
+    lead_at: int = 0  # where the article begins in ``text``, in the shingler's tokens (see .lead)
+    flattened: bool = False  # its text held a whole article on one line (.text.flattened; batch only)
+
+
+class Extracted(NamedTuple):
+    """A page's visible text as normalised blocks, and whether it came flattened onto one line."""
+
+    blocks: list[str]
+    flattened: bool
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,22 +95,29 @@ class SignedPage:
 
 
 def drop_boilerplate(
-    blocks: list[str], learner: BoilerplateLearner | None, learn_for_site: str | None
+    blocks: list[str], learner: BoilerplateLearner | None, site: str, *, learn: bool
 ) -> tuple[list[str], list[int]]:
-    """The blocks left once known boilerplate is dropped, and the blocks this page made boilerplate.
+    """The blocks left once the boilerplate known for ``site`` is dropped, and the blocks this page
+    made boilerplate.
 
-    With ``learn_for_site``, the blocks first teach the learner, so the page is already filtered
-    with what it showed (the learner never looks at decisions: a page can be prepared before the
-    pages before it are decided).
+    With ``learn``, the blocks first teach the learner, so the page is already filtered with what
+    it showed (the learner never looks at decisions: a page can be prepared before the pages
+    before it are decided).
     """
     if learner is None:
         return blocks, []
-    fingerprints = learner.fingerprints(blocks, _block_fingerprint)
-    known = learner.is_boilerplate
+    words = [block.count(" ") + 1 for block in blocks]
+    fingerprints = learner.fingerprints(blocks, words, _block_fingerprint)
+    known = learner.known_for(site)
+    fresh = [f is not None and not known(f) for f in fingerprints]  # learnable, not boilerplate yet
     flagged: list[int] = []
-    if learn_for_site is not None:
-        flagged = learner.observe(learn_for_site, [f for f in fingerprints if f is not None and not known(f)])
-    return [block for block, f in zip(blocks, fingerprints) if f is None or not known(f)], flagged
+    if learn:
+        taught = [(f, n) for f, n, new in zip(fingerprints, words, fresh) if new and f is not None]
+        flagged = learner.observe(site, [f for f, _ in taught], [n for _, n in taught])
+    dropped = set(flagged)  # this page made them boilerplate of its site
+    return [
+        block for block, f, new in zip(blocks, fingerprints, fresh) if f is None or (new and f not in dropped)
+    ], flagged
 
 
 class Preparer:
@@ -113,15 +140,25 @@ class Preparer:
             stop_words_source=stop_words.source if stop_words else "",
             stop_words_digest=stop_words.digest if stop_words else "",
             stop_words_languages=stop_words.languages if stop_words else (),
+            lead_share=config.lead_share,
+            lead_rule=LEAD_RULE if config.lead_share else "",
         )
 
-    def blocks(self, page: Page) -> list[str]:
-        """The page's visible text as normalised blocks (empty ones dropped)."""
+    def extract(self, page: Page) -> Extracted:
+        """The page's visible text as normalised blocks (empty ones dropped), without lists of
+        headlines (with ``drop_chrome``), long blocks in sentences."""
         if page.html is not None:
             raw_blocks = html_blocks(page.html, drop_chrome=self.config.drop_chrome)
         else:
             raw_blocks = text_blocks(page.text or "")
-        return [block for block in map(normalize, raw_blocks) if block]  # per block: ASCII blocks stay fast
+        if self.config.drop_chrome:
+            raw_blocks = without_lists(raw_blocks)
+        pieces = [piece for block in raw_blocks for piece in sentences(block)]
+        return Extracted(normalize_blocks(pieces), flattened(raw_blocks))
+
+    def blocks(self, page: Page) -> list[str]:
+        """:meth:`extract`'s blocks."""
+        return self.extract(page).blocks
 
     def body_hash(self, page: Page) -> int:
         """Hash of the raw body: the same id with the same body is a redelivery."""
@@ -141,11 +178,14 @@ class Preparer:
         time: EventTime,
         body_hash: int,
         learner: BoilerplateLearner | None,
-        learn_for_site: str | None,
+        site: str,
+        learn: bool,
+        flattened: bool = False,
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks: the prepared page, and the blocks it made boilerplate."""
-        kept, flagged = drop_boilerplate(blocks, learner, learn_for_site)
+        kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
         text = " ".join(kept)
+        opening = list(takewhile(heading, kept))
         return PreparedPage(
             page_id,
             lang,
@@ -155,21 +195,33 @@ class Preparer:
             xxh64_text(text, self.config.seed),
             body_hash,
             len(blocks) - len(kept),
+            self._tokens(opening),
+            flattened,
         ), flagged
+
+    def _tokens(self, blocks: list[str]) -> int:
+        """How many of the shingler's tokens these blocks hold (words; none for character
+        shingles, whose lead counts from the page's start)."""
+        if self.config.shingles.kind is ShingleKind.CHAR:
+            return 0
+        return sum(len(words(block)) for block in blocks)
 
     def prepare_page(
         self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *, learn: bool
     ) -> PreparedPage:
         """:meth:`prepare` for a whole page, as batch reads it."""
+        extracted = self.extract(page)
         prepared, _ = self.prepare(
             page.id,
             page.lang,
-            self.blocks(page),
+            extracted.blocks,
             clock_ms=clock_ms,
             time=self.event_time(page, clock_ms),
             body_hash=self.body_hash(page),
             learner=learner,
-            learn_for_site=page.site if learn else None,
+            site=page.site,
+            learn=learn,
+            flattened=extracted.flattened,
         )
         return prepared
 
@@ -178,8 +230,9 @@ class Preparer:
         over the batch); those with too few shingles stay unsigned."""
         if not prepared:
             return []
-        batch = self.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
-        counts = batch.counts()
+        plain = self.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
+        counts = plain.counts()
+        batch = with_lead(plain, self.config.lead_share, [p.lead_at for p in prepared])
         signatures = self.minhasher.signatures(batch.values, batch.offsets)
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"

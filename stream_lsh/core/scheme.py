@@ -39,6 +39,8 @@ class Scheme:
     stop_words_source: str = ""
     stop_words_digest: str = ""
     stop_words_languages: tuple[str, ...] = ()
+    lead_share: float = 0.0  # the share of shingles that makes the lead (.lead); 0 in schemes before it
+    lead_rule: str = ""  # the lead's version and constants
     text_pipeline: str = TEXT_PIPELINE_VERSION
     hash: str = HASH_NAME
     signature: str = SIGNATURE_NAME
@@ -52,7 +54,7 @@ class Scheme:
     def from_dict(cls, data: dict[str, Any]) -> Scheme:
         data = dict(data)
         data["stop_words_languages"] = tuple(data.get("stop_words_languages", ()))
-        return cls(**data)
+        return cls(**data)  # a scheme saved before the lead counted has lead_share 0: refused by default
 
     @cached_property  # computed once: the index checks it on every query and insert
     def fingerprint(self) -> str:

@@ -82,11 +82,13 @@ class ShingleSpec:
 class ShingleBatch:
     """Shingle hashes of several pages: page i owns ``values[offsets[i]:offsets[i + 1]]``.
 
-    A page's shingles are in text order and may repeat; :meth:`page_set` gives the set.
+    A page's shingles are in text order and may repeat; :meth:`page_set` gives the set. ``starts``
+    says where in its page each shingle begins (:mod:`.lead` counts the lead from there).
     """
 
     values: np.ndarray
     offsets: np.ndarray
+    starts: np.ndarray | None = None  # each shingle's first token in its page (words; characters for char)
 
     def __len__(self) -> int:
         return self.offsets.size - 1
@@ -138,7 +140,8 @@ class Shingler:
             starts = np.arange(hashes.size)
         starts = starts[starts + (k - 1) < offsets[page_of[starts] + 1]] if starts.size else starts
         values = combine([hashes[starts + j] for j in range(k)]) if starts.size else _EMPTY
-        return ShingleBatch(values, np.searchsorted(starts, offsets))
+        first = np.searchsorted(starts, offsets)
+        return ShingleBatch(values, first, starts - np.repeat(offsets[:-1], np.diff(first)))
 
     def language_of(self, normalized_text: str, language: str | None = None) -> str | None:
         """The stop-word language that :meth:`shingles` would use (None for char/word shingles)."""

@@ -19,12 +19,22 @@ from __future__ import annotations
 import html as _html
 import re
 import unicodedata
+from itertools import zip_longest
 from typing import NamedTuple
 
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
-__all__ = ["html_blocks", "html_to_text", "normalize", "text_blocks"]
+__all__ = [
+    "LONG_BLOCK_WORDS",
+    "heading",
+    "html_blocks",
+    "html_to_text",
+    "normalize",
+    "sentences",
+    "text_blocks",
+    "without_lists",
+]
 
 _DROP = (
     "\u00ad\u200b\u200c\u200d\u2060\ufeff"  # soft hyphen, zero-width
@@ -68,6 +78,23 @@ def normalize(text: str) -> str:
     return _collapse(_replace_all(s, _APOSTROPHES, "'"))
 
 
+def normalize_blocks(blocks: list[str]) -> list[str]:
+    """:func:`normalize` of every block of a page, the empty ones dropped, in one pass over the page
+    rather than one per block (blocks hold no "\\n", which separates them meanwhile)."""
+    text = "\n".join(blocks)
+    if text.isascii():
+        s = text.lower()
+    else:
+        s = unicodedata.normalize("NFKC", _replace_all(text, _DROP, "")).casefold()
+        if not unicodedata.is_normalized("NFKC", s):
+            s = unicodedata.normalize("NFKC", s)
+        s = _replace_all(s, _APOSTROPHES, "'")
+    s = _replace_all(s, _SPACES_NOT_NL, " ")
+    while "  " in s:
+        s = s.replace("  ", " ")
+    return [block for block in map(str.strip, s.split("\n")) if block]
+
+
 def text_blocks(text: str) -> list[str]:
     """Plain text -> one block per non-empty line, inner whitespace collapsed (not normalised)."""
     return _split_blocks(_replace_all(text, _LINE_BREAKS, "\n"))
@@ -79,6 +106,102 @@ def _split_blocks(text: str) -> list[str]:
     while "  " in text:
         text = text.replace("  ", " ")
     return [b for b in map(str.strip, text.split("\n")) if b]
+
+
+#: Blocks of more words are split into sentences (:func:`sentences`): a one-line article or an
+#: extractor's flattened page is one block, and a block is what the boilerplate learner judges.
+LONG_BLOCK_WORDS = 100
+#: A page with a block of more words holds a whole article on one line (:func:`flattened`).
+FLATTENED_WORDS = 150
+#: A piece of fewer words stays with the sentence before it ("Mr." + "Smith said ...", "U.S.").
+_MIN_SENTENCE_WORDS = 4
+# Capital and small letters of the stop-word languages' scripts (Latin, Latin-1, Cyrillic).
+_CAPITAL = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0400-\u042f"
+_SMALL = "a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f"
+_OPENING = "\"'\u201c\u2018\u00ab(\\["
+_CLOSING = "\"'\u201d\u2019\u00bb)\\]"
+# Where a sentence ends (see `sentences`): after ".", "!", "?" or "…" and any closing quotes or
+# brackets, at the spaces before a word that does not start with a small letter. A full stop
+# after a capitalised word of up to three characters (a title or an initial: "Mr.", "J.",
+# "U.S.") ends nothing. The block is matched with a space before it, so that a title at its start
+# has a word boundary too.
+_WORD_CHAR = "[\\w.]"
+_NOT_AFTER_TITLE = "".join(f"(?<![\\s{_OPENING}][{_CAPITAL}]{_WORD_CHAR * n}\\.)" for n in range(3))
+_SENTENCE_CUT = re.compile(
+    f"((?:\\.{_NOT_AFTER_TITLE}|[!?\u2026])[.!?\u2026]*[{_CLOSING}]*)\\s+(?=[{_OPENING}]?[^\\W_{_SMALL}])"
+)
+
+
+#: A run of at least this many title-like blocks is a list (:func:`without_lists`).
+MIN_LIST_ITEMS = 3
+#: A title-like block has at most this many words.
+MAX_ITEM_WORDS = 20
+_SENTENCE_FINAL = ".!\u2026"
+_CLOSERS = "\"'\u201d\u2019\u00bb)]"
+
+
+def heading(block: str) -> bool:
+    """A headline, a byline, a dateline or a label: short, and not ending like a sentence."""
+    return block.rstrip(_CLOSERS)[-1:] not in _SENTENCE_FINAL and block.count(" ") < MAX_ITEM_WORDS
+
+
+def without_lists(blocks: list[str]) -> list[str]:
+    """The blocks without lists: runs of ``MIN_LIST_ITEMS`` or more title-like blocks in a row (a
+    :func:`heading` that does not start in lower case).
+
+    A list of headlines ("Trending now", "Most read", related stories), a menu or a row of links
+    names *other* pages. Kept, it makes two stories of one site alike through what the site
+    prints around them, and a rotating list is never the same twice for the boilerplate learner
+    to catch. An article's text is sentences: its title, a byline or a subheading stand alone,
+    and prose wrapped at a fixed width starts most lines in lower case.
+    """
+    kept: list[str] = []
+    run: list[str] = []
+    for block in blocks:
+        # a title-like block (inline: this runs on every block of every page)
+        if (
+            not block[0].islower()
+            and block.rstrip(_CLOSERS)[-1:] not in _SENTENCE_FINAL
+            and block.count(" ") < MAX_ITEM_WORDS
+        ):
+            run.append(block)
+            continue
+        if len(run) < MIN_LIST_ITEMS:
+            kept += run
+        run = []
+        kept.append(block)
+    if len(run) < MIN_LIST_ITEMS:
+        kept += run
+    return kept
+
+
+def flattened(blocks: list[str]) -> bool:
+    """Whether a page's text holds a block of over :data:`FLATTENED_WORDS` words: an article on one
+    line, as many feeds and extractors deliver it. It is split into sentences, which works; users
+    are told, because text with its paragraphs works better (teasers and versions keep their
+    shape)."""
+    return any(block.count(" ") >= FLATTENED_WORDS for block in blocks)
+
+
+def sentences(block: str, max_words: int = LONG_BLOCK_WORDS) -> list[str]:
+    """A block of more than ``max_words`` words as its sentences; a shorter block as it is.
+
+    A sentence ends at ``.``, ``!``, ``?`` or ``…`` (closing quotes and brackets kept with it)
+    before a space and a word that does not start with a small letter; a full stop after a title
+    or an initial ends nothing, and a piece under four words joins the sentence before it. The
+    split depends on the block's own text alone, so every copy of a paragraph splits alike.
+    """
+    if block.count(" ") < max_words:
+        return [block]
+    parts = _SENTENCE_CUT.split(" " + block)  # text, its sentence's end, text, end ..., text
+    parts[0] = parts[0][1:]
+    pieces: list[str] = []
+    for piece in map("".join, zip_longest(parts[::2], parts[1::2], fillvalue="")):
+        if pieces and piece.count(" ") + 1 < _MIN_SENTENCE_WORDS:
+            pieces[-1] = f"{pieces[-1]} {piece}"
+        else:
+            pieces.append(piece)
+    return pieces
 
 
 _BLOCK = frozenset(
@@ -373,13 +496,39 @@ def _route(html: str) -> tuple[bool, bytes, _Tags]:
     return _within_budget(_depth_by_name(tags.close, tags.k0, tags.k1, step)), data, tags
 
 
+#: What may stand between two links of a row of links (a menu, a list of headlines without <li>).
+_LINK_SEPARATORS = frozenset(
+    ["", "|", "\u00b7", "\u2022", "/", "-", "\u2013", "&middot;", "&bull;", "&nbsp;"]
+)
+_A = _name_key("a")[0]
+
+
+def _row_of_links(between: str) -> bool:
+    """Whether the text between an `</a>` and the next `<a>` makes them items of one row of links."""
+    return between.strip() in _LINK_SEPARATORS
+
+
+def _links_in_rows(data: bytes, tags: _Tags) -> np.ndarray:
+    """Which tags are an `<a>` that follows an `</a>` with at most a separator between: such
+    links are a list's items ("More news: <a>..</a><a>..</a>"), each a block of its own, not
+    one run of headlines glued into words ("...has been cutThe United Nations...")."""
+    is_a = (tags.k0 == _A) & (tags.ln == 1) & tags.exact
+    follows = np.zeros(len(tags.pos), bool)
+    follows[1:] = is_a[1:] & ~tags.close[1:] & is_a[:-1] & tags.close[:-1]
+    for i in np.flatnonzero(follows).tolist():
+        start = data.find(b">", int(tags.pos[i - 1]), int(tags.pos[i])) + 1
+        follows[i] = start > 0 and _row_of_links(data[start : int(tags.pos[i])].decode("utf-8", "replace"))
+    return follows
+
+
 def _mark(data: bytes, tags: _Tags) -> bytes:
     """Insert "\\n" before every block-level tag (the text of a block becomes one line) and
-    "_" after formatting tag names: `<b_>` is a plain inline element to Lexbor, so the
-    adoption agency and formatting reconstruction (quadratic, or one new element per
-    unclosed tag per text run) never run. Text order is unchanged."""
+    before every link in a row of links (:func:`_links_in_rows`), and "_" after formatting tag
+    names: `<b_>` is a plain inline element to Lexbor, so the adoption agency and formatting
+    reconstruction (quadratic, or one new element per unclosed tag per text run) never run.
+    Text order is unchanged."""
     cat = np.where(tags.exact, tags.cat, 0)
-    block, fmt = (cat & _BLOCK_BIT) != 0, (cat & _FMT_BIT) != 0
+    block, fmt = ((cat & _BLOCK_BIT) != 0) | _links_in_rows(data, tags), (cat & _FMT_BIT) != 0
     where = np.concatenate([tags.pos[block], (tags.pos + 1 + tags.close + tags.ln)[fmt]])
     what = np.repeat(np.array([10, 95], np.uint8), [int(block.sum()), int(fmt.sum())])
     return np.insert(np.frombuffer(data, np.uint8), where, what).tobytes()
@@ -447,9 +596,11 @@ def _fallback_extract(s: str, drop_chrome: bool) -> list[str]:
     out: list[str] = []
     kept = depth = in_main = 0
     skip = ""
+    link_end = -1  # where the last tag ended, if it was an </a>
     for m in _TAG_RE.finditer(s):
         slash, name, attrs = m.groups()
         name = name.lower()
+        after_link, link_end = link_end, m.end() if slash and name == "a" else -1
         if skip:
             if slash or name not in _CLOSES_SKIP.get(skip, ()):
                 if name == skip:
@@ -460,7 +611,9 @@ def _fallback_extract(s: str, drop_chrome: bool) -> list[str]:
             skip, kept = "", m.start()
         out.append(s[kept : m.start()])
         kept = m.end()
-        if name in _BLOCK:
+        if name in _BLOCK or (
+            name == "a" and not slash and after_link >= 0 and _row_of_links(s[after_link : m.start()])
+        ):
             out.append("\n")
         if slash:
             if name in _MAIN and in_main:

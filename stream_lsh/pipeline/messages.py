@@ -464,17 +464,20 @@ class PageToSign:
 
 @dataclass(frozen=True)
 class Flags:
-    """Block fingerprints one site partition's learner made boilerplate, for the others."""
+    """Block fingerprints one site partition's learner made boilerplate of ``site``, for the others
+    (a block learnt at two sites is every site's). ``site`` None: of every site (flags written
+    before boilerplate was kept per site)."""
 
     KIND: ClassVar[str] = "flags"
     fingerprints: tuple[int, ...]
+    site: str | None = None
 
     def to_wire(self) -> Wire:
-        return {"k": self.KIND, "f": list(self.fingerprints)}
+        return {"k": self.KIND, "f": list(self.fingerprints), "s": self.site}
 
     @classmethod
     def from_wire(cls, wire: Wire) -> Flags:
-        return cls(tuple(wire["f"]))
+        return cls(tuple(wire["f"]), wire.get("s"))
 
 
 @dataclass(frozen=True)

@@ -75,12 +75,12 @@ class Signer:
 
     def handle(self, messages: Sequence[SiteMessage]) -> Outbox:
         out = Outbox()
-        flagged: list[int] = []
+        flagged: dict[str, list[int]] = {}  # by the site they are boilerplate of
         prepared: list[tuple[PageToSign, PreparedPage]] = []
         for message in messages:
             if isinstance(message, Flags):
                 if self.learner is not None:
-                    self.learner.flag(message.fingerprints)
+                    self.learner.flag(message.fingerprints, message.site)
             elif isinstance(message, InputMark):
                 if self.marks is not None:
                     self.marks.update(message.source, message.mark, message.idle)
@@ -90,7 +90,8 @@ class Signer:
             else:
                 page, newly = self._prepare(message)
                 prepared.append((message, page))
-                flagged.extend(newly)
+                if newly:
+                    flagged.setdefault(message.site, []).extend(newly)
                 if self.learner is not None and not message.query:
                     out.tally.blocks_dropped.append(page.blocks_dropped)
         signed = self.preparer.sign([page for _, page in prepared])
@@ -98,10 +99,10 @@ class Signer:
             self._route(message, signed_page, out)
         if self.marks is not None:
             self._forward_mark(out)
-        if flagged:
+        for site, blocks in flagged.items():
             for partition in range(self.layout.sites):
                 if partition != self.partition:
-                    out.send(Stage.SITES, partition, Flags(tuple(flagged)), first=True)
+                    out.send(Stage.SITES, partition, Flags(tuple(blocks), site), first=True)
         return out
 
     def _forward_mark(self, out: Outbox) -> None:
@@ -128,7 +129,8 @@ class Signer:
             time=EventTime(page.event_time, page.date_ignored),
             body_hash=page.body_hash,
             learner=self.learner,
-            learn_for_site=None if page.query else page.site,
+            site=page.site,
+            learn=not page.query,
         )
 
     def _route(self, page: PageToSign, signed_page: SignedPage, out: Outbox) -> None:
