@@ -22,6 +22,7 @@ from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator, P
 from .core.page import Page
 from .core.record import DEFAULT_MAX_PAGE_BYTES, Delete, Rejected, parse_line, read_lines
 from .core.spread import Alert, Member, SpreadTracker
+from .core.text import FLATTENED_WORDS
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -34,6 +35,8 @@ __all__ = [
     "run_batch",
 ]
 
+#: A cluster with more pages of one site than this is worth a warning (see BatchSummary.warnings).
+CROWDED_CLUSTER = 5
 DEFAULT_BATCH_SIZE = 256  # pages per micro-batch: large enough to amortise numpy calls, small in memory
 MAX_BATCH_BYTES = 8_000_000  # ... and a bound in bytes, so that a run of huge pages stays small too
 
@@ -54,6 +57,9 @@ class BatchSummary:
     dates_ignored: Counter[str] = field(
         default_factory=Counter
     )  # pages whose published_at was not used, by reason
+    flattened: int = 0  # pages whose text held a whole article on one line
+    # pages of one site in one cluster: many suggest a site's pages matching through its chrome
+    site_clusters: Counter[tuple[str, str]] = field(default_factory=Counter)
 
     @property
     def clusters(self) -> int:
@@ -63,8 +69,11 @@ class BatchSummary:
     def pages_per_second(self) -> float:
         return self.pages / self.seconds if self.seconds > 0 else 0.0
 
-    def count(self, decision: Decision) -> None:
+    def count(self, decision: Decision, *, site: str = "", flattened: bool = False) -> None:
         self.pages += 1
+        self.flattened += flattened
+        if decision.cluster_id is not None and site:
+            self.site_clusters[decision.cluster_id, site] += 1
         if decision.status == UNIQUE:
             self.unique += 1
         elif decision.status == DUPLICATE:
@@ -83,6 +92,29 @@ class BatchSummary:
             + (f" | dates ignored {_reasons(self.dates_ignored)}" if self.dates_ignored else "")
             + f" | {self.pages_per_second:,.0f} pages/s ({self.seconds:.2f} s)"
         )
+
+    def warnings(self) -> list[str]:
+        """What about the input a user should look at, each with what to do (empty: nothing)."""
+        found = []
+        if self.flattened:
+            share = self.flattened / self.pages
+            found.append(
+                f"{self.flattened:,} pages ({share:.0%}) hold a whole article on one line (a block of "
+                f"over {FLATTENED_WORDS} words), as flattening extractors deliver it: they are split "
+                "into sentences, so that site chrome flattened into the line can still be learnt; if "
+                "your extractor can keep paragraphs (one per line, or <p> in HTML), let it"
+            )
+        crowded = [(n, site) for (_, site), n in self.site_clusters.items() if n > CROWDED_CLUSTER]
+        if crowded:
+            most, site = max(crowded)
+            found.append(
+                f"{len(crowded):,} clusters hold more than {CROWDED_CLUSTER} pages of one site (the "
+                f"largest {most:,} of {site}): one story rarely has that many versions at one outlet, "
+                "so those pages may be matching through what the site prints around its stories; "
+                "give every page its site (source or url) so that its chrome is learnt, and look "
+                "at a few of them"
+            )
+        return found
 
 
 def _reasons(counts: Counter[str]) -> str:
@@ -250,7 +282,7 @@ def _decide(
         [page for page, _, _ in pending], [clock for _, _, clock in pending]
     )
     for (prepared, decision), (page, raw, _) in zip(decided, pending, strict=True):
-        summary.count(decision)
+        summary.count(decision, site=page.site, flattened=prepared.flattened)
         out.write(orjson.dumps(decision.to_dict()) + b"\n")
         if unique_out is not None and decision.status == UNIQUE and not decision.replayed:
             unique_out.write(raw + b"\n")

@@ -258,6 +258,8 @@ def dedup(
     if state is not None:
         save_state(engine, state, spread=tracker)
     click.echo(summary.format(), err=True)
+    for warning in summary.warnings():
+        click.echo(f"warning: {warning}", err=True)
     if summary.rejected:
         click.echo(f"{summary.rejected:,} line(s) rejected: see {rejects}", err=True)
         sys.exit(ExitCode.REJECTED)

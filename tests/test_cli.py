@@ -7,6 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import orjson
 import pytest
 from click.testing import CliRunner
 
@@ -309,3 +310,29 @@ def test_run_refuses_alerts_it_could_not_know_complete(tmp_path, args, env, says
     pages.write_text('{"id": "a", "text": "x"}\n')
     result = CliRunner().invoke(cli, ["run", "--feed", str(pages), *args], env=env)
     assert result.exit_code == 2 and says in result.output, result.output
+
+
+def test_dedup_warns_of_articles_on_one_line_and_of_a_site_crowding_a_cluster(tmp_path):
+    """Input that looks like trouble is named in dedup's summary with what to do: pages that hold
+    a whole article on one line, and a cluster holding many pages of one site."""
+    story = " ".join(
+        f"The council met on day {n} and said the plan for the bridge would go ahead." for n in range(15)
+    )
+    lines = [{"id": f"v{n}", "source": "a.example", "text": f"{story} Update {n}."} for n in range(7)]
+    lines += [
+        {"id": "other", "source": "b.example", "text": "A short note of its own, with a few words in it."}
+    ]
+    pages = tmp_path / "pages.jsonl"
+    pages.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    result = CliRunner().invoke(cli, ["dedup", str(pages), "-o", str(tmp_path / "out.jsonl")])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 2
+    assert warnings[0].startswith("warning: 7 pages (88%) hold a whole article on one line")
+    assert "1 clusters hold more than 5 pages of one site (the largest 7 of a.example)" in warnings[1]
+    quiet = tmp_path / "quiet.jsonl"
+    quiet.write_bytes(orjson.dumps(lines[-1]) + b"\n")
+    assert (
+        "warning"
+        not in CliRunner().invoke(cli, ["dedup", str(quiet), "-o", str(tmp_path / "q.jsonl")]).output
+    )

@@ -81,6 +81,7 @@ def _labels_of_every_series() -> dict[str, set[str]]:
     metrics = WorkerMetrics()
     tally = Tally(
         pages=1,
+        flattened=1,
         retractions=1,
         queries=1,
         late_probes=1,

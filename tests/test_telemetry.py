@@ -53,6 +53,17 @@ def test_the_tally_counts_every_page_decision_and_candidate_check(pages):
     assert tally.evicted == 0  # the default bucket cap is far above these buckets
 
 
+def test_pages_with_an_article_on_one_line_are_counted(pages):
+    """The ingest stage counts pages whose text holds a whole article on one line (queries not)."""
+    flat = [
+        dict(page, text=" ".join(["word"] * 200) + ".", id=f"flat{i}") for i, page in enumerate(pages[:7])
+    ]
+    for page in flat:
+        page.pop("html", None)
+    assert run(pages).outputs.tally.flattened == 0
+    assert run(flat + pages[7:]).outputs.tally.flattened == 7
+
+
 def test_a_small_bucket_cap_shows_as_evictions(pages):
     tally = run(pages, bucket_cap=1).outputs.tally
     assert tally.evicted > 0

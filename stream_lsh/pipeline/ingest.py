@@ -74,6 +74,7 @@ class Ingest:
         self.watermarks = watermarks  # see stream_lsh.pipeline.order
         self.lateness = lateness
         self.limit = limit
+        self.flattened = 0  # pages of the batch being read that held an article on one line
 
     @property
     def marks_caught_up(self) -> bool:
@@ -113,6 +114,7 @@ class Ingest:
                 page_id = parsed.id
             mark = (message.timestamp_ms, page_id or "")
             marks[message.partition] = max(marks.get(message.partition, mark), mark)
+        out.tally.flattened, self.flattened = self.flattened, 0
         if self.watermarks:
             idle = self.idle_after(messages, caught_up)
             for partition, mark in sorted(marks.items()):
@@ -194,6 +196,8 @@ class Ingest:
         preparer = self.preparer
         timestamp_ms = message.timestamp_ms
         time = preparer.event_time(page, clock_of_record(timestamp_ms))
+        extracted = preparer.extract(page)
+        self.flattened += extracted.flattened and raw is not None
         to_sign = PageToSign(
             page.id,
             raw is None,
@@ -203,7 +207,7 @@ class Ingest:
             time.seconds,
             time.date_ignored,
             preparer.body_hash(page),
-            tuple(preparer.blocks(page)),
+            tuple(extracted.blocks),
             raw,
             message.received_ms if message.received_ms is not None else timestamp_ms,
         )

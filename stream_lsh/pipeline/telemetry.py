@@ -30,6 +30,7 @@ class Tally:
     """Events of one ``handle`` call; every field adds up across calls (:meth:`add`)."""
 
     pages: int = 0  # ingest: input records read as pages
+    flattened: int = 0  # ingest: ... whose text held a whole article on one line (.core.text.flattened)
     retractions: int = 0  # ingest: retractions read
     queries: int = 0  # ingest: queries read
     late_probes: int = 0  # bands: probes applied at once, behind the watermark
@@ -41,6 +42,7 @@ class Tally:
 
     def add(self, other: Tally) -> None:
         self.pages += other.pages
+        self.flattened += other.flattened
         self.retractions += other.retractions
         self.queries += other.queries
         self.late_probes += other.late_probes

@@ -134,6 +134,12 @@ class WorkerMetrics:
             "Probes that reached a band partition behind its watermark and were applied at once",
             registry=registry,
         )
+        self.flattened = Counter(
+            "stream_lsh_flattened_pages",
+            "Input pages whose text held a whole article on one line (a block of over 150 words): "
+            "split into sentences; an extractor that keeps paragraphs serves better",
+            registry=registry,
+        )
         self.blocks_dropped = Histogram(
             "stream_lsh_boilerplate_dropped_blocks",
             "Boilerplate blocks dropped from a page before shingling",
@@ -178,6 +184,7 @@ class WorkerMetrics:
         _inc(self.checks.labels(result="rejected"), tally.rejected)
         _inc(self.evictions, tally.evicted)
         _inc(self.late_probes, tally.late_probes)
+        _inc(self.flattened, tally.flattened)
         for dropped in tally.blocks_dropped:
             self.blocks_dropped.observe(dropped)
         for timing in tally.decided:
