@@ -4,10 +4,11 @@
 
 Pages: ~600-word plain-text news pages cut from the synthetic corpus (so copies stay copies). Each
 stage is timed over all pages in a separate pass (parse = JSON + validation + text extraction +
-normalisation + boilerplate filter; shingle; signature = minhash + band keys; index = query,
-verify, decide, insert), then the whole batch path is timed end to end from JSON lines to
-decision lines. The datasketch pipeline gets the same normalised text, makes the same stop-word
-shingles in plain Python, and runs MinHash(num_perm=128) + MinHashLSH(threshold) query-then-insert.
+normalisation + boilerplate filter; shingle = shingles and the lead's tagged copies; signature =
+minhash + band keys; index = query, verify, decide, insert), then the whole batch path is timed
+end to end from JSON lines to decision lines. The datasketch pipeline gets the same normalised
+text, makes the same stop-word shingles in plain Python, and runs MinHash(num_perm=128) +
+MinHashLSH(threshold) query-then-insert.
 Everything runs on one core, in one process, in the same run.
 """
 
@@ -25,6 +26,7 @@ import orjson
 
 from stream_lsh.batch import DEFAULT_BATCH_SIZE, RejectSink, run_batch
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
+from stream_lsh.core.lead import with_lead
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.core.prepare import SignedPage
 from stream_lsh.core.shingles import tokenize
@@ -87,11 +89,12 @@ def stages(lines: list[bytes], config: DedupConfig, batch_size: int = DEFAULT_BA
             engine.prepare(page, engine.file_clock.tick(page.date, page.site), learn=True) for page in pages
         ]
         t0 = time.perf_counter()
-        batch = preparer.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
+        plain = preparer.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
+        batch = with_lead(plain, config.lead_share, [p.lead_at for p in prepared])
         t1 = time.perf_counter()
         signatures = preparer.minhasher.signatures(batch.values, batch.offsets)
         keys = preparer.banding.band_keys(signatures)
-        counts = batch.counts()
+        counts = plain.counts()
         signed = [
             SignedPage(p, signatures[i], keys[i], None)
             if counts[i] >= config.min_shingles
