@@ -8,30 +8,27 @@ of one story at different sites look less alike than they are.
 What sets it apart is its company. A boilerplate block repeats next to *different* content on
 every page of a site; an article paragraph repeats only next to (nearly) the same content, in the
 copies and updated versions of its own story. So for every block of at least ``min_words`` words
-the learner keeps, per site, the distinct *contexts* it has been seen in: a context is a bottom-k
-sketch (the ``sketch_size`` smallest block fingerprints) of a page it was on, and a page is a new
-context for a block only if it is neither similar to nor an excerpt of any context stored for
-that block. *Similar*: estimated Jaccard similarity over blocks of at least
-``same_page_similarity``; two versions of one story share most blocks (a 12-paragraph story with
-one paragraph rewritten: J ~ 0.85), two different stories of one site share only the site's
-prose (J ~ 0.1-0.4). *An excerpt*: at least ``same_page_containment`` of its blocks are in a
-context ``excerpt_ratio`` times its size. A teaser of a story the site published shares only the
-story's lead (J ~ 0.3), but half or more of its own blocks are in the story (its headline,
-byline and an unlearnt block or two are all it adds), and the story is two to four times its
-size; two short stories of one site may be mostly the same prose, but they are alike in size.
-Once a block has been seen in ``min_pages`` distinct contexts on one site, it is boilerplate, for
-every site from then on (this catches prose shared by a network of sites at the first page of the
-next one).
+the learner keeps, per site, the distinct *contexts* it has been seen in (:class:`Context`: a
+weighted sample of a page's blocks), and a page is a new context for a block only if it is not the
+same page as any context stored for that block:
 
-The excerpt test is one-way, the new page in an older one, because a page that came first
-cannot know what will quote it: a teaser that arrives *before* its story still teaches the lead as
-prose (the generator's teasers, like most real ones, come after the story). On generated news with
-teasers (``benchmarks/eval_grid.py``) the excerpt test, with 32-block sketches, keeps the lead of
-about 40 more of 240 teasers, at unchanged precision; with 8-block sketches the estimate is too
-coarse to help.
+* pages of alike size are the same page when their *words* are at least ``same_page_similarity``
+  alike (estimated Jaccard similarity, each block weighing its words). Two versions of one story
+  share most of their text (a 12-paragraph story with one rewritten: J ~ 0.85), two stories of one
+  site only the site's prose. Words, not blocks: a one-line article beside eleven lines of chrome
+  is one block of twelve, but two thirds of the page's words;
+* a page and one at least ``excerpt_ratio`` times its size are the same page when the smaller is
+  the larger's *lead*: at least ``same_page_containment`` of its words are in the larger page,
+  most of them in that page's first half. A teaser after its story is the story again; a story
+  after its teaser or an early version of it *supersedes* that context (the story stands for it
+  from then on), so a site that sends the teaser first does not learn its story's lead as prose.
+  A page of nothing but site prose (a gallery, a video page) is held by every story page of its
+  site too, but after the story: it is no story's lead, and teaches its prose like any page.
 
-What it cannot tell apart: a site whose pages are mostly shared prose around a one-paragraph article
-looks like one story updated again and again, so its prose is not learnt (documented in the README).
+Once a block has been seen in ``min_pages`` distinct contexts on one site, it is that site's
+boilerplate; once a second site learns it, everybody's (prose shared by a network of sites). A
+story's sentence that one site repeats in two contexts (an aggregator's digest and its teaser)
+is cut at that site only, never from the story's copies elsewhere.
 
 A page is observed *before* it is filtered, so the second page of a new site already loses the
 prose it shares with the first. The signal does not depend on any dedup decision, so a page falsely
@@ -59,10 +56,8 @@ EVERYWHERE = None
 _NOWHERE = object()
 #: How a page relates to a context a block was seen in (see BoilerplateLearner._judge).
 _OTHER, _SAME, _SUPERSEDED = 0, 1, 2
-#: A page holding an older, smaller one supersedes it only for blocks in this share of its words
-#: from the start: a teaser or an early version is a story's lead, while site prose that a page
-#: of little else (a gallery, a brief) carried sits anywhere.
-LEAD_REGION = 0.5
+#: A page's lead: the blocks that start in this part of its words (per mille).
+LEAD_REGION = 500
 
 
 class Context(NamedTuple):
@@ -73,22 +68,37 @@ class Context(NamedTuple):
     sample is the ``k`` blocks of least *priority* ``-ln(u)/w`` (u: the block's fingerprint as a
     number in (0, 1], w: its words), a priority sample: every page holding a block gives it the same
     priority, a heavy block tends to come first, and a page of at most ``k`` blocks is kept whole,
-    so its comparisons are exact."""
+    so its comparisons are exact. Each block keeps where it starts on its page (per mille of the
+    page's words), which tells a page's lead from what follows it."""
 
     size: int
-    sample: tuple[tuple[float, int, int], ...]  # (priority, fingerprint, words), by priority
+    sample: tuple[tuple[float, int, int, int], ...]  # (priority, fingerprint, words, at ‰), by priority
     legacy: bool = False  # of state format 1: its k smallest block fingerprints, unweighed
 
 
 _UNIT = 2.0**-53
 
 
-def weighted_context(fingerprints: Sequence[int], weights: Sequence[int], k: int) -> Context:
-    """The context of a page whose distinct blocks have these fingerprints and word counts."""
+def weighted_context(
+    fingerprints: Sequence[int], weights: Sequence[int], k: int, at: Sequence[int] | None = None
+) -> Context:
+    """The context of a page whose distinct blocks have these fingerprints, word counts and starts
+    (per mille of the page's words; all 0 if not given)."""
+    starts = at if at is not None else [0] * len(fingerprints)
     blocks = sorted(
-        (-math.log(((f >> 11) + 1) * _UNIT) / w, f, w) for f, w in zip(fingerprints, weights) if w > 0
+        (-math.log(((f >> 11) + 1) * _UNIT) / w, f, w, a)
+        for f, w, a in zip(fingerprints, weights, starts)
+        if w > 0
     )
     return Context(sum(weights), tuple(blocks[:k]))
+
+
+def _resampled(sample: list[list[int]], k: int) -> tuple[tuple[float, int, int, int], ...]:
+    """A saved sample, [fingerprint, words, at] each, with its priorities (not saved: derived)."""
+    if not sample:
+        return ()
+    fingerprints, weights, at = zip(*((int(f), int(w), int(a)) for f, w, a in sample))
+    return weighted_context(fingerprints, weights, k, at).sample
 
 
 def _threshold(context: Context, k: int) -> float:
@@ -97,37 +107,48 @@ def _threshold(context: Context, k: int) -> float:
 
 
 def _compared(a: Context, b: Context, k: int) -> tuple[float, float, float, float]:
-    """Estimated words (in both, in A only, in B only, in either) of two pages, from their samples.
+    """Estimated words of two pages: (in both, in A only, in B only, in both within B's lead).
 
     Below the smaller of the two thresholds both samples hold every block, so each block there is
     known to be in A, in B or in both; each counts its words divided by its chance to be there
     (``1 - exp(-w·τ)``, Horvitz-Thompson), which makes the sums estimates of the pages' words."""
     limit = min(_threshold(a, k), _threshold(b, k))
-    in_a = {f: (p, w) for p, f, w in a.sample if p <= limit}
-    in_b = {f: (p, w) for p, f, w in b.sample if p <= limit}
-    both = only_a = only_b = 0.0
-    for f, (_, w) in in_a.items():
+    in_a = {f: w for p, f, w, _ in a.sample if p <= limit}
+    in_b = {f: (w, at) for p, f, w, at in b.sample if p <= limit}
+    both = only_a = only_b = lead = 0.0
+    for f, w in in_a.items():
         weight = w if limit == math.inf else w / -math.expm1(-w * limit)
         if f in in_b:
             both += weight
+            # the part of the block that lies in B's lead: its words before LEAD_REGION
+            start, words = in_b[f][1], in_b[f][0] * 1000 / max(b.size, 1)
+            lead += weight * min(max((LEAD_REGION - start) / words, 0.0), 1.0)
         else:
             only_a += weight
-    for f, (_, w) in in_b.items():
+    for f, (w, _) in in_b.items():
         if f not in in_a:
             only_b += w if limit == math.inf else w / -math.expm1(-w * limit)
-    return both, only_a, only_b, both + only_a + only_b
+    return both, only_a, only_b, lead
 
 
 def _similarity(a: Context, b: Context, k: int) -> float:
     """Estimated Jaccard similarity of two pages' words (weighted by blocks)."""
-    both, _, _, either = _compared(a, b, k)
-    return both / either if either else 0.0
+    both, only_a, only_b, _ = _compared(a, b, k)
+    return both / (both + only_a + only_b) if both + only_a + only_b else 0.0
 
 
 def _containment(a: Context, b: Context, k: int) -> float:
     """Estimated share of page A's words that page B holds."""
     both, only_a, _, _ = _compared(a, b, k)
     return both / (both + only_a) if both + only_a else 0.0
+
+
+def _lead_of(a: Context, b: Context, k: int, bar: float) -> bool:
+    """Whether page A is a part of page B's lead: B holds at least ``bar`` of A's words, most of
+    them within B's first half. A teaser or an early version of a story is its start; site prose that
+    a page of little else carries (a gallery, a brief) sits after the story on every story page."""
+    both, only_a, _, lead = _compared(a, b, k)
+    return both > 0 and both >= bar * (both + only_a) and lead >= both / 2
 
 
 @dataclass
@@ -140,13 +161,14 @@ class BoilerplateLearner:
         min_pages_unknown_site: the same for pages of no known site (site ''). They are pooled, so
             copies of one wire story at different outlets look like different contexts of its
             paragraphs; a higher bar keeps a story with a few copies from being learnt as prose.
-        sketch_size: fingerprints kept per context (bottom-k sketch of the page's blocks).
-        same_page_similarity: pages at least this similar (Jaccard over blocks) are one context.
-        same_page_containment: a page with at least this share of its blocks in an older context
-            is that context again (a teaser of the story, not a new page around the same prose)...
-        excerpt_ratio: ...if that context has at least this many times its blocks (sketches hold
-            every block of pages with fewer than ``sketch_size``): a teaser is a part of its story,
-            while two short stories of one site, mostly prose, are alike in size.
+        sketch_size: blocks sampled per context (a page of at most this many is kept whole).
+        same_page_similarity: pages of alike size at least this alike (Jaccard similarity of
+            their words) are one context.
+        same_page_containment: a page and one ``excerpt_ratio`` times its size are one context
+            when the larger holds at least this share of the smaller's words, mostly in its lead
+            (a teaser and its story, whichever came first)...
+        excerpt_ratio: ...and pages that far apart in size are never judged by similarity: a
+            gallery of site prose alone is over half of every short story of its site.
         min_words: blocks with fewer words are never learnt, so short fragments ("Share", "Read
             more", a lone word between two links) never remove words from an article.
         max_blocks_per_site: bound on the per-site table.
@@ -213,8 +235,9 @@ class BoilerplateLearner:
     def observe(
         self, site: str, fingerprints: Iterable[int], weights: Iterable[int] | None = None
     ) -> list[int]:
-        """Record one page's learnable, not yet boilerplate, blocks: their fingerprints, and their
-        words (``weights``; one each if not given). A block repeated on the page counts once.
+        """Record one page's learnable, not yet boilerplate, blocks, in page order: their
+        fingerprints, and their words (``weights``; one each if not given). A block repeated on
+        the page counts once, where it first appears.
 
         Returns the blocks this page made boilerplate (the stream shares them with the learners
         of other site partitions, see :meth:`flag`)."""
@@ -226,14 +249,18 @@ class BoilerplateLearner:
             if block not in weight_of:
                 weight_of[block], starts_at[block] = weight, words
             words += weight
-        lead_ends = words * LEAD_REGION
         blocks = sorted(weight_of)
         flagged: list[int] = []
         if len(blocks) < 2:
             return flagged  # a lone block has no company to judge it by
         table = self._contexts.setdefault(site, {})
         needed = self.min_pages if site else self.min_pages_unknown_site
-        context = weighted_context(blocks, [weight_of[block] for block in blocks], self.sketch_size)
+        context = weighted_context(
+            blocks,
+            [weight_of[block] for block in blocks],
+            self.sketch_size,
+            [starts_at[block] * 1000 // words for block in blocks],
+        )
         relations: dict[Context, int] = {}  # blocks first seen together share their stored contexts
         known = [block for block in blocks if block in table]
         if len(known) < len(blocks):  # most blocks are new: one C-level update for all of them
@@ -244,13 +271,9 @@ class BoilerplateLearner:
             found = [self._relation(context, old, relations, blocks) for old in seen]
             if _SAME in found:
                 continue
-            found = [
-                _OTHER if relation == _SUPERSEDED and starts_at[block] >= lead_ends else relation
-                for relation in found
-            ]
             if _SUPERSEDED in found:
                 # a story after its teaser or early version, which was its lead: the story stands
-                # for that context now (a block further down, site prose, is judged as usual)
+                # for that context now
                 kept = tuple(old for old, relation in zip(seen, found) if relation != _SUPERSEDED)
                 table[block] = (*kept, context)
                 continue
@@ -291,19 +314,22 @@ class BoilerplateLearner:
         return relation
 
     def _judge(self, context: Context, old: Context) -> int:
+        """Pages of alike size are one context when alike (a version of one story); of a page and
+        one at least ``excerpt_ratio`` times its size, the smaller must be the larger's lead (a
+        teaser after its story, or a story after its teaser). Parts are never judged by
+        similarity: a gallery of nothing but site prose is over half of every short story of its
+        site, and as similar to it as an updated version, yet it is not that story's lead."""
         k, bar = self.sketch_size, self.same_page_containment
-        if _similarity(context, old, k) >= self.same_page_similarity:
-            return _SAME
         if old.size >= self.excerpt_ratio * context.size:
-            return _SAME if _containment(context, old, k) >= bar else _OTHER
+            return _SAME if _lead_of(context, old, k, bar) else _OTHER
         if context.size >= self.excerpt_ratio * old.size:
-            return _SUPERSEDED if _containment(old, context, k) >= bar else _OTHER
-        return _OTHER
+            return _SUPERSEDED if _lead_of(old, context, k, bar) else _OTHER
+        return _SAME if _similarity(context, old, k) >= self.same_page_similarity else _OTHER
 
     def _judge_legacy(self, sketch: tuple[int, ...], old: Context) -> int:
         """The rule of state format 1 for its contexts: the ``k`` smallest block fingerprints of
         each page, unweighed, and the excerpt test one way."""
-        k, kept = self.sketch_size, tuple(f for _, f, _ in old.sample)
+        k, kept = self.sketch_size, tuple(f for _, f, _, _ in old.sample)
         union = sorted(set(sketch) | set(kept))[:k]
         if sum(value in kept and value in sketch for value in union) >= self.same_page_similarity * len(
             union
@@ -335,7 +361,7 @@ class BoilerplateLearner:
             "format": STATE_FORMAT,
             "contexts": {
                 site: [
-                    [k, [[c.size, [[f, w] for _, f, w in c.sample], c.legacy] for c in v]]
+                    [k, [[c.size, [[f, w, at] for _, f, w, at in c.sample], c.legacy] for c in v]]
                     for k, v in table.items()
                 ]
                 for site, table in self._contexts.items()
@@ -353,7 +379,7 @@ class BoilerplateLearner:
             self._boilerplate = dict.fromkeys((int(b) for b in state["boilerplate"]), EVERYWHERE)
             self._contexts = {
                 site: {
-                    int(block): tuple(Context(len(c), tuple((0.0, int(f), 1) for f in c), True) for c in v)
+                    int(block): tuple(Context(len(c), tuple((0.0, int(f), 1, 0) for f in c), True) for c in v)
                     for block, v in items
                 }
                 for site, items in state["contexts"].items()
@@ -365,7 +391,7 @@ class BoilerplateLearner:
                 int(block): tuple(
                     Context(
                         int(size),
-                        weighted_context([int(f) for f, _ in sample], [int(w) for _, w in sample], k).sample,
+                        _resampled(sample, k),
                         bool(legacy),
                     )
                     for size, sample, legacy in v
