@@ -115,7 +115,8 @@ def run_with_kills(pages: list[dict], seed: int, *, lose_after_kill: bool = Fals
         if rng.random() < 0.3:
             kill()
     while pipe.step():
-        if pipe.crashes < 8 and rng.random() < 0.02:
+        # at least two kills while messages are in flight, whatever the seed drew while feeding
+        if pipe.crashes < 2 or (pipe.crashes < 8 and rng.random() < 0.02):
             kill()
     return pipe
 
