@@ -391,3 +391,62 @@ def test_a_state_file_of_an_unknown_format_is_refused_with_the_formats_read():
     header, arrays = export_state(engine)
     with pytest.raises(ValueError, match=r"unsupported state format 99 .*reads 3 and 4"):
         import_state(Deduplicator(), {**header, "format": 99}, arrays)
+
+
+@pytest.mark.parametrize("layout", ["one block", "two blocks", "fifty blocks"])
+def test_copies_teasers_and_quotes_in_pages_of_one_two_and_fifty_blocks(layout):
+    """The same story at sites that lay it out as one block (an article on one line), two, or a
+    sentence a line (fifty blocks), each beside its site's chrome: its copies join it, a teaser
+    (its first sentences) joins it, a page quoting a passage of it stays apart, and two stories of
+    one site never join through the chrome."""
+
+    def laid_out(text: str) -> str:
+        sentences = [s for line in text.splitlines() for s in line.split(". ") if s]
+        if layout == "one block":
+            return " ".join(sentences)
+        if layout == "two blocks":
+            half = len(sentences) // 2
+            return " ".join(sentences[:half]) + "\n" + " ".join(sentences[half:])
+        return "\n".join(sentences)
+
+    def chrome(site: str) -> str:
+        return "\n".join(prose(9000 + hash(site) % 1000 + k, 30).replace("\n", " ") for k in range(3))
+
+    story, other = prose(700, 600), prose(701, 600)
+    engine = Deduplicator(DedupConfig())
+    engine.process(page("first", laid_out(prose(702, 600)) + "\n" + chrome("a.example"), site="a.example"))
+    original = engine.process(page("story", laid_out(story) + "\n" + chrome("a.example"), site="a.example"))
+    assert original.status == "unique"
+    copy = engine.process(
+        page("copy", laid_out(edited(story, keep=0.8)) + "\n" + chrome("b.example"), site="b.example")
+    )
+    lead = "\n".join(story.splitlines()[:4])  # its first quarter or so
+    teaser = engine.process(page("teaser", "Read the story\n" + laid_out(lead), site="c.example"))
+    passage = "\n".join(story.splitlines()[8:14])
+    quote = engine.process(
+        page(
+            "quote",
+            laid_out(prose(703, 200)) + "\n" + passage + "\n" + laid_out(prose(704, 300)),
+            site="d.example",
+        )
+    )
+    same_site = engine.process(page("other", laid_out(other) + "\n" + chrome("a.example"), site="a.example"))
+    assert (copy.status, copy.cluster_id) == ("duplicate", "story"), copy
+    assert (teaser.status, teaser.cluster_id) == ("duplicate", "story"), teaser
+    assert quote.status == "unique", quote
+    assert same_site.status == "unique", same_site
+
+
+def test_one_line_articles_beside_many_lines_of_chrome_stay_apart():
+    """A site that sends each article on one line beside eleven lines of chrome (a header, a
+    newsletter pitch, a cookie notice, a footer...): counted as blocks, two of its stories share
+    11 of 13 and looked like one story updated, the chrome was never learnt, and every story of the
+    site joined the first through it. Weighed by their words they are different pages."""
+    chrome = [prose(800 + k, 11).replace("\n", " ") for k in range(11)]  # sentences, not headings
+    engine = Deduplicator(DedupConfig())
+    decisions = [
+        engine.process(page(f"story{n}", prose(810 + n, 160).replace("\n", " ") + "\n" + "\n".join(chrome)))
+        for n in range(6)
+    ]
+    assert [d.status for d in decisions] == ["unique"] * 6, decisions
+    assert engine.learner is not None and engine.learner.boilerplate_blocks >= 11
