@@ -83,7 +83,7 @@ def by_shape(pages: int, real_pages: int, seeds: list[int], rows: list[str] | No
     print(f"defaults; seeds {', '.join(map(str, seeds))}; hard cases: {hard_cases}\n")
     print("| prose | shape | pages | precision | recall | F1 | lowest F1 | teasers joined | quotes merged |")
     print("|---|---|---|---|---|---|---|---|---|")
-    for prose, count, languages in (("pseudo", pages, None), ("real", real_pages, ("en",))):
+    for prose, count in (("pseudo", pages), ("real", real_pages)):
         for name, shapes, hard in SHAPE_ROWS:
             if rows and name not in rows:
                 continue
@@ -93,8 +93,6 @@ def by_shape(pages: int, real_pages: int, seeds: list[int], rows: list[str] | No
                 options: dict[str, Any] = dict(
                     HARD_CASES if hard else {}, prose=prose, shapes=Shapes.parse(shapes)
                 )
-                if languages:
-                    options["languages"] = languages
                 corpus, truth = generate_corpus_with_truth(count, seed, **options)
                 lines = [orjson.dumps(page) for page in corpus.pages]
                 s, predicted, _ = score(lines, corpus.labels, DedupConfig())
@@ -129,8 +127,7 @@ def main() -> None:
         by_shape(args.pages, args.real_pages, seeds, args.rows.split(",") if args.rows else None)
         return
     hard = {} if args.plain else HARD_CASES
-    real: dict[str, Any] = {"prose": "real", "languages": ("en",)} if args.prose == "real" else {}
-    corpus, truth = generate_corpus_with_truth(args.pages, args.seed, **hard, **real)
+    corpus, truth = generate_corpus_with_truth(args.pages, args.seed, prose=args.prose, **hard)
     lines = [orjson.dumps(page) for page in corpus.pages]
     what = "plain" if args.plain else ", ".join(f"{k} {v}" for k, v in HARD_CASES.items())
     print(f"{len(lines)} generated pages, seed {args.seed} ({what})\n")

@@ -412,7 +412,6 @@ def generate(
             spreading=spreading,
             prose=prose,
             shapes=shaped,
-            **({"languages": ("en",)} if prose == "real" else {}),
         )
     except (StreamLshError, ValueError) as error:
         raise click.UsageError(str(error)) from None

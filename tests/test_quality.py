@@ -17,7 +17,7 @@ from stream_lsh.synthetic import Shapes, generate_corpus
 
 HARD_CASES = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1}
 EVERY_SHAPE = Shapes.parse(["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"])
-REAL_PROSE = {"pages": 600, "prose": "real", "languages": ("en",)}
+REAL_PROSE = {"pages": 600, "prose": "real"}
 
 
 def scores(config: DedupConfig, pages: int = 1500, seed: int = 11, **hard: float):

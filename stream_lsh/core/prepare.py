@@ -106,13 +106,13 @@ def drop_boilerplate(
     """
     if learner is None:
         return blocks, []
-    words = [block.count(" ") + 1 for block in blocks]
-    fingerprints = learner.fingerprints(blocks, words, _block_fingerprint)
+    sizes = [block.count(" ") + 1 for block in blocks]  # words
+    fingerprints = learner.fingerprints(blocks, sizes, _block_fingerprint)
     known = learner.known_for(site)
     fresh = [f is not None and not known(f) for f in fingerprints]  # learnable, not boilerplate yet
     flagged: list[int] = []
     if learn:
-        taught = [(f, n) for f, n, new in zip(fingerprints, words, fresh) if new and f is not None]
+        taught = [(f, n) for f, n, new in zip(fingerprints, sizes, fresh) if new and f is not None]
         flagged = learner.observe(site, [f for f, _ in taught], [n for _, n in taught])
     dropped = set(flagged)  # this page made them boilerplate of its site
     return [

@@ -46,7 +46,7 @@ def generate_corpus_with_truth(
     pages: int,
     seed: int = 0,
     *,
-    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    languages: Sequence[str] | None = None,
     messy_dates: bool = False,
     teasers: float = 0.0,
     quotes: float = 0.0,
@@ -62,6 +62,8 @@ def generate_corpus_with_truth(
     date really is, and, with ``spreading``, which pages are copies of a spreading story.
     """
     hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories)
+    if languages is None:  # the prose's own: every language of the pseudo-words, English for real news
+        languages = ("en",) if prose == "real" else DEFAULT_LANGUAGES
     _check_arguments(pages, seed, languages, hard, spreading)
     if prose not in PROSE:
         raise ValueError(f"prose must be one of {', '.join(PROSE)}, got {prose!r}")
@@ -105,7 +107,7 @@ def generate_corpus(
     pages: int,
     seed: int = 0,
     *,
-    languages: Sequence[str] = DEFAULT_LANGUAGES,
+    languages: Sequence[str] | None = None,
     messy_dates: bool = False,
     teasers: float = 0.0,
     quotes: float = 0.0,
@@ -140,8 +142,8 @@ def generate_corpus(
     With all of them at 0 the corpus is byte-identical to one of a generator without them: their
     choices come from a generator of their own.
 
-    ``prose``: "pseudo" (pseudo-words in the ``languages``, any number of pages) or "real" (real
-    English news articles, :mod:`.real_world`: ``languages`` must be ``("en",)``, and about 800
+    ``prose``: "pseudo" (pseudo-words in the ``languages``, all eight by default, any number of
+    pages) or "real" (real English news articles, :mod:`.real_world`: English only, about 600
     pages fit). ``shapes``: page shapes real feeds send (:mod:`.shapes`): one-line bodies, in-body
     headline lists, ``<div>``-only HTML, copies trimmed harder, sites whose first pages come first.
 
