@@ -2,7 +2,7 @@
 
     python benchmarks/chaos_rounds.py [--broker tansu|kafka] [--pages 2000] [--rate 80]
         [--rounds keep:5,drop:5,graceful:5] [--seed 1] [--json out.json] [--keep DIR]
-        [--hard-cases] [--messy-dates]
+        [--hard-cases] [--messy-dates] [--prose real] [--shape one-line ...]
 
 Each round is what an operator does, with the real commands and no test harness in between: a
 fresh embedded broker, `stream-lsh topics`, `stream-lsh produce PAGES --rate R` in the background,
@@ -19,7 +19,9 @@ undecided pages, pages whose repeated decisions differ (status, cluster, duplica
 final clusters' pairwise F1 and status changes against `stream-lsh dedup` on the same file.
 Pauses are drawn from a seeded generator, so a round's schedule is repeatable (its outcome
 depends on timing, which is the point). ``--hard-cases`` adds teasers, quoting pages and short
-stories (6%, 6%, 10%: decisions by containment), ``--messy-dates`` the dates of a real feed.
+stories (6%, 6%, 10%: decisions by containment), ``--messy-dates`` the dates of a real feed,
+``--prose real`` real news prose (about 600 pages at most) and ``--shape`` the page shapes of
+``stream-lsh generate``.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ from stream_lsh.stream.brokers import embedded_broker
 from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames
-from stream_lsh.synthetic import generate_corpus
+from stream_lsh.synthetic import Shapes, generate_corpus
 
 
 @dataclass
@@ -182,7 +184,14 @@ async def main(args: argparse.Namespace) -> list[Round]:
     base = Path(tempfile.mkdtemp(prefix="chaos-rounds-"))
     pages_file = base / "pages.jsonl"
     hard = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1} if args.hard_cases else {}
-    corpus = generate_corpus(args.pages, seed=args.seed, messy_dates=args.messy_dates, **hard)
+    corpus = generate_corpus(
+        args.pages,
+        seed=args.seed,
+        messy_dates=args.messy_dates,
+        prose=args.prose,
+        shapes=Shapes.parse(args.shape),
+        **hard,
+    )
     pages_file.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in corpus.pages))
     batch = batch_decisions(pages_file)
     ids = set(batch)
@@ -233,6 +242,8 @@ if __name__ == "__main__":
     parser.add_argument("--keep", type=Path, help="write each round's decision records (and batch's) here")
     parser.add_argument("--hard-cases", action="store_true", help="teasers, quoting pages, short stories")
     parser.add_argument("--messy-dates", action="store_true", help="arrival order, dates as feeds send them")
+    parser.add_argument("--prose", choices=["pseudo", "real"], default="pseudo", help="real: real news prose")
+    parser.add_argument("--shape", action="append", default=[], help="a page shape (repeat), as generate's")
     arguments = parser.parse_args()
     found = asyncio.run(main(arguments))
     ok = all(r.undecided == 0 and r.decided_differently == 0 and r.f1 >= 0.99 for r in found)
