@@ -46,9 +46,10 @@ __all__ = [
 ]
 
 ENV_PREFIX = "STREAM_LSH_"
-#: Variables of the prefix that are not settings: the Apache Kafka jar cache (stream/brokers), and
-#: the test suite's own (``STREAM_LSH_TEST_*``), which its worker processes inherit.
-OTHER_VARIABLES = frozenset({"STREAM_LSH_KAFKA_CACHE"})
+#: Variables of the prefix that are not settings: the Apache Kafka jar cache (stream/brokers), the
+#: real-prose cache (synthetic/real_prose), and the test suite's own (``STREAM_LSH_TEST_*``),
+#: which its worker processes inherit.
+OTHER_VARIABLES = frozenset({"STREAM_LSH_KAFKA_CACHE", "STREAM_LSH_PROSE_CACHE"})
 TEST_VARIABLES_PREFIX = "STREAM_LSH_TEST_"
 
 

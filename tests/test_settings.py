@@ -86,7 +86,12 @@ def test_a_misspelled_variable_is_refused_naming_the_closest_valid_one():
 
 
 def test_variables_of_the_prefix_that_are_not_settings_are_allowed():
-    env = {"STREAM_LSH_KAFKA_CACHE": "/tmp/k", "STREAM_LSH_TEST_BROKERS": "tansu", "OTHER_TOOL_X": "1"}
+    env = {
+        "STREAM_LSH_KAFKA_CACHE": "/tmp/k",
+        "STREAM_LSH_PROSE_CACHE": "/tmp/p",
+        "STREAM_LSH_TEST_BROKERS": "tansu",
+        "OTHER_TOOL_X": "1",
+    }
     assert Settings.load(environ=env) == Settings.load(environ={})
 
 
