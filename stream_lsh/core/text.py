@@ -26,11 +26,14 @@ import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
 __all__ = [
+    "FLATTENED_WORDS",
     "LONG_BLOCK_WORDS",
+    "flattened",
     "heading",
     "html_blocks",
     "html_to_text",
     "normalize",
+    "normalize_blocks",
     "sentences",
     "text_blocks",
     "without_lists",
@@ -118,8 +121,9 @@ _MIN_SENTENCE_WORDS = 4
 # Capital and small letters of the stop-word languages' scripts (Latin, Latin-1, Cyrillic).
 _CAPITAL = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0400-\u042f"
 _SMALL = "a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f"
-_OPENING = "\"'\u201c\u2018\u00ab(\\["
-_CLOSING = "\"'\u201d\u2019\u00bb)\\]"
+_OPENERS = "\"'\u201c\u2018\u00ab(["
+_CLOSERS = "\"'\u201d\u2019\u00bb)]"
+_OPENING, _CLOSING = re.escape(_OPENERS), re.escape(_CLOSERS)  # inside a character class
 # Where a sentence ends (see `sentences`): after ".", "!", "?" or "…" and any closing quotes or
 # brackets, at the spaces before a word that does not start with a small letter. A full stop
 # after a capitalised word of up to three characters (a title or an initial: "Mr.", "J.",
@@ -137,7 +141,6 @@ MIN_LIST_ITEMS = 3
 #: A title-like block has at most this many words.
 MAX_ITEM_WORDS = 20
 _SENTENCE_FINAL = ".!\u2026"
-_CLOSERS = "\"'\u201d\u2019\u00bb)]"
 
 
 def heading(block: str) -> bool:
