@@ -44,6 +44,7 @@ import orjson
 
 from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
 from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.record import split_lines
 from stream_lsh.evaluation import decisions_by_page, pair_scores, repeats_that_differ
 from stream_lsh.settings import Settings
 from stream_lsh.stream.brokers import embedded_broker
@@ -69,7 +70,7 @@ def batch_decisions(pages_file: Path) -> dict[str, dict]:
     """`stream-lsh dedup` on the same file: the reference."""
     out = DecisionRecords()
     run_batch(
-        pages_file.read_bytes().splitlines(),
+        split_lines(pages_file.read_bytes()),
         Deduplicator(),
         out=out,  # type: ignore[arg-type]
         rejects=RejectSink(lambda: open(os.devnull, "wb")),

@@ -22,6 +22,7 @@ from .core.page import Page, page_from_dict
 from .core.shingles import ShingleKind, ShingleSpec
 from .core.spread import Alert, AlertRules, Member, SpreadTracker
 from .errors import (
+    BrokerAuthenticationError,
     BrokerError,
     BrokerProcessError,
     BrokerUnreachableError,
@@ -37,6 +38,7 @@ from .state import load_state, save_state
 __all__ = [
     "Alert",
     "AlertRules",
+    "BrokerAuthenticationError",
     "BrokerError",
     "BrokerProcessError",
     "BrokerUnreachableError",

@@ -188,6 +188,7 @@ class RejectSink:
     def __init__(self, opener: Callable[[], IO[bytes]]) -> None:
         self._opener = opener
         self._file: IO[bytes] | None = None
+        self.written = 0
 
     def write(self, line_number: int, rejected: Rejected, raw: bytes) -> None:
         if self._file is None:
@@ -200,6 +201,7 @@ class RejectSink:
             "raw": raw.decode("utf-8", "backslashreplace"),
         }
         self._file.write(orjson.dumps(record) + b"\n")
+        self.written += 1
 
     def close(self) -> None:
         if self._file is not None:

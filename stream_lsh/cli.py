@@ -20,6 +20,7 @@ from .batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
 from .core.banding import error_rates, optimal_banding, s_curve
 from .core.config import Verify
 from .core.dedup import Deduplicator
+from .core.record import split_lines
 from .core.shingles import ShingleKind
 from .core.spread import SpreadTracker
 from .errors import ExitCode, SettingsError, StreamLshError
@@ -133,14 +134,92 @@ def _engine(settings: Settings) -> Deduplicator:
     return engine
 
 
+class _UserError(click.ClickException):
+    """A mistake of the user's found once running: one line, and the usage exit code."""
+
+    exit_code = ExitCode.USAGE
+
+
+class _InputFile(click.ParamType):
+    """A file to read ('-' for stdin where ``stdin``): refused at once, in one line, when it is
+    missing, a directory or unreadable, rather than with a traceback once the work has begun."""
+
+    name = "file"
+
+    def __init__(self, stdin: bool = False) -> None:
+        self.stdin = stdin
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-" and self.stdin:
+            return value
+        path = Path(value)
+        if path.is_dir():
+            self.fail(f"{value} is a directory; give a file of JSON lines", param, ctx)
+        if not path.exists():
+            self.fail(f"no such file: {value}", param, ctx)
+        if not os.access(path, os.R_OK):
+            self.fail(f"cannot read {value}: permission denied", param, ctx)
+        return value
+
+
+class _OutputFile(click.ParamType):
+    """A file to write ('-' for stdout): its directory must exist and be writable, checked before
+    any work, so that a typo in a path does not cost a whole run."""
+
+    name = "file"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "-":
+            return value
+        path = Path(value)
+        folder = path.parent
+        if path.is_dir():
+            self.fail(f"{value} is a directory; give a file name", param, ctx)
+        if not folder.is_dir():
+            self.fail(f"cannot write {value}: there is no directory {folder}; create it first", param, ctx)
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            self.fail(f"cannot write {value}: permission denied", param, ctx)
+        return value
+
+
+def _rejects_option(what: str) -> Callable[..., Any]:
+    return click.option(
+        "--rejects",
+        type=_OutputFile(),
+        default="rejects.jsonl",
+        show_default=True,
+        help=f"{what}, one JSON line each with line number and reason; created only if there are any.",
+    )
+
+
+def _open_output(path: str) -> IO[bytes]:
+    """A file checked by :class:`_OutputFile`; should it fail even so (a disk full, a directory
+    removed meanwhile), one line and the usage exit code."""
+    if path == "-":
+        return sys.stdout.buffer
+    try:
+        return open(path, "wb")
+    except OSError as error:
+        raise _UserError(f"cannot write {path}: {error.strerror}") from None
+
+
+def _first_line(error: Exception) -> str:
+    return str(error).splitlines()[0] if str(error) else type(error).__name__
+
+
+def _report_rejects(sink: RejectSink, path: str) -> None:
+    """The line every command that rejects input ends with, and its exit status."""
+    if sink.written:
+        click.echo(f"{sink.written:,} line(s) rejected: see {path}", err=True)
+        sys.exit(ExitCode.REJECTED)
+
+
 @contextlib.contextmanager
 def _input(path: str) -> Iterator[tuple[IO[bytes], int | None]]:
     if path == "-":
         yield sys.stdin.buffer, None
         return
     file = Path(path)
-    if not file.is_file():
-        raise click.BadParameter(f"no such file: {path}", param_hint="PAGES")
     with file.open("rb") as handle:
         yield handle, file.stat().st_size
 
@@ -152,7 +231,7 @@ def _output(path: str | None) -> Iterator[IO[bytes] | None]:
     elif path == "-":
         yield sys.stdout.buffer
     else:
-        with open(path, "wb") as handle:
+        with _open_output(path) as handle:
             yield handle
 
 
@@ -180,15 +259,19 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("pages", default="-")
-@click.option("-o", "--output", "output", default="-", help="Decisions, one JSON line per page [stdout].")
-@click.option("--unique-out", help="Write the input line of every page judged unique here.")
+@click.argument("pages", default="-", type=_InputFile(stdin=True))
 @click.option(
-    "--rejects",
-    default="rejects.jsonl",
-    show_default=True,
-    help="Rejected lines with line number and reason; created only if something is rejected.",
+    "-o",
+    "--output",
+    "output",
+    default="-",
+    type=_OutputFile(),
+    help="Decisions, one JSON line per page [stdout].",
 )
+@click.option(
+    "--unique-out", type=_OutputFile(), help="Write the input line of every page judged unique here."
+)
+@_rejects_option("Rejected lines")
 @click.option(
     "--state",
     type=click.Path(dir_okay=False),
@@ -198,7 +281,7 @@ def cli() -> None:
 @click.option(
     "--alerts",
     "alerts_path",
-    type=click.Path(dir_okay=False),
+    type=_OutputFile(),
     help="Write story-spread alerts here, one JSON line each, in the order they fire: a cluster "
     "reaching a level of --alert-levels within --alert-within-hours of event time.",
 )
@@ -234,7 +317,7 @@ def dedup(
                 load_state(engine, state, spread=tracker)
             except (StreamLshError, ValueError, OSError) as error:
                 raise click.UsageError(f"cannot use state file {state}: {error}") from None
-    sink = RejectSink(lambda: open(rejects, "wb"))
+    sink = RejectSink(lambda: _open_output(rejects))
     with (
         _input(pages) as (source, size),
         _output(output) as out,
@@ -260,9 +343,7 @@ def dedup(
     click.echo(summary.format(), err=True)
     for warning in summary.warnings():
         click.echo(f"warning: {warning}", err=True)
-    if summary.rejected:
-        click.echo(f"{summary.rejected:,} line(s) rejected: see {rejects}", err=True)
-        sys.exit(ExitCode.REJECTED)
+    _report_rejects(sink, rejects)
 
 
 @cli.command()
@@ -315,8 +396,13 @@ def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> 
 @click.option(
     "--seed", type=int, default=0, show_default=True, help="Seed; the same seed gives the same pages."
 )
-@click.option("-o", "--output", required=True, help="Pages as JSON lines.")
-@click.option("--labels", required=True, help="True clusters as a JSON object {page id: cluster label}.")
+@click.option("-o", "--output", required=True, type=_OutputFile(), help="Pages as JSON lines.")
+@click.option(
+    "--labels",
+    required=True,
+    type=_OutputFile(),
+    help="True clusters as a JSON object {page id: cluster label}.",
+)
 @click.option(
     "--messy-dates",
     is_flag=True,
@@ -432,19 +518,14 @@ def generate(
 
 
 @cli.command(name="eval")
-@click.argument("pages")
-@click.argument("labels")
+@click.argument("pages", type=_InputFile(stdin=True))
+@click.argument("labels", type=_InputFile())
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
-@click.option(
-    "--rejects",
-    default="rejects.jsonl",
-    show_default=True,
-    help="Rejected lines (scored as pages of their own); created only if something is rejected.",
-)
+@_rejects_option("Rejected lines (scored as pages of their own)")
 @click.option(
     "--decisions",
     "decisions_file",
-    type=click.Path(exists=True, dir_okay=False),
+    type=_InputFile(),
     help="Score these decisions (e.g. `run -o`'s) instead of running dedup on PAGES.",
 )
 @_now_option
@@ -453,27 +534,55 @@ def evaluate(
     pages: str, labels: str, as_json: bool, rejects: str, decisions_file: str | None, **flags: Any
 ) -> None:
     """Score clusters against LABELS (pairwise precision, recall, F1, ARI): those of a dedup run on
-    PAGES, or those of a decisions file (--decisions)."""
+    PAGES, or those of a decisions file (--decisions).
+
+    \b
+    LABELS is one JSON object mapping every page id of PAGES to the name of its true cluster:
+      {"page-1": "story-a", "page-2": "story-a", "page-3": "story-b"}
+    Pages with the same name are copies of one story; the names themselves do not matter.
+    `stream-lsh generate --labels` writes such a file.
+    """
     from .evaluation import pair_scores, predicted_clusters
     from .synthetic import load_labels
 
+    try:
+        truth = load_labels(labels)
+    except ValueError as error:  # orjson's JSONDecodeError is one
+        text = _first_line(error)
+        raise click.BadParameter(
+            text if text.startswith(labels) else f"{labels}: {text}", param_hint="LABELS"
+        ) from None
     summary = None
     if decisions_file is not None:
-        with open(decisions_file, "rb") as handle:
-            records = [orjson.loads(line) for line in handle if line.strip()]
+        try:
+            with open(decisions_file, "rb") as handle:
+                records = [orjson.loads(line) for line in handle if line.strip()]
+        except orjson.JSONDecodeError as error:
+            raise click.BadParameter(
+                f"{decisions_file}: not JSON lines of decisions ({error})", param_hint="--decisions"
+            ) from None
     else:
         settings = _settings(flags)
         engine = _engine(settings)
         decisions = DecisionRecords()
-        sink = RejectSink(lambda: open(rejects, "wb"))
+        sink = RejectSink(lambda: _open_output(rejects))
         with _input(pages) as (source, _):
             summary = run_batch(
                 source, engine, out=decisions, rejects=sink, max_page_bytes=settings.input.max_page_bytes
             )
         sink.close()
         records = decisions.records
-    truth = load_labels(labels)
-    scores = pair_scores(truth, predicted_clusters(records, truth))
+    predicted = predicted_clusters(records, truth)
+    decided = {str(record["id"]) for record in records}
+    unlabelled = sorted(decided - truth.keys())
+    if unlabelled:
+        scored = "the decisions" if decisions_file else pages
+        raise click.UsageError(
+            f"{labels} labels other pages than {scored}: {len(unlabelled):,} of the {len(decided):,} "
+            f"pages decided have no label (e.g. {', '.join(unlabelled[:3])}); LABELS must name every "
+            "page scored"
+        )
+    scores = pair_scores(truth, predicted)
     if as_json:
         extra = {} if summary is None else {"pages_per_second": summary.pages_per_second}
         click.echo(orjson.dumps({**scores.__dict__, **extra}).decode())
@@ -609,9 +718,7 @@ def fetch_kafka() -> None:
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start."
 )
-@click.option(
-    "--feed", "feed", type=click.Path(exists=True, dir_okay=False), help="JSON lines of pages to send in."
-)
+@click.option("--feed", "feed", type=_InputFile(), help="JSON lines of pages to send in.")
 @click.option("--rate", type=float, help="Pages per second to feed at [as fast as possible].")
 @click.option(
     "--until-idle", is_flag=True, help="Exit once every fed page has its decision (or a dead letter)."
@@ -620,17 +727,25 @@ def fetch_kafka() -> None:
     "-o",
     "--output",
     "output",
-    type=click.Path(dir_okay=False),
+    type=_OutputFile(),
     help="With --until-idle: the final decision per page, one JSON line each, in feed order.",
 )
 @click.option(
     "--alerts",
     "alerts_out",
-    type=click.Path(dir_okay=False),
+    type=_OutputFile(),
     help="With --until-idle: the story-spread alerts from the alerts topic, one JSON line each, in the "
     "order they came (it waits until the workers report every alert of the fed pages out).",
 )
-@click.option("--quiet", is_flag=True, help="Do not print decisions as they arrive.")
+@click.option(
+    "--dead-letters",
+    "dead_letters_out",
+    type=_OutputFile(),
+    help="Write the dead letters read during the run here, one JSON line each, when it ends (they "
+    "are lost with an embedded broker).",
+)
+@_rejects_option("Fed lines the input topic cannot take (over --max-message-bytes)")
+@click.option("--quiet", is_flag=True, help="Print only the final summary: no decisions, no status lines.")
 @click.option(
     "--embedded",
     type=click.Choice(["tansu", "kafka"]),
@@ -647,6 +762,8 @@ def run(
     until_idle: bool,
     output: str | None,
     alerts_out: str | None,
+    dead_letters_out: str | None,
+    rejects: str,
     quiet: bool,
     embedded: str | None,
     **flags: Any,
@@ -659,7 +776,7 @@ def run(
     import asyncio
     import signal
 
-    from .stream.runner import run_stream
+    from .stream.runner import Progress, run_stream
 
     settings = _settings(flags)
     if embedded is not None and settings.stream.broker:
@@ -687,7 +804,7 @@ def run(
         )
     if until_idle and feed is None:
         raise click.UsageError("--until-idle needs --feed (idle means: everything fed has been decided)")
-    lines = Path(feed).read_bytes().splitlines() if feed else None
+    lines = split_lines(Path(feed).read_bytes()) if feed else None
     out = sys.stdout.buffer
 
     def show(record: dict[str, Any]) -> None:
@@ -696,14 +813,16 @@ def run(
             out.flush()
 
     def status(line: str) -> None:
-        click.echo(f"[stream-lsh] {line}", err=True)
+        if not quiet:
+            click.echo(f"[stream-lsh] {line}", err=True)
 
     # SIGTERM (a supervisor, `timeout`, `docker stop`) takes Ctrl-C's path: its default action would
     # end this process at once and leave the workers and the embedded broker running
     signal.signal(signal.SIGTERM, signal.default_int_handler)
+    progress = Progress()
     try:
         with _stream_errors():
-            progress = asyncio.run(
+            asyncio.run(
                 run_stream(
                     settings,
                     workers=workers,
@@ -714,31 +833,49 @@ def run(
                     on_status=status,
                     embedded=embedded or "tansu",
                     alerts=alerts_out is not None,
+                    progress=progress,
                 )
             )
+        stopped = False
     except KeyboardInterrupt:
-        click.echo("[stream-lsh] stopped", err=True)
+        stopped = True
+    click.echo(f"[stream-lsh] {'stopped: ' if stopped else ''}{progress.summary()}", err=True)
+    if dead_letters_out is not None:
+        with _open_output(dead_letters_out) as handle:
+            for record in progress.dead_letter_records:
+                handle.write(orjson.dumps(record) + b"\n")
+    sink = RejectSink(lambda: _open_output(rejects))
+    for line, why in progress.refused:
+        sink.write(line.number, why, line.raw)
+    sink.close()
+    if stopped:
+        _report_rejects(sink, rejects)
         return
-    click.echo(f"[stream-lsh] {progress.summary()}", err=True)
     if output is not None:
         order = list(dict.fromkeys(f.page_id for f in progress.fed if f.page_id in progress.decisions))
-        with open(output, "wb") as handle:
+        with _open_output(output) as handle:
             for page_id in order:
                 handle.write(orjson.dumps(progress.decisions[page_id]) + b"\n")
     if alerts_out is not None:
-        with open(alerts_out, "wb") as handle:
+        with _open_output(alerts_out) as handle:
             for record in progress.alerts.values():
                 handle.write(orjson.dumps(record) + b"\n")
+    _report_rejects(sink, rejects)
 
 
 @cli.command()
-@click.argument("pages", type=click.Path(exists=True, dir_okay=False))
+@click.argument("pages", type=_InputFile())
 @_stream_options
 @click.option("--rate", type=float, help="Pages per second [as fast as possible].")
+@_rejects_option("Lines the input topic cannot take (over --max-message-bytes)")
 @_now_option
-def produce(pages: str, rate: float | None, **flags: Any) -> None:
+def produce(pages: str, rate: float | None, rejects: str, **flags: Any) -> None:
     """Send a file of JSON-line pages to the input topic, keyed by page id, each record stamped
-    with the file's clock (the one `dedup` reads the file with)."""
+    with the file's clock (the one `dedup` reads the file with).
+
+    A line too large for the input topic is not sent: it goes to the rejects file with its line
+    number and size, the rest of the file is sent, and the exit status is 1.
+    """
     import asyncio
 
     from .stream.client import feed_lines
@@ -747,18 +884,23 @@ def produce(pages: str, rate: float | None, **flags: Any) -> None:
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")
+    sink = RejectSink(lambda: _open_output(rejects))
     with _stream_errors():
         fed = asyncio.run(
             feed_lines(
                 KafkaConnection.from_settings(settings),
                 settings.stream.input_topic,
-                Path(pages).read_bytes().splitlines(),
+                split_lines(Path(pages).read_bytes()),
                 clock=settings.file_clock(),
                 max_page_bytes=settings.input.max_page_bytes,
                 rate=rate,
+                max_record_bytes=settings.kafka.max_message_bytes,
+                on_refused=lambda line, why: sink.write(line.number, why, line.raw),
             )
         )
+    sink.close()
     click.echo(f"sent {len(fed):,} records to {settings.stream.input_topic}", err=True)
+    _report_rejects(sink, rejects)
 
 
 @cli.command()
@@ -842,7 +984,22 @@ def tail(topic: str, follow: bool, **flags: Any) -> None:
 
 
 def main() -> None:
-    cli()
+    """The command line, with every refusal of click's (a flag, a file) said in one line that names
+    the command's help, and the usage exit code."""
+    try:
+        cli(standalone_mode=False, prog_name="stream-lsh")
+    except click.exceptions.Abort:
+        click.echo("stream-lsh: aborted", err=True)
+        sys.exit(ExitCode.USAGE)
+    except click.exceptions.NoArgsIsHelpError as error:
+        click.echo(error.format_message(), err=True)
+        sys.exit(error.exit_code)
+    except click.ClickException as error:
+        context = getattr(error, "ctx", None)
+        command = context.command_path if context is not None else "stream-lsh"
+        hint = f" (see `{command} --help`)" if context is not None else ""
+        click.echo(f"{command}: {error.format_message()}{hint}", err=True)
+        sys.exit(error.exit_code)
 
 
 if __name__ == "__main__":

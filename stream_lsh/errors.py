@@ -13,6 +13,7 @@ status read them from one place.
     ├── CorpusError             a synthetic corpus that cannot be made as asked
     └── BrokerError             Kafka cannot be used as needed
         ├── BrokerUnreachableError   no broker answers at the bootstrap address
+        ├── BrokerAuthenticationError  the broker refused the credentials
         ├── TopicShapeError          a topic exists with other partitions or settings than needed
         └── BrokerProcessError       a broker process started here (tests, quick start) failed
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 from enum import IntEnum
 
 __all__ = [
+    "BrokerAuthenticationError",
     "BrokerError",
     "BrokerProcessError",
     "BrokerUnreachableError",
@@ -83,6 +85,10 @@ class BrokerError(StreamLshError):
 
 class BrokerUnreachableError(BrokerError):
     """No broker answered at the bootstrap address."""
+
+
+class BrokerAuthenticationError(BrokerError):
+    """The broker answered and refused the credentials: retrying will not help."""
 
 
 class TopicShapeError(BrokerError):

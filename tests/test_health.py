@@ -123,6 +123,10 @@ async def test_ready_is_false_during_recovery_and_true_after_it(broker, tmp_path
     try:
         first = await _poll_ready(port, pool, timeout=90)
         assert all(status == 503 and body["reasons"] for _, status, body in first[:-1])
+        served = {
+            path: await asyncio.to_thread(_status_only, f"http://127.0.0.1:{port}{path}") for path in PATHS
+        }
+        assert served == PATHS, served  # only what the README documents
         await _decide(settings, names, before, pool)
     finally:
         pool.stop()
@@ -157,6 +161,27 @@ async def _decide(settings, names, pages: list[dict], pool: Workers) -> list[dic
         for page in pages:
             await reader.until(page["id"], timeout=90, check=pool.check)
     return reader.records
+
+
+#: The worker's web pages, and what each answers: the documented ones, and Faust's own, which are off.
+PATHS = {
+    "/": 200,
+    "/metrics": 200,
+    "/ready": 200,
+    "/live": 200,
+    "/router/": 404,
+    "/table/": 404,
+    "/graph/": 404,
+    "/stats/": 404,
+}
+
+
+def _status_only(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
 
 
 def _text(url: str) -> str:

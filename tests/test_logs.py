@@ -13,7 +13,7 @@ from stream_lsh.settings import LogFormat, Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import free_port
 from stream_lsh.stream.client import feed_lines
-from stream_lsh.stream.logs import JsonFormatter
+from stream_lsh.stream.logs import JsonFormatter, set_up_logging
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
@@ -85,3 +85,41 @@ def test_a_worker_that_refuses_to_start_says_so_in_json_too(tmp_path):
     assert len(refusal) == 1 and refusal[0]["message"].startswith(
         "refusing to run: cannot reach a Kafka broker"
     )
+
+
+def test_expected_conditions_the_libraries_log_as_errors_are_one_line_at_their_level(capsys):
+    """Faust's slow-processing report after a broker outage (a twenty-line ERROR) is one WARNING
+    line; aiokafka's coordinator-not-available on a fresh broker is INFO (dropped at WARNING); a
+    real error of either library stays an ERROR."""
+    from aiokafka.errors import GroupCoordinatorNotAvailableError
+    from faust.transport.drivers.aiokafka import (
+        SLOW_PROCESSING_EXPLAINED,
+        SLOW_PROCESSING_STREAM_IDLE_SINCE_START,
+    )
+
+    root = logging.getLogger()
+    saved = root.handlers[:], root.level
+    try:
+        set_up_logging("warning", LogFormat.TEXT)
+        faust_driver = logging.getLogger("faust.transport.drivers.aiokafka")
+        explained = SLOW_PROCESSING_EXPLAINED % {"setting": "stream_processing_timeout", "current_value": 300}
+        faust_driver.error(
+            SLOW_PROCESSING_STREAM_IDLE_SINCE_START + " " + explained,
+            "TP(topic='x', partition=3)",
+            "2 minutes ago",
+        )
+        logging.getLogger("aiokafka.consumer.group_coordinator").error(
+            "Group Coordinator Request failed: %s", GroupCoordinatorNotAvailableError()
+        )
+        faust_driver.error("No active partitions for %s", "TP(topic='x', partition=3)")
+    finally:
+        root.handlers[:], _ = saved
+        root.setLevel(saved[1])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 2, lines
+    assert (
+        " WARNING faust.transport.drivers.aiokafka: " in lines[0]
+        and "Stream has not started processing" in lines[0]
+    )
+    assert "a real stall fails /live" in lines[0]
+    assert " ERROR faust.transport.drivers.aiokafka: No active partitions" in lines[1]

@@ -166,25 +166,35 @@ def test_produce_and_tail_log_in_with_an_oauth_token(cluster, tmp_path):
         (
             "tls+scram",
             {"STREAM_LSH_SASL_PASSWORD": "wrong " + PASSWORD},
-            "SASL_SSL, SCRAM-SHA-512 as 'alice'",
+            "refused the credentials: SASL SCRAM-SHA-512 as user 'alice'",
         ),
         (
             "tls",
             {"STREAM_LSH_SSL_CERTFILE": "", "STREAM_LSH_SSL_KEYFILE": "", "STREAM_LSH_SSL_KEY_PASSWORD": ""},
-            "SSL",
+            "cannot reach a Kafka broker",
         ),
     ],
 )
-def test_refused_credentials_are_a_clear_error_that_shows_no_secret(
-    cluster, tmp_path, mode, change, expected
+@pytest.mark.parametrize("command", ["topics", "worker"])
+def test_refused_credentials_are_one_clear_line_that_shows_no_secret(
+    cluster, tmp_path, mode, change, expected, command
 ):
-    env = {**_environment(cluster, mode, tmp_path), **change}
+    """Said once, with the cause: a refused password is not an unreachable broker, and a worker
+    does not wait for the broker to change its mind (it exits at once, with the usage code)."""
+    env = {**_environment(cluster, mode, tmp_path), **change, "STREAM_LSH_BROKER_WAIT_S": "20"}
     started = time.monotonic()
-    refused = _stream_lsh("topics", env=env, timeout=90)
+    refused = _stream_lsh(command, env=env, timeout=90)
     assert refused.returncode == 2, refused.stderr
-    assert "cannot reach a Kafka broker" in refused.stderr and expected in refused.stderr
-    assert "security settings" in refused.stderr and "Traceback" not in refused.stderr
+    lines = refused.stderr.strip().splitlines()
+    assert expected in refused.stderr and "Traceback" not in refused.stderr
     assert PASSWORD not in refused.stderr and KEY_PASSPHRASE not in refused.stderr
+    if mode == "tls+scram":
+        assert (
+            len(lines) == 1 and "SaslAuthenticationFailed" in lines[0]
+        ) or "Authentication failed" in lines[0], lines
+        assert time.monotonic() - started < 15  # not retried
+    else:
+        assert "security settings" in refused.stderr
     assert time.monotonic() - started < 60
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -33,7 +34,12 @@ _SITE_VALUE = re.compile(r"\b(?:href|content)\s*=\s*[\"']([^\"']+)", re.IGNORECA
 @dataclass(frozen=True)
 class Page:
     """One news page. Exactly one of ``text``/``html`` is set (a non-blank ``text`` wins when both
-    are given)."""
+    are given).
+
+    ``published_at`` may be given as a JSON record gives it (an ISO 8601 or RFC 2822 string, epoch
+    seconds or milliseconds) or as a :class:`~datetime.datetime` (naive: UTC); it is read as
+    :func:`page_from_dict` reads it and kept as POSIX seconds. One that cannot be read leaves the
+    page undated (``date_problem`` says so), as in a feed."""
 
     id: str
     text: str | None = None
@@ -44,6 +50,16 @@ class Page:
     published_at: float | None = None  # POSIX seconds, UTC
     lang: str | None = None
     date_problem: str | None = None  # "unreadable": a published_at was given but could not be read
+
+    def __post_init__(self) -> None:
+        given = self.published_at
+        if given is None or (type(given) is float and self.date_problem is None):
+            return  # already seconds (what page_from_dict builds)
+        if isinstance(given, datetime):
+            given = (given if given.tzinfo else given.replace(tzinfo=timezone.utc)).timestamp()
+        reading = read_date(given)
+        object.__setattr__(self, "published_at", reading.seconds)
+        object.__setattr__(self, "date_problem", self.date_problem or reading.problem)
 
     @property
     def date(self) -> DateReading:

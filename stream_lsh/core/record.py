@@ -26,6 +26,7 @@ __all__ = [
     "parse_record",
     "read_lines",
     "record_id",
+    "split_lines",
 ]
 
 DEFAULT_MAX_PAGE_BYTES = 10_000_000  # larger records are rejected unless configured otherwise
@@ -133,6 +134,17 @@ class InputLine:
 def _date_of(parsed: Page | Delete | Rejected) -> DateReading:
     """What a record says about its date: only pages have one."""
     return parsed.date if isinstance(parsed, Page) else DateReading(None)
+
+
+def split_lines(data: bytes) -> list[bytes]:
+    """A file's bytes cut into lines as iterating the open file cuts them: at LF alone. A CR before
+    it is stripped by :func:`read_lines`; a bare CR stays inside its line, as it does for ``dedup``
+    reading the file (``bytes.splitlines`` would also cut at CR, VT, FF and more, and a file with
+    stray CRs would be more records to the stream than lines to batch)."""
+    lines = data.split(b"\n")
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
 
 
 def read_lines(lines: Iterable[bytes], max_bytes: int) -> Iterator[InputLine]:

@@ -351,7 +351,13 @@ class StreamApp:
             web_enabled=s.web_port > 0,
             web_port=s.web_port or 6066,
             web_bind=s.web_bind,
+            # only the pages the README documents: Faust's /router/ would list every worker's host
+            # and partitions, its /table/, /graph and /stats/ more internals, to anyone on the port
             web_tables_enabled=False,
+            web_router_enabled=False,
+            web_graph_enabled=False,
+            web_stats_enabled=False,
+            web_metrics_enabled=False,
             TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
             **transport_settings(self.settings, bootstrap),
         )

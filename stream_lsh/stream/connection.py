@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import ssl
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import faust
 from aiokafka.abc import AbstractTokenProvider
-from aiokafka.errors import KafkaError
+from aiokafka.errors import KafkaError, SaslAuthenticationFailed
 
-from ..errors import BrokerUnreachableError, SettingsError
+from ..errors import BrokerAuthenticationError, BrokerUnreachableError, SettingsError
 from ..settings import KafkaSettings, SaslMechanism, SecurityProtocol, Settings
 
 __all__ = ["KafkaConnection", "TokenFile", "start_client"]
@@ -99,6 +101,20 @@ class KafkaConnection:
         """``host:port over SASL_SSL, SCRAM-SHA-512 as 'user'``: for logs and error messages."""
         return f"{self.bootstrap} over {self.security.describe()}"
 
+    def refused(self, error: BaseException) -> BrokerAuthenticationError:
+        """The error of a client whose credentials the broker refused (never a secret)."""
+        s = self.security
+        if s.security_protocol.sasl:
+            who = f"SASL {s.sasl_mechanism.value}" + (
+                f" as user {s.sasl_username!r}" if s.sasl_username else ""
+            )
+            fix = "check STREAM_LSH_SASL_USERNAME and the password (STREAM_LSH_SASL_PASSWORD or _FILE)"
+        else:
+            who, fix = "the client's certificate", "check STREAM_LSH_SSL_CERTFILE and STREAM_LSH_SSL_KEYFILE"
+        return BrokerAuthenticationError(
+            f"the broker at {self.bootstrap} refused the credentials: {who} ({error}); {fix}"
+        )
+
     def unreachable(self, error: BaseException) -> BrokerUnreachableError:
         """The error of a client that could not connect, saying what to check (never a secret)."""
         hint = "check --broker or STREAM_LSH_BROKER and that the broker is up"
@@ -108,14 +124,47 @@ class KafkaConnection:
 
 
 async def start_client(client: Any, kafka: KafkaConnection) -> None:
-    """Start an aiokafka client; a broker that cannot be reached, or refuses the credentials, is a
-    :class:`BrokerUnreachableError` saying what to check, and the client is closed."""
+    """Start an aiokafka client; a broker that cannot be reached is a
+    :class:`BrokerUnreachableError`, one that refuses the credentials a
+    :class:`BrokerAuthenticationError`, each saying what to check, and the client is closed.
+
+    aiokafka only logs why each bootstrap address failed and then raises "unable to bootstrap":
+    those lines are held back here and their cause goes into the one error raised instead."""
+    with _bootstrap_failures() as failures:
+        try:
+            await client.start()
+        except (KafkaError, OSError) as error:
+            with contextlib.suppress(KafkaError, OSError):
+                await (client.close() if hasattr(client, "close") else client.stop())
+            refusal = next((f for f in failures if isinstance(f, SaslAuthenticationFailed)), None)
+            if refusal is not None:
+                raise kafka.refused(refusal) from None
+            raise kafka.unreachable(failures[-1] if failures else error) from None
+
+
+#: Where aiokafka's client logs its bootstrap failures (its module's logger is named "aiokafka").
+_CLIENT_LOGGERS = ("aiokafka", "aiokafka.client")
+
+
+@contextlib.contextmanager
+def _bootstrap_failures() -> Iterator[list[BaseException]]:
+    """The errors aiokafka's client logs while it bootstraps, kept instead of logged."""
+    failures: list[BaseException] = []
+
+    def keep(record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        found = [arg for arg in args if isinstance(arg, BaseException)]
+        failures.extend(found)
+        return not found
+
+    loggers = [logging.getLogger(name) for name in _CLIENT_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(keep)
     try:
-        await client.start()
-    except (KafkaError, OSError) as error:
-        with contextlib.suppress(KafkaError, OSError):
-            await (client.close() if hasattr(client, "close") else client.stop())
-        raise kafka.unreachable(error) from None
+        yield failures
+    finally:
+        for logger in loggers:
+            logger.removeFilter(keep)
 
 
 @functools.lru_cache(maxsize=16)

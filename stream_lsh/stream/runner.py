@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from ..core.prepare import Preparer
+from ..core.record import InputLine, Rejected
 from ..settings import Settings
 from .app import state_guard
 from .brokers import embedded_broker
@@ -58,6 +59,11 @@ class Progress:
     first_at: float | None = None  # when the first decision came
     last_at: float | None = None
     alerts: dict[str, dict[str, Any]] = field(default_factory=dict[str, Any])  # by key, in firing order
+    dead_letter_records: list[dict[str, Any]] = field(default_factory=list)  # as they came
+    refused: list[tuple[InputLine, Rejected]] = field(default_factory=list)  # lines the feeder could not send
+
+    def on_refused(self, line: InputLine, rejected: Rejected) -> None:
+        self.refused.append((line, rejected))
 
     def on_alert(self, key: str, record: dict[str, Any]) -> None:
         self.alerts.setdefault(key, record)  # an alert sent again (after a crash) is the same record
@@ -94,6 +100,7 @@ class Progress:
 
     def on_dead_letter(self, record: dict[str, Any], input_topic: str) -> None:
         self.dead_letters += 1
+        self.dead_letter_records.append(record)
         if record.get("topic") == input_topic:  # an undecodable batch: a range of offsets
             last = record.get("last_offset", record["offset"])
             self.dead.update((record["partition"], offset) for offset in range(record["offset"], last + 1))
@@ -122,6 +129,8 @@ class Progress:
         )
         if self.alerts:
             text += f", {len(self.alerts):,} alerts"
+        if self.refused:
+            text += f", {len(self.refused):,} lines refused (too large for the input topic)"
         if self.first_at is None or self.last_at is None:
             return f"{text}; waiting for the first decision ({time.perf_counter() - self.started:.1f} s)"
         return (
@@ -215,6 +224,7 @@ async def run_stream(
     timeout: float | None = None,
     embedded: str = "tansu",
     alerts: bool = False,
+    progress: Progress | None = None,
 ) -> Progress:
     """Run the stream until idle (with ``until_idle``) or until cancelled; returns what came out.
 
@@ -222,6 +232,8 @@ async def run_stream(
     ``on_status`` gets a status line every ``status_every`` seconds, when there is a new one
     (:class:`LiveLines`). With ``alerts``, the alerts topic is read too, and ``until_idle`` also
     waits until the workers report every alert of the fed pages out (status reports must be on).
+    ``progress``: where to gather what comes out (a new one if None), which the caller keeps when
+    the run is cancelled.
     """
     names = TopicNames.from_settings(settings)
     started = time.time()  # the status reports of this run are those sent from now on
@@ -232,7 +244,7 @@ async def run_stream(
     bootstrap = settings.stream.broker or broker.bootstrap  # type: ignore[union-attr]
     kafka = KafkaConnection.from_settings(settings, bootstrap)
     pool = feeding = None
-    progress = Progress()
+    progress = Progress() if progress is None else progress
     reports = LatestReports(since=started) if settings.stream.status_interval_s > 0 else None
     lines = LiveLines(progress, reports)
     try:
@@ -275,6 +287,8 @@ async def run_stream(
                     clock=settings.file_clock(),
                     max_page_bytes=settings.input.max_page_bytes,
                     rate=rate,
+                    max_record_bytes=settings.kafka.max_message_bytes,
+                    on_refused=progress.on_refused,
                 )
             )
         last_status = time.monotonic()
