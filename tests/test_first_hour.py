@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import signal
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -23,6 +24,9 @@ import pytest
 from stream_lsh import Deduplicator, Page
 from stream_lsh.core.record import read_lines, split_lines
 from stream_lsh.errors import ExitCode
+from stream_lsh.stream.brokers import fetch_tools, free_port
+from stream_lsh.stream.brokers.kafka_dist import java_binary
+from stream_lsh.stream.brokers.process import answers_metadata
 from stream_lsh.stream.client import read_topic
 from stream_lsh.synthetic import generate_corpus
 
@@ -168,3 +172,84 @@ def test_run_keeps_its_dead_letters_and_refused_lines_and_quiet_is_quiet(tmp_pat
     (reject,) = [orjson.loads(line) for line in (tmp_path / "rejects.jsonl").read_bytes().splitlines()]
     assert reject["id"] == "huge" and reject["code"] == "too_large"
     assert len((tmp_path / "out.jsonl").read_bytes().splitlines()) == len(pages)
+
+
+def _start_broker(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
+    """``stream-lsh broker``, as a user starts it; returns it and the address it prints."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "stream_lsh", "broker", *args],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    address = process.stdout.readline().strip()  # printed once the broker answers
+    assert address.startswith("127.0.0.1:"), (
+        address,
+        process.stderr.read() if process.poll() is not None else "",
+    )
+    return process, address
+
+
+def _stop(process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGINT)  # Ctrl-C
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 0, err
+    return err
+
+
+def test_the_broker_command_runs_until_ctrl_c_and_the_stream_commands_use_it(tmp_path):
+    port = free_port()
+    process, address = _start_broker("--port", str(port), cwd=tmp_path)
+    try:
+        assert address == f"127.0.0.1:{port}"
+        busy = stream_lsh("broker", "--port", str(port), cwd=tmp_path)
+        assert busy.returncode == ExitCode.USAGE and f"port {port} is in use" in busy.stderr
+        created = stream_lsh("topics", "--broker", address, cwd=tmp_path)
+        assert created.returncode == 0, created.stderr
+    finally:
+        said = _stop(process)
+    assert "Tansu broker at" in said and "stopping the broker" in said
+    assert not answers_metadata("127.0.0.1", port, timeout=1)
+    refused = stream_lsh("broker", "--data-dir", str(tmp_path / "d"), cwd=tmp_path)
+    assert refused.returncode == ExitCode.USAGE and "memory" in refused.stderr
+
+
+def test_kafka_from_the_broker_command_keeps_its_data_and_kafkas_console_tools_work_against_it(tmp_path):
+    """``broker --kind kafka --data-dir``: what Kafka's own console producer sent is there after a
+    restart, read back by Kafka's console consumer (``fetch-kafka --tools`` fetched both)."""
+    tools = fetch_tools()
+    data = tmp_path / "kafka-data"
+    kafka = ("--kind", "kafka", "--port", str(free_port()), "--data-dir", str(data))
+
+    def tool(main_class: str, address: str, *args: str, given: str = "") -> subprocess.CompletedProcess[str]:
+        command = [java_binary(), "-cp", tools.classpath, main_class, "--bootstrap-server", address, *args]
+        return subprocess.run(command, input=given, capture_output=True, text=True, timeout=120)
+
+    process, address = _start_broker(*kafka, cwd=tmp_path)
+    try:
+        sent = tool(
+            "org.apache.kafka.tools.ConsoleProducer", address, "--topic", "notes", given="one\ntwo\nthree\n"
+        )
+        assert sent.returncode == 0, sent.stderr[-2000:]
+    finally:
+        _stop(process)
+    assert (data / "server.properties").exists()
+    process, address = _start_broker(*kafka, cwd=tmp_path)
+    try:
+        consumer = "org.apache.kafka.tools.consumer.ConsoleConsumer"
+        read = tool(
+            consumer,
+            address,
+            "--topic",
+            "notes",
+            "--from-beginning",
+            "--max-messages",
+            "3",
+            "--timeout-ms",
+            "60000",
+        )
+    finally:
+        _stop(process)
+    assert read.stdout.split() == ["one", "two", "three"], read.stderr[-2000:]

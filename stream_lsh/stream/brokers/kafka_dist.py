@@ -18,7 +18,15 @@ from pathlib import Path
 
 from .process import BrokerProcessError
 
-__all__ = ["KAFKA_VERSION", "KafkaDistribution", "fetch_kafka", "find_kafka", "java_binary"]
+__all__ = [
+    "KAFKA_VERSION",
+    "KafkaDistribution",
+    "fetch_kafka",
+    "fetch_tools",
+    "find_kafka",
+    "find_tools",
+    "java_binary",
+]
 
 _HERE = Path(__file__).resolve().parent
 POM = _HERE / "kafka-pom.xml"
@@ -61,6 +69,10 @@ def _libs_dir(version: str = KAFKA_VERSION) -> Path:
     return cache_root() / f"kafka-{version}" / "libs"
 
 
+def _tools_dir(version: str = KAFKA_VERSION) -> Path:
+    return cache_root() / f"kafka-{version}" / "tools"
+
+
 def java_binary() -> str:
     """The ``java`` to run the broker with: ``$JAVA_HOME/bin/java``, else the one on PATH."""
     home = os.environ.get("JAVA_HOME")
@@ -84,21 +96,36 @@ def find_kafka() -> KafkaDistribution | None:
     return None
 
 
+def find_tools() -> KafkaDistribution | None:
+    """Kafka's command-line tools with their jars, or None if ``fetch-kafka --tools`` has not run.
+    Run one with ``java -cp "<libs>/*" org.apache.kafka.tools.ConsoleProducer ...``."""
+    tools = _tools_dir()
+    if (tools / f"kafka-tools-{KAFKA_VERSION}.jar").exists():
+        return KafkaDistribution(KAFKA_VERSION, tools)
+    return None
+
+
 def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
-    """Copy Kafka's runtime jars from Maven Central into the cache (once; then it is a lookup).
+    """Copy Kafka's runtime jars from Maven Central into the cache (once; then it is a lookup)."""
+    return find_kafka() or _copy_jars(_libs_dir(), quiet=quiet)
+
+
+def fetch_tools(*, quiet: bool = True) -> KafkaDistribution:
+    """Copy Kafka's command-line tools and their jars into the cache (once), beside the broker's."""
+    return find_tools() or _copy_jars(_tools_dir(), quiet=quiet, profile="tools")
+
+
+def _copy_jars(libs: Path, *, quiet: bool, profile: str | None = None) -> KafkaDistribution:
+    """The pom's runtime jars (with a profile's) copied by Maven into ``libs``.
 
     The jars go to a temporary directory first and are renamed into place, so an interrupted
     fetch never leaves a half-filled cache that looks complete.
     """
-    found = find_kafka()
-    if found is not None:
-        return found
     mvn = shutil.which("mvn")
     if mvn is None:
         raise BrokerProcessError(
             "fetching Apache Kafka needs Maven (mvn) on PATH; on Debian: apt-get install maven"
         )
-    libs = _libs_dir()
     libs.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="fetch-kafka-", dir=libs.parent) as work:
         pom = Path(work) / "pom.xml"
@@ -110,6 +137,7 @@ def fetch_kafka(*, quiet: bool = True) -> KafkaDistribution:
             *(["-q"] if quiet else []),
             "-f",
             str(pom),
+            *([f"-P{profile}"] if profile else []),
             f"{_DEPENDENCY_PLUGIN}:copy-dependencies",
             "-DincludeScope=runtime",
             f"-DoutputDirectory={staged}",
