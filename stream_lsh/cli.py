@@ -17,49 +17,14 @@ import numpy as np
 import orjson
 
 from .batch import DecisionRecords, RejectSink, SpreadAlerts, run_batch
-from .core.banding import error_rates, optimal_banding, s_curve
-from .core.config import Verify
+from .core.banding import error_rates, s_curve
 from .core.dedup import Deduplicator
 from .core.record import split_lines
-from .core.shingles import ShingleKind
 from .core.spread import SpreadTracker
 from .errors import ExitCode, SettingsError, StreamLshError
 from .gc_policy import tune_gc
-from .settings import Compression, LogFormat, SaslMechanism, SecurityProtocol, Settings
+from .settings import EXPLICIT_NONE, LogFormat, SecurityProtocol, Settings
 from .state import load_state, save_state
-
-
-def _setting_option(
-    name: str,
-    *,
-    type: Any = None,
-    switch: str | None = None,
-    default: str | None = None,
-    help: str | None = None,
-) -> Callable[..., Any]:
-    """A flag for a setting: its help text and default come from :class:`Settings` (the one source
-    of both); ``switch`` names the off form of a boolean (``--no-boilerplate``)."""
-    shown = default if default is not None else _shown(Settings.default(name))
-    described = (help or Settings.help(name)).rstrip(".")
-    text = f"{described[0].upper()}{described[1:]} [{shown}]."
-    flag = f"--{name.replace('_', '-')}"
-    if switch is not None:
-        return click.option(f"{flag}/--{switch}", default=None, help=text)
-    return click.option(flag, type=type, help=text)
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, tuple):
-        return ",".join(value)
-    if isinstance(value, bool):
-        return "on" if value else "off"
-    if isinstance(value, Enum):
-        return str(value.value)
-    return "none" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def _choice(kind: type[Enum]) -> click.Choice[str]:
-    return click.Choice([str(member.value) for member in kind], case_sensitive=False)
 
 
 class _AsVariable(click.ParamType):
@@ -72,55 +37,44 @@ class _AsVariable(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         try:
-            return Settings.parse(self.setting, value) if isinstance(value, str) else value
+            parsed = Settings.parse(self.setting, value) if isinstance(value, str) else value
+            return EXPLICIT_NONE if parsed is None else parsed
         except ValueError as error:
             self.fail(str(error), param, ctx)
 
 
-def _engine_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """Flags shared by every command that runs the engine; unset flags fall back to STREAM_LSH_*."""
-    options = [
-        _setting_option("threshold", type=float),
-        _setting_option("containment", type=_AsVariable("containment")),
-        _setting_option("num_perm", type=int),
-        _setting_option("shingles", type=_choice(ShingleKind)),
-        _setting_option("shingle_size", type=int, default="3; 9 for char", help="Shingle length k"),
-        _setting_option("seed", type=int),
-        _setting_option("lead_share", type=float),
-        _setting_option("bands", type=int, default="chosen from the threshold", help="LSH bands b"),
-        _setting_option("fp_weight", type=float),
-        _setting_option("fn_weight", type=float),
-        _setting_option("rows", type=int, default="chosen from the threshold", help="Rows per band r"),
-        _setting_option("verify", type=_choice(Verify)),
-        _setting_option("languages"),
-        _setting_option("ttl_hours", type=float),
-        _setting_option("boilerplate", switch="no-boilerplate"),
-        _setting_option("boilerplate_min_pages", type=int),
-        _setting_option("drop_chrome", switch="keep-chrome"),
-        _setting_option("min_shingles", type=int),
-        _setting_option("bucket_cap", type=int),
-        _setting_option("max_page_bytes", type=int),
-        _setting_option("max_future_hours", type=float),
-        _setting_option("alert_levels"),
-        _setting_option("alert_within_hours", type=float),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+def _settings_options(command: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """The flags of every setting declared for ``command`` (:mod:`stream_lsh.settings`: name,
+    help, default and the commands each applies to are declared there once). An unset flag falls
+    back to its STREAM_LSH_* variable, then to the default."""
+
+    def option(name: str) -> Callable[..., Any]:
+        spec = Settings.spec(name)
+        flag = f"--{name.replace('_', '-')}"
+        text = Settings.help_on(name, command)
+        if isinstance(spec.default, bool):
+            off = spec.metadata["switch"] or f"no-{name.replace('_', '-')}"
+            return click.option(f"{flag}/--{off}", default=None, help=text)
+        if isinstance(spec.default, Enum):
+            choices = [str(member.value) for member in type(spec.default)]
+            return click.option(flag, type=click.Choice(choices, case_sensitive=False), help=text)
+        return click.option(flag, type=_AsVariable(name), metavar=_metavar(str(spec.type)), help=text)
+
+    def decorate(function: Callable[..., Any]) -> Callable[..., Any]:
+        for name in reversed(Settings.for_command(command)):
+            function = option(name)(function)
+        return function
+
+    return decorate
 
 
-def _now_option(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The clock of a file's pages; without it, the file's own clock (from its dates)."""
-    return click.option(
-        "--now",
-        help="Read every page of the file as received at this time (ISO 8601), e.g. "
-        "2026-11-24T10:00:00Z [the file's own clock, from its dates].",
-    )(command)
+def _metavar(annotation: str) -> str:
+    """From the setting's declared type (``int | None`` is an INTEGER that may be none)."""
+    kind = annotation.split("|")[0].strip()
+    return {"int": "INTEGER", "float": "NUMBER"}.get(kind, "TEXT")
 
 
 def _settings(flags: dict[str, Any]) -> Settings:
-    if flags.get("languages") is not None:
-        flags["languages"] = tuple(part.strip() for part in flags["languages"].split(",") if part.strip())
     try:
         return Settings.load(**flags)
     except SettingsError as error:
@@ -286,8 +240,7 @@ def cli() -> None:
     "reaching a level of --alert-levels within --alert-within-hours of event time.",
 )
 @click.option("--progress/--no-progress", default=None, help="Progress bar [on when stderr is a terminal].")
-@_now_option
-@_engine_options
+@_settings_options("dedup")
 def dedup(
     pages: str,
     output: str,
@@ -300,8 +253,18 @@ def dedup(
 ) -> None:
     """Decide, for each page of PAGES (JSON lines, '-' for stdin), whether it repeats an earlier one.
 
-    Writes one decision per page in input order: {"id", "status": unique|duplicate|no_content,
-    "cluster_id", "duplicate_of", "similarity", "candidates"}. Exit status 1 if any line was rejected.
+    \b
+    Writes one decision per page, in input order, as a JSON line:
+      id, status          unique | duplicate | no_content
+      cluster_id          the cluster the page is in (a unique page founds its own)
+      duplicate_of        the earlier page it repeats (duplicates)
+      similarity          Jaccard similarity to that page (or to the closest candidate)
+      candidates          pages that shared a band with it
+      match               which measure made it a duplicate: jaccard | containment
+      containment         how much of the smaller page lies in the larger
+      date_ignored        why its published_at was not used (only when it was not)
+    Ends with a summary line and any warnings on stderr. Exit status 1 if any line was rejected
+    (see --rejects), 2 for a usage error.
     """
     settings = _settings(flags)
     if alerts_path == "-" and output == "-":
@@ -347,29 +310,39 @@ def dedup(
 
 
 @cli.command()
-@click.option("--threshold", type=float, required=True, help="Similarity threshold t in (0, 1).")
-@click.option("--num-perm", type=int, default=128, show_default=True, help="Signature length n.")
-@click.option("--fp-weight", type=float, default=0.5, show_default=True, help="Weight of false positives.")
-@click.option("--fn-weight", type=float, default=0.5, show_default=True, help="Weight of false negatives.")
-def tune(threshold: float, num_perm: int, fp_weight: float, fn_weight: float) -> None:
-    """Choose LSH bands b and rows r for a similarity threshold, and show the S-curve."""
-    try:
-        banding = optimal_banding(threshold, num_perm, fp_weight, fn_weight)
-    except ValueError as error:
-        raise click.UsageError(str(error)) from None
-    fp_rate, fn_rate = error_rates(threshold, banding.bands, banding.rows)
-    click.echo(f"threshold {threshold}  num_perm {num_perm}  fp_weight {fp_weight}  fn_weight {fn_weight}")
+@_settings_options("tune")
+def tune(**flags: Any) -> None:
+    """Show the LSH bands b and rows r the engine uses for these settings, and their S-curve.
+
+    With containment on (the default), the bands must also catch a teaser a quarter of its
+    story's size, whose Jaccard similarity is far below the threshold: they are chosen for that
+    lower similarity, the "reach".
+    """
+    settings = _settings(flags)
+    config = settings.dedup_config()
+    banding = config.banding()
+    reach = config.verification().lowest_jaccard()
+    containment = "none" if config.containment is None else f"{config.containment:g}"
+    click.echo(
+        f"threshold {config.threshold:g}  containment {containment}  num_perm {config.num_perm}  "
+        f"fp_weight {config.fp_weight:g}  fn_weight {config.fn_weight:g}"
+    )
+    chosen = "given" if config.bands is not None else f"chosen for a reach of Jaccard {reach:.3f}"
     click.echo(
         f"bands b = {banding.bands}, rows r = {banding.rows} "
-        f"(b*r = {banding.bands * banding.rows} of {num_perm} values)"
+        f"(b*r = {banding.bands * banding.rows} of {config.num_perm} values; {chosen})"
     )
+    fp_rate, fn_rate = error_rates(reach, banding.bands, banding.rows)
     click.echo(f"approximate threshold (1/b)^(1/r) = {banding.threshold:.3f}")
-    click.echo(f"expected false-positive rate {fp_rate:.4f} (pairs below t that become candidates)")
-    click.echo(f"expected false-negative rate {fn_rate:.4f} (pairs at or above t that do not)")
+    click.echo(f"expected false-positive rate {fp_rate:.4f} (pairs below the reach that become candidates)")
+    click.echo(f"expected false-negative rate {fn_rate:.4f} (pairs at or above the reach that do not)")
     click.echo("  (rates assume pair similarities spread evenly over [0, 1])")
     click.echo("similarity  P(candidate)")
-    for s in np.round(np.arange(0.1, 1.0001, 0.05), 2):
-        marker = "  <- t" if abs(s - threshold) < 0.025 else ""
+    for s in np.round(np.arange(0.05, 1.0001, 0.05), 2):
+        marks = [
+            name for name, at in (("reach", reach), ("threshold", config.threshold)) if abs(s - at) < 0.025
+        ]
+        marker = f"  <- {', '.join(marks)}" if marks else ""
         click.echo(f"   {s:4.2f}     {float(s_curve(s, banding.bands, banding.rows)):.4f}{marker}")
 
 
@@ -528,8 +501,7 @@ def generate(
     type=_InputFile(),
     help="Score these decisions (e.g. `run -o`'s) instead of running dedup on PAGES.",
 )
-@_now_option
-@_engine_options
+@_settings_options("eval")
 def evaluate(
     pages: str, labels: str, as_json: bool, rejects: str, decisions_file: str | None, **flags: Any
 ) -> None:
@@ -618,35 +590,8 @@ def _stream_errors(logged: bool = False) -> Iterator[None]:
         sys.exit(ExitCode.USAGE)
 
 
-def _stream_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    options = [
-        _setting_option("broker", default="STREAM_LSH_BROKER; run: embedded"),
-        _setting_option("app_id"),
-        _setting_option("data_dir"),
-        _setting_option("input_topic"),
-        _setting_option("security_protocol", type=_choice(SecurityProtocol)),
-        _setting_option("ssl_cafile"),
-        _setting_option("ssl_certfile"),
-        _setting_option("ssl_keyfile"),
-        _setting_option("ssl_key_password_file"),
-        _setting_option("ssl_check_hostname", switch="no-ssl-check-hostname"),
-        _setting_option("sasl_mechanism", type=_choice(SaslMechanism)),
-        _setting_option("sasl_username"),
-        _setting_option("sasl_password_file"),
-        _setting_option("sasl_oauth_token_file"),
-        _setting_option("compression", type=_choice(Compression)),
-        _setting_option("max_message_bytes", type=int),
-        _setting_option("broker_wait_s", type=_AsVariable("broker_wait_s")),
-        _setting_option("send_timeout_s", type=float),
-    ]  # no flags for the secrets themselves: a command line is visible to every user of the machine
-    for option in reversed(options):
-        command = option(command)
-    return command
-
-
 @cli.command()
-@_stream_options
-@_engine_options
+@_settings_options("worker")
 def worker(**flags: Any) -> None:
     """Run one stream worker against an existing broker (start several for more throughput).
 
@@ -662,9 +607,8 @@ def worker(**flags: Any) -> None:
 
 
 @cli.command()
-@_stream_options
 @click.option("--dry-run", is_flag=True, help="Print the topics as JSON lines; do not connect.")
-@_engine_options
+@_settings_options("topics")
 def topics(dry_run: bool, **flags: Any) -> None:
     """Create every topic the app uses (workers do it too; run this first on a real cluster, with
     STREAM_LSH_REPLICATION_FACTOR set), and check the shape of those that exist."""
@@ -802,7 +746,6 @@ def broker(kind: str, port: int, data_dir: str | None) -> None:
 
 
 @cli.command()
-@_stream_options
 @click.option(
     "--workers", type=click.IntRange(1, 64), default=1, show_default=True, help="Worker processes to start."
 )
@@ -841,8 +784,7 @@ def broker(kind: str, port: int, data_dir: str | None) -> None:
     help="Without --broker, the broker to start: Tansu (no Java) or Apache Kafka (needs Java 17+; "
     "its jars are fetched with Maven on first use, as `stream-lsh fetch-kafka` does) [tansu].",
 )
-@_now_option
-@_engine_options
+@_settings_options("run")
 def run(
     workers: int,
     feed: str | None,
@@ -953,10 +895,9 @@ def run(
 
 @cli.command()
 @click.argument("pages", type=_InputFile())
-@_stream_options
 @click.option("--rate", type=float, help="Pages per second [as fast as possible].")
 @_rejects_option("Lines the input topic cannot take (over --max-message-bytes)")
-@_now_option
+@_settings_options("produce")
 def produce(pages: str, rate: float | None, rejects: str, **flags: Any) -> None:
     """Send a file of JSON-line pages to the input topic, keyed by page id, each record stamped
     with the file's clock (the one `dedup` reads the file with).
@@ -992,7 +933,6 @@ def produce(pages: str, rate: float | None, rejects: str, **flags: Any) -> None:
 
 
 @cli.command()
-@_stream_options
 @click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
 @click.option(
     "--since",
@@ -1001,6 +941,7 @@ def produce(pages: str, rate: float | None, rejects: str, **flags: Any) -> None:
     show_default=True,
     help="Show the workers that reported in the last this many seconds (the status topic keeps a day).",
 )
+@_settings_options("status")
 def status(as_json: bool, since: float, **flags: Any) -> None:
     """Print a running deployment: its workers (up or stale), their partitions, rates, backlog and
     input lag, from the reports they publish every STREAM_LSH_STATUS_INTERVAL_S; and the consumer
@@ -1035,8 +976,8 @@ def status(as_json: bool, since: float, **flags: Any) -> None:
 
 @cli.command()
 @click.argument("topic")
-@_stream_options
 @click.option("--follow/--no-follow", default=True, help="Keep waiting for new records [follow].")
+@_settings_options("tail")
 def tail(topic: str, follow: bool, **flags: Any) -> None:
     """Print a topic from its start, one JSON line per record: {"key", "value", "partition", "offset"}."""
     import asyncio

@@ -30,6 +30,7 @@ from .errors import SettingsError
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "ENV_PREFIX",
+    "EXPLICIT_NONE",
     "Compression",
     "EngineSettings",
     "InputSettings",
@@ -46,6 +47,8 @@ __all__ = [
 ]
 
 ENV_PREFIX = "STREAM_LSH_"
+#: An override meaning "this setting is None" (``--containment none``), where None means "not given".
+EXPLICIT_NONE: Any = type("ExplicitNone", (), {"__repr__": lambda self: "EXPLICIT_NONE"})()
 #: Variables of the prefix that are not settings: the Apache Kafka jar cache (stream/brokers), the
 #: real-prose cache (synthetic/real_prose), and the test suite's own (``STREAM_LSH_TEST_*``),
 #: which its worker processes inherit.
@@ -100,8 +103,54 @@ def _optional_float(text: str) -> float | None:
     return None if text.strip().lower() in ("", "none", "forever") else float(text)
 
 
-def _setting(default: Any, parse: Callable[[str], Any], help: str) -> Any:
-    return field(default=default, metadata={"parse": parse, "help": help})
+#: The commands whose flags a setting is, by kind (its ``STREAM_LSH_*`` variable applies to every
+#: command): the engine's knobs, how a file of pages is read, the clients of Kafka, the stream.
+ENGINE = ("dedup", "eval", "run", "worker")
+FILES = ("dedup", "eval", "run", "produce")
+CLIENTS = ("run", "worker", "topics", "produce", "tail", "status")
+STREAM = ("run", "worker")
+TOPICS = ("run", "worker", "topics")
+COMMANDS = ("dedup", "eval", "tune", "run", "worker", "topics", "produce", "tail", "status")
+
+
+def _setting(
+    default: Any,
+    parse: Callable[[str], Any],
+    help: str,
+    commands: tuple[str, ...],
+    *,
+    shown: str | None = None,
+    switch: str | None = None,
+    flag: bool = True,
+    help_for: Mapping[str, str] | None = None,
+    engine: Callable[[Any], dict[str, Any]] | None = None,
+) -> Any:
+    """The one declaration of a setting; its name is the field's. From it come its
+    ``STREAM_LSH_<NAME>`` variable, its ``--<name>`` flag on each of ``commands`` (none with
+    ``flag`` False: a secret must not sit on a command line), its row in docs/settings.md and,
+    for the engine's knobs, the :class:`DedupConfig` field of the same name (``engine``: the fields
+    it becomes instead, from the settings group).
+
+    Args:
+        shown: the default as help shows it, when its value says too little ("chosen from ...").
+        switch: the off form of a boolean flag (``no-boilerplate``); default ``no-<name>``.
+        help_for: the help on some commands, where the setting means more there.
+    """
+    unknown = set(commands) - set(COMMANDS)
+    assert not unknown, f"unknown commands {unknown}"
+    return field(
+        default=default,
+        metadata={
+            "parse": parse,
+            "help": help,
+            "commands": commands,
+            "shown": shown,
+            "switch": switch,
+            "flag": flag,
+            "help_for": dict(help_for or {}),
+            "engine": engine,
+        },
+    )
 
 
 class Order(str, Enum):
@@ -176,63 +225,109 @@ class EngineSettings:
     """The kernel's knobs (:class:`~stream_lsh.core.config.DedupConfig`), as operators give them."""
 
     threshold: float = _setting(
-        _ENGINE.threshold, float, "Jaccard similarity from which a page is a duplicate"
+        _ENGINE.threshold, float, "Jaccard similarity from which a page is a duplicate", (*ENGINE, "tune")
     )
     containment: float | None = _setting(
         _ENGINE.containment,
         _optional_float,
         "containment (share of the smaller page found in the larger) from which a page is a "
         "duplicate; none: Jaccard similarity alone",
+        (*ENGINE, "tune"),
     )
-    num_perm: int = _setting(_ENGINE.num_perm, int, "minhash signature length n")
-    seed: int = _setting(_ENGINE.seed, int, "seed of token hashing and minhash functions")
+    num_perm: int = _setting(_ENGINE.num_perm, int, "minhash signature length n", (*ENGINE, "tune"))
+    seed: int = _setting(_ENGINE.seed, int, "seed of token hashing and minhash functions", ENGINE)
     shingles: ShingleKind = _setting(
-        _ENGINE.shingles.kind, _choice(ShingleKind, "shingle kind"), "shingle kind"
+        _ENGINE.shingles.kind,
+        _choice(ShingleKind, "shingle kind"),
+        "shingle kind",
+        ENGINE,
+        engine=lambda s: {"shingles": ShingleSpec(s.shingles, s.shingle_size)},
     )
-    shingle_size: int | None = _setting(None, _optional_int, "shingle length k [3; 9 for char]")
+    shingle_size: int | None = _setting(
+        None,
+        _optional_int,
+        "shingle length k",
+        ENGINE,
+        shown="3; 9 for char",
+        engine=lambda s: {},
+    )
     lead_share: float = _setting(
         _ENGINE.lead_share,
         float,
         "share of a page's shingles, from where its article begins, that count three times (its "
         "lead: copies share it, a page quoting another does not); 0 ignores position",
+        ENGINE,
     )
     languages: tuple[str, ...] = _setting(
-        _ENGINE.languages, _languages, "stop-word languages, comma-separated"
+        _ENGINE.languages, _languages, "stop-word languages, comma-separated", ENGINE
     )
-    bands: int | None = _setting(_ENGINE.bands, _optional_int, "LSH bands b [chosen from the threshold]")
-    rows: int | None = _setting(_ENGINE.rows, _optional_int, "rows per band r [chosen from the threshold]")
-    fp_weight: float = _setting(_ENGINE.fp_weight, float, "weight of false positives when choosing (b, r)")
-    fn_weight: float = _setting(_ENGINE.fn_weight, float, "weight of false negatives when choosing (b, r)")
-    verify: Verify = _setting(_ENGINE.verify, _choice(Verify, "candidate check"), "candidate check")
-    min_shingles: int = _setting(_ENGINE.min_shingles, int, "pages with fewer shingles are no_content")
-    bucket_cap: int = _setting(_ENGINE.bucket_cap, int, "most pages kept per LSH bucket")
+    bands: int | None = _setting(
+        _ENGINE.bands,
+        _optional_int,
+        "LSH bands b",
+        (*ENGINE, "tune"),
+        shown="chosen from the threshold",
+    )
+    rows: int | None = _setting(
+        _ENGINE.rows,
+        _optional_int,
+        "rows per band r",
+        (*ENGINE, "tune"),
+        shown="chosen from the threshold",
+    )
+    fp_weight: float = _setting(
+        _ENGINE.fp_weight, float, "weight of false positives when choosing (b, r)", (*ENGINE, "tune")
+    )
+    fn_weight: float = _setting(
+        _ENGINE.fn_weight, float, "weight of false negatives when choosing (b, r)", (*ENGINE, "tune")
+    )
+    verify: Verify = _setting(_ENGINE.verify, _choice(Verify, "candidate check"), "candidate check", ENGINE)
+    min_shingles: int = _setting(
+        _ENGINE.min_shingles, int, "pages with fewer shingles are no_content", ENGINE
+    )
+    bucket_cap: int = _setting(_ENGINE.bucket_cap, int, "most pages kept per LSH bucket", ENGINE)
     ttl_hours: float = _setting(
         (_ENGINE.ttl or 0.0) / _HOUR,
         float,
         "how long a page stays indexed after its event time, by the clock; 0 = forever",
+        ENGINE,
+        engine=lambda s: {"ttl": s.ttl_hours * _HOUR if s.ttl_hours > 0 else None},
     )
-    boilerplate: bool = _setting(_ENGINE.boilerplate, _bool, "learn and drop site-wide boilerplate")
+    boilerplate: bool = _setting(
+        _ENGINE.boilerplate, _bool, "learn and drop site-wide boilerplate", ENGINE, switch="no-boilerplate"
+    )
     boilerplate_min_pages: int = _setting(
         _ENGINE.boilerplate_min_pages,
         int,
         "pages of a site with different content that make a block boilerplate",
+        ENGINE,
     )
     drop_chrome: bool = _setting(
-        _ENGINE.drop_chrome, _bool, "drop nav/aside/footer/form of HTML pages, and lists of headlines"
+        _ENGINE.drop_chrome,
+        _bool,
+        "drop nav/aside/footer/form of HTML pages, and lists of headlines",
+        ENGINE,
+        switch="keep-chrome",
     )
     max_future_hours: float = _setting(
         _ENGINE.max_future / _HOUR,
         float,
         "a published_at more than this many hours after the page's clock is "
         "ignored (a wrong year, a time-zone bug)",
+        (*ENGINE, "produce"),
+        engine=lambda s: {"max_future": s.max_future_hours * _HOUR},
     )
     alert_levels: str = _setting(
         "3,10,30",
         str,
         "story-spread alert levels: N (N pages from N distinct sources) or PAGES:SOURCES, comma-separated",
+        ("dedup", "run", "worker"),
     )
     alert_within_hours: float = _setting(
-        6.0, float, "hours of event time within which an alert level's pages must fall"
+        6.0,
+        float,
+        "hours of event time within which an alert level's pages must fall",
+        ("dedup", "run", "worker"),
     )
 
     def __post_init__(self) -> None:
@@ -261,36 +356,32 @@ class EngineSettings:
         return AlertRules.parse(self.alert_levels, self.alert_within_hours)
 
     def config(self) -> DedupConfig:
-        return DedupConfig(
-            threshold=self.threshold,
-            containment=self.containment,
-            num_perm=self.num_perm,
-            seed=self.seed,
-            shingles=ShingleSpec(self.shingles, self.shingle_size),
-            lead_share=self.lead_share,
-            languages=self.languages,
-            bands=self.bands,
-            rows=self.rows,
-            fp_weight=self.fp_weight,
-            fn_weight=self.fn_weight,
-            verify=self.verify,
-            min_shingles=self.min_shingles,
-            bucket_cap=self.bucket_cap,
-            ttl=self.ttl_hours * _HOUR if self.ttl_hours > 0 else None,
-            boilerplate=self.boilerplate,
-            boilerplate_min_pages=self.boilerplate_min_pages,
-            drop_chrome=self.drop_chrome,
-            max_future=self.max_future_hours * _HOUR,
-        )
+        """The engine's config: each setting named as a :class:`DedupConfig` field is that field,
+        those declared with ``engine`` become the fields it gives, the rest are not the engine's."""
+        knobs = {spec.name for spec in fields(DedupConfig)}
+        values: dict[str, Any] = {}
+        for spec in fields(self):
+            convert = spec.metadata["engine"]
+            if convert is not None:
+                values.update(convert(self))
+            elif spec.name in knobs:
+                values[spec.name] = getattr(self, spec.name)
+        return DedupConfig(**values)
 
 
 @dataclass(frozen=True)
 class InputSettings:
     """How input records are read, in batch and stream alike."""
 
-    max_page_bytes: int = _setting(DEFAULT_MAX_PAGE_BYTES, int, "larger input records are rejected")
+    max_page_bytes: int = _setting(
+        DEFAULT_MAX_PAGE_BYTES, int, "larger input records are rejected", (*ENGINE, "produce")
+    )
     now: str = _setting(
-        "", str, "the clock of every page of a file (ISO 8601); empty: the file's own clock, from its dates"
+        "",
+        str,
+        "the clock of every page of a file (ISO 8601); empty: the file's own clock, from its dates",
+        FILES,
+        shown="the file's own clock, from its dates",
     )
 
     def __post_init__(self) -> None:
@@ -318,47 +409,71 @@ class StreamSettings:
     """The Kafka stream: broker, topics, partitions, batching, order, workers."""
 
     broker: str = _setting(
-        "", str, "Kafka bootstrap servers, host:port[,host:port]; empty: start the embedded broker"
+        "",
+        str,
+        "Kafka bootstrap servers, host:port[,host:port] (`stream-lsh broker` runs one on this machine)",
+        CLIENTS,
+        shown="required",
+        help_for={"run": "Kafka bootstrap servers, host:port[,host:port] [empty: one started for the run]"},
     )
-    app_id: str = _setting("stream-lsh", str, "consumer group, prefix of internal topics and state")
-    input_topic: str = _setting("pages", str, "topic of input pages and retractions")
-    queries_topic: str = _setting("dedup-queries", str, "topic of query-only probes")
-    decisions_topic: str = _setting("dedup-decisions", str, "one decision per page, key = page id")
-    clusters_topic: str = _setting("dedup-clusters", str, "latest state of each cluster, key = cluster id")
+    app_id: str = _setting(
+        "stream-lsh", str, "consumer group, prefix of internal topics and state", (*TOPICS, "status")
+    )
+    input_topic: str = _setting(
+        "pages", str, "topic of input pages and retractions", (*TOPICS, "produce", "status")
+    )
+    queries_topic: str = _setting("dedup-queries", str, "topic of query-only probes", TOPICS)
+    decisions_topic: str = _setting("dedup-decisions", str, "one decision per page, key = page id", TOPICS)
+    clusters_topic: str = _setting(
+        "dedup-clusters", str, "latest state of each cluster, key = cluster id", TOPICS
+    )
     alerts_topic: str = _setting(
-        "dedup-alerts", str, "story-spread alerts, key = cluster id @ level (not written by the stream yet)"
+        "dedup-alerts",
+        str,
+        "story-spread alerts, key = cluster id @ level (not written by the stream yet)",
+        TOPICS,
     )
-    unique_topic: str = _setting("unique-pages", str, "the original page of every page judged unique")
-    answers_topic: str = _setting("dedup-answers", str, "answers to query-only probes, key = correlation id")
+    unique_topic: str = _setting("unique-pages", str, "the original page of every page judged unique", TOPICS)
+    answers_topic: str = _setting(
+        "dedup-answers", str, "answers to query-only probes, key = correlation id", TOPICS
+    )
     dead_letters_topic: str = _setting(
-        "dedup-dead-letters", str, "inputs that could not be processed, with reason"
+        "dedup-dead-letters", str, "inputs that could not be processed, with reason", TOPICS
     )
-    input_partitions: int = _setting(8, int, "partitions of the input and query topics (when created here)")
-    site_partitions: int = _setting(8, int, "partitions of the site stage (boilerplate learning, signing)")
-    band_partitions: int = _setting(8, int, "partitions of the band tables")
-    home_partitions: int = _setting(8, int, "partitions of page state (gather and decision)")
-    batch_size: int = _setting(256, int, "most input messages per micro-batch")
+    input_partitions: int = _setting(
+        8, int, "partitions of the input and query topics (when created here)", TOPICS
+    )
+    site_partitions: int = _setting(
+        8, int, "partitions of the site stage (boilerplate learning, signing)", TOPICS
+    )
+    band_partitions: int = _setting(8, int, "partitions of the band tables", TOPICS)
+    home_partitions: int = _setting(8, int, "partitions of page state (gather and decision)", TOPICS)
+    batch_size: int = _setting(256, int, "most input messages per micro-batch", STREAM)
     batch_wait_ms: float = _setting(
-        10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds"
+        10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds", STREAM
     )
     ingest_wait_ms: float = _setting(
-        50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds"
+        50.0, float, "longest wait to fill a micro-batch of input pages, milliseconds", STREAM
     )
-    fetch_wait_ms: int = _setting(10, int, "longest a worker's fetch waits for new records, milliseconds")
+    fetch_wait_ms: int = _setting(
+        10, int, "longest a worker's fetch waits for new records, milliseconds", STREAM
+    )
     order: Order = _setting(
         Order.CLOCK,
         _choice(Order, "order"),
         "which copy of a story is first: clock (the earliest "
         "(clock, id): the record timestamp, whatever the interleaving of input partitions; "
         "'event-time' is the same) or arrival (the first to reach the index)",
+        STREAM,
     )
     idle_ms: float = _setting(
-        200.0, float, "clock order: an input partition quiet this long holds no page back"
+        200.0, float, "clock order: an input partition quiet this long holds no page back", STREAM
     )
     lateness_s: float = _setting(
         0.0,
         float,
         "clock order: how far the record timestamps of one input partition may go backwards, seconds",
+        STREAM,
     )
     pending_alert_s: float = _setting(
         5.0,
@@ -366,40 +481,56 @@ class StreamSettings:
         "a page undecided this long, on a wait that has not moved as "
         "long, is logged with what it waits for, seconds (keep it above the idle "
         "time)",
+        STREAM,
     )
     stuck_after_s: float | None = _setting(
         None,
         _optional_float,
         "/live fails when an agent makes no progress this long while records wait for it, seconds "
         "[the send timeout + 60, so that an outage the worker rides out is not a failure]",
+        STREAM,
+        shown="the send timeout + 60",
     )
-    data_dir: str = _setting("stream-lsh-data", str, "worker state directory (RocksDB); one per worker")
+    data_dir: str = _setting(
+        "stream-lsh-data", str, "worker state directory (RocksDB); one per worker", STREAM
+    )
     web_port: int = _setting(
-        0, int, "port of the worker's web server (/metrics, /ready, /live); 0 = no web server"
+        0, int, "port of the worker's web server (/metrics, /ready, /live); 0 = no web server", STREAM
     )
     web_bind: str = _setting(
-        "127.0.0.1", str, "address the web server listens on; 0.0.0.0 for a Prometheus on another host"
+        "127.0.0.1",
+        str,
+        "address the web server listens on; 0.0.0.0 for a Prometheus on another host",
+        STREAM,
     )
     replication_factor: int = _setting(
-        1, int, "replicas of every topic the app creates (3 on a production cluster)"
+        1, int, "replicas of every topic the app creates (3 on a production cluster)", TOPICS
     )
     min_insync_replicas: int | None = _setting(
-        None, _optional_int, "min.insync.replicas of the topics it creates [broker's]"
+        None,
+        _optional_int,
+        "min.insync.replicas of the topics it creates [broker's]",
+        TOPICS,
+        shown="the broker's",
     )
-    log_level: LogLevel = _setting(LogLevel.WARNING, _choice(LogLevel, "log level"), "worker log level")
+    log_level: LogLevel = _setting(
+        LogLevel.WARNING, _choice(LogLevel, "log level"), "worker log level", STREAM
+    )
     log_format: LogFormat = _setting(
         LogFormat.TEXT,
         _choice(LogFormat, "log format"),
         "worker log lines: text, or json (one object a line)",
+        STREAM,
     )
     snapshot_mb: float = _setting(
-        16.0, float, "journal megabytes per stage partition before a state snapshot replaces them"
+        16.0, float, "journal megabytes per stage partition before a state snapshot replaces them", STREAM
     )
     status_interval_s: float = _setting(
         5.0,
         float,
         "how often each worker publishes its status report (stream-lsh status, run's live lines), "
         "seconds; 0 = never",
+        STREAM,
     )
 
     def __post_init__(self) -> None:
@@ -550,52 +681,76 @@ class KafkaSettings:
         SecurityProtocol.PLAINTEXT,
         _choice(SecurityProtocol, "security protocol"),
         "PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (SASL over TLS), as Kafka's security.protocol",
+        CLIENTS,
     )
     ssl_cafile: str = _setting(
-        "", str, "PEM file of the CA certificates that sign the brokers'; empty: the system's trust store"
+        "",
+        str,
+        "PEM file of the CA certificates that sign the brokers'; empty: the system's trust store",
+        CLIENTS,
     )
-    ssl_certfile: str = _setting("", str, "PEM file of this client's certificate chain, for mutual TLS")
+    ssl_certfile: str = _setting(
+        "", str, "PEM file of this client's certificate chain, for mutual TLS", CLIENTS
+    )
     ssl_keyfile: str = _setting(
-        "", str, "PEM file of this client's private key, for mutual TLS; empty: it is in the certificate file"
+        "",
+        str,
+        "PEM file of this client's private key, for mutual TLS; empty: it is in the certificate file",
+        CLIENTS,
     )
     ssl_key_password: Secret = _setting(
-        Secret(), Secret, "passphrase of an encrypted client key (environment only)"
+        Secret(), Secret, "passphrase of an encrypted client key (environment only)", CLIENTS, flag=False
     )
-    ssl_key_password_file: str = _setting("", str, "file holding the passphrase of the client key")
+    ssl_key_password_file: str = _setting("", str, "file holding the passphrase of the client key", CLIENTS)
     ssl_check_hostname: bool = _setting(
-        True, _bool, "check that a broker's certificate names the host connected to"
+        True,
+        _bool,
+        "check that a broker's certificate names the host connected to",
+        CLIENTS,
+        switch="no-ssl-check-hostname",
     )
     sasl_mechanism: SaslMechanism = _setting(
         SaslMechanism.PLAIN,
         _choice(SaslMechanism, "SASL mechanism"),
         "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER",
+        CLIENTS,
     )
-    sasl_username: str = _setting("", str, "SASL user name (PLAIN, SCRAM)")
-    sasl_password: Secret = _setting(Secret(), Secret, "SASL password (environment only)")
-    sasl_password_file: str = _setting("", str, "file holding the SASL password")
+    sasl_username: str = _setting("", str, "SASL user name (PLAIN, SCRAM)", CLIENTS)
+    sasl_password: Secret = _setting(
+        Secret(), Secret, "SASL password (environment only)", CLIENTS, flag=False
+    )
+    sasl_password_file: str = _setting("", str, "file holding the SASL password", CLIENTS)
     sasl_oauth_token_file: str = _setting(
-        "", str, "OAUTHBEARER: file holding the access token, read again at every login (rotate it there)"
+        "",
+        str,
+        "OAUTHBEARER: file holding the access token, read again at every login (rotate it there)",
+        CLIENTS,
     )
     compression: Compression = _setting(
         Compression.ZSTD,  # the fewest bytes for the least CPU (benchmarks/bench_compression.py)
         _choice(Compression, "compression"),
         "codec of the app's output and internal topics: none, gzip, lz4, snappy or zstd",
+        (*STREAM, "produce"),
     )
     max_message_bytes: int = _setting(
         DEFAULT_MAX_MESSAGE_BYTES,
         int,
         "largest record the app writes, as the broker counts it (max.message.bytes of the topics it makes)",
+        (*TOPICS, "produce"),
     )
     broker_wait_s: float | None = _setting(
         None,
         _optional_float,
         "how long a worker waits for an unreachable broker at start-up, retrying, seconds; none = forever",
+        STREAM,
+        shown="forever",
     )
     send_timeout_s: float = _setting(
         300.0,
         float,
         "how long a worker's sends wait for the brokers, retrying, before it exits with code 70 "
         "(its input is redelivered): broker outages shorter than this are ridden out, seconds",
+        STREAM,
     )
 
     def __post_init__(self) -> None:
@@ -708,7 +863,8 @@ class Settings:
 
     @classmethod
     def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Defaults < ``STREAM_LSH_*`` environment < ``overrides`` (flags; None means not given)."""
+        """Defaults < ``STREAM_LSH_*`` environment < ``overrides`` (flags; None means not given,
+        :data:`EXPLICIT_NONE` sets a setting to None)."""
         environ = os.environ if environ is None else environ
         _refuse_unknown_variables(environ, {ENV_PREFIX + name.upper() for name in _owner})
         unknown = set(overrides) - set(_owner)
@@ -722,8 +878,11 @@ class Settings:
                     values[group][name] = spec.metadata["parse"](raw)
                 except ValueError as error:
                     raise SettingsError(f"{ENV_PREFIX}{name.upper()}={raw!r}: {error}") from None
-            if overrides.get(name) is not None:
-                values[group][name] = overrides[name]
+            given = overrides.get(name)
+            if given is EXPLICIT_NONE:  # a flag set to "none": no bound, not "not given"
+                values[group][name] = None
+            elif given is not None:
+                values[group][name] = given
         return cls(**{group: kind(**values[group]) for group, kind in _GROUPS.items()})
 
     def replace(self, **changes: Any) -> Settings:
@@ -775,6 +934,34 @@ class Settings:
         return _owner[name][1].metadata["parse"](text)
 
     @staticmethod
+    def for_command(command: str) -> list[str]:
+        """The settings that are flags of ``command``, in declaration order."""
+        return [
+            name
+            for name, (_, spec) in _owner.items()
+            if command in spec.metadata["commands"] and spec.metadata["flag"]
+        ]
+
+    @staticmethod
+    def spec(name: str) -> Any:
+        """A setting's declaration (a dataclass field, its metadata from :func:`_setting`)."""
+        return _owner[name][1]
+
+    @staticmethod
+    def help_on(name: str, command: str) -> str:
+        """A setting's help on one command, with its default as ``--help`` shows it."""
+        meta = _owner[name][1].metadata
+        own = meta["help_for"].get(command)  # says its default itself
+        text = str(own or meta["help"]).rstrip(".")
+        return f"{text[0].upper()}{text[1:]}{'' if own else f' [{Settings.shown(name)}]'}."
+
+    @staticmethod
+    def shown(name: str) -> str:
+        """A setting's default as help and the docs show it."""
+        spec = _owner[name][1]
+        return str(spec.metadata["shown"] or _shown(spec.default))
+
+    @staticmethod
     def describe() -> list[tuple[str, str, str]]:
         """(environment variable, default, help) of every setting, for docs and --help."""
         return [
@@ -787,6 +974,67 @@ class Settings:
 _owner: dict[str, tuple[str, Any]] = {
     spec.name: (group, spec) for group, kind in _GROUPS.items() for spec in fields(kind)
 }
+
+
+def _shown(value: Any) -> str:
+    """A default as people read it: ``on``, ``none``, ``0.25``, ``en,de``."""
+    if isinstance(value, Secret):
+        return "none"
+    if isinstance(value, tuple):
+        return ",".join(value)
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, Enum):
+        return str(value.value)
+    if value is None or value == "":
+        return "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+#: The groups' titles in docs/settings.md.
+_GROUP_TITLES = {
+    "engine": "The engine: shingles, signatures, bands, verification, window, boilerplate, alerts",
+    "input": "Input files and records",
+    "stream": "The stream: broker, topics, partitions, batching, order, workers",
+    "kafka": "Kafka clients: security, record size, compression, waits",
+}
+
+
+def settings_reference() -> str:
+    """docs/settings.md, made from the declarations (``python -m stream_lsh.settings`` prints it;
+    a test checks the file equals it)."""
+    out = [
+        "# Settings",
+        "",
+        "<!-- Made by `python -m stream_lsh.settings > docs/settings.md` from stream_lsh/settings.py; "
+        "edit the declarations there, not this file. -->",
+        "",
+        "Every setting is an environment variable `STREAM_LSH_<NAME>`, read by every command, and a flag",
+        "`--<name>` of the commands listed beside it. A flag wins over the variable, the variable over",
+        "the default. Values are read the same way from both: `none` for no bound, any case for choices,",
+        "`true`/`false` (or `--x`/`--no-x`) for switches. A misspelled `STREAM_LSH_` variable is refused,",
+        "naming the closest valid one. Secrets have no flag (a command line is visible to every user of",
+        "the machine): give them in the environment or in a file (`..._FILE`).",
+    ]
+    for group, kind in _GROUPS.items():
+        out += [
+            "",
+            f"## {_GROUP_TITLES[group]}",
+            "",
+            "| variable | flag | default | commands | what it does |",
+            "|---|---|---|---|---|",
+        ]
+        for spec in fields(kind):
+            meta = spec.metadata
+            dashed = spec.name.replace("_", "-")
+            flag = f"`--{dashed}`" if meta["flag"] else "none (a secret)"
+            if isinstance(spec.default, bool) and meta["flag"]:
+                flag += f", `--{meta['switch'] or 'no-' + dashed}`"
+            commands = ", ".join(c for c in COMMANDS if c in meta["commands"])
+            help_text = str(meta["help"]).replace("|", "\\|")
+            variable, default = f"`{ENV_PREFIX}{spec.name.upper()}`", f"`{Settings.shown(spec.name)}`"
+            out.append(f"| {variable} | {flag} | {default} | {commands} | {help_text} |")
+    return "\n".join(out) + "\n"
 
 
 def _text(value: Any) -> str:
@@ -803,3 +1051,7 @@ def _text(value: Any) -> str:
 
 def _where(name: str) -> str:
     return f"--{name.replace('_', '-')} or {ENV_PREFIX}{name.upper()}"
+
+
+if __name__ == "__main__":
+    print(settings_reference(), end="")

@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from stream_lsh.cli import cli
+from stream_lsh.core.config import DedupConfig
 
 
 @pytest.fixture(scope="module")
@@ -187,14 +188,23 @@ def test_kafka_flags_take_what_their_variables_take():
     def topics(*args):
         return CliRunner().invoke(cli, ["topics", "--dry-run", "--broker", "kafka:9092", *args])
 
-    result = topics("--max-message-bytes", "8388608", "--compression", "ZSTD", "--broker-wait-s", "none")
+    result = topics("--max-message-bytes", "8388608", "--replication-factor", "1")
     assert result.exit_code == 0, result.output
     limits = {json.loads(line)["config"]["max.message.bytes"] for line in result.output.splitlines()}
     assert limits == {"8388608"}
     refused = topics("--max-message-bytes", "4096")
     assert refused.exit_code == 2 and "max_message_bytes must be at least 65536" in refused.output
-    assert topics("--broker-wait-s", "soon").exit_code == 2
-    assert topics("--send-timeout-s", "0").exit_code == 2
+
+    def worker(*args):  # refused before it connects to anything
+        return CliRunner().invoke(cli, ["worker", "--broker", "kafka:9092", "--send-timeout-s", "0", *args])
+
+    assert (
+        "send_timeout_s must be positive" in worker("--compression", "ZSTD", "--broker-wait-s", "none").output
+    )
+    assert worker("--broker-wait-s", "soon").exit_code == 2
+    assert "choose one of none, gzip" in worker("--compression", "brotli").output or (
+        "brotli" in worker("--compression", "brotli").output
+    )
 
 
 def test_state_continues_across_runs_and_refuses_another_scheme(corpus, tmp_path):
@@ -259,10 +269,19 @@ def test_eval_scores_a_decisions_file(corpus, tmp_path):
     assert wrong["f1"] < ran["f1"]
 
 
-def test_tune_prints_the_banding_and_the_s_curve():
+def test_tune_prints_the_banding_the_engine_uses_and_the_s_curve():
+    """tune reads the same settings as the engine: its bands are the engine's (43 x 2 with the
+    default containment, whose reach is a quarter-size teaser), not the Jaccard threshold's alone."""
+    default = CliRunner().invoke(cli, ["tune"])
+    assert default.exit_code == 0, default.output
+    banding = DedupConfig().banding()
+    assert f"bands b = {banding.bands}, rows r = {banding.rows}" in default.output
+    assert (banding.bands, banding.rows) == (43, 2)
+    jaccard_only = CliRunner().invoke(cli, ["tune", "--threshold", "0.3", "--containment", "none"])
+    assert "containment none" in jaccard_only.output and "bands b = 36, rows r = 3" in jaccard_only.output
+    from_environment = CliRunner(env={"STREAM_LSH_CONTAINMENT": "none"}).invoke(cli, ["tune"])
+    assert "bands b = 36, rows r = 3" in from_environment.output
     result = CliRunner().invoke(cli, ["tune", "--threshold", "0.5", "--num-perm", "100"])
-    assert result.exit_code == 0
-    assert "bands b = 20, rows r = 5" in result.output or "bands b =" in result.output
     rows = [line.split() for line in result.output.splitlines() if line.strip()[:1].isdigit()]
     probabilities = [float(r[1]) for r in rows]
     assert probabilities == sorted(probabilities) and len(rows) >= 15

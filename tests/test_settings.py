@@ -1,6 +1,6 @@
 import pytest
 
-from stream_lsh.settings import Secret, Settings, SettingsError
+from stream_lsh.settings import Settings, SettingsError
 
 
 def test_defaults_build_a_valid_engine_config():
@@ -95,39 +95,71 @@ def test_variables_of_the_prefix_that_are_not_settings_are_allowed():
     assert Settings.load(environ=env) == Settings.load(environ={})
 
 
-def test_the_readme_tables_give_every_setting_with_its_default():
-    """The README's settings tables are written by hand: each setting must be there, and a row of
-    one variable must show the default the code uses (the engine's defaults come from DedupConfig)."""
-    import re
-    from enum import Enum
+def test_the_settings_reference_is_made_from_the_declarations():
+    """docs/settings.md is generated: regenerate it with `python -m stream_lsh.settings >
+    docs/settings.md` after changing a declaration."""
     from pathlib import Path
 
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    rows = {
-        match[0]: match[1]
-        for match in re.findall(r"^\| `(STREAM_LSH_[A-Z_]+)`[^|]*\| `([^`]*)` \|", readme, re.M)
-    }
+    from stream_lsh.settings import settings_reference
+
+    written = (Path(__file__).parent.parent / "docs" / "settings.md").read_text(encoding="utf-8")
+    assert written == settings_reference(), "docs/settings.md is stale: run python -m stream_lsh.settings"
     for name in Settings.names():
-        variable = f"STREAM_LSH_{name.upper()}"
-        assert variable in readme or f"…_{name.upper()}" in readme, f"{variable} is missing from the README"
-        if variable in rows:
-            default = Settings.default(name)
-            shown = (
-                default.reveal()
-                if isinstance(default, Secret)
-                else ",".join(default)
-                if isinstance(default, tuple)
-                else str(default.value)
-                if isinstance(default, Enum)
-                else str(default).lower()
-                if isinstance(default, bool)
-                else f"{default:g}"
-                if isinstance(default, float)
-                else str(default)
-            )
-            assert rows[variable] == shown, (
-                f"README says {variable} defaults to {rows[variable]}, the code {shown}"
-            )
+        assert f"`STREAM_LSH_{name.upper()}`" in written
+
+
+def test_every_engine_knob_is_a_setting_and_the_config_is_made_from_them():
+    """Each DedupConfig field is reached by a setting of its name or by a declared conversion, so a
+    new knob cannot be left without a variable and a flag; a changed setting reaches the engine."""
+    from dataclasses import fields
+
+    from stream_lsh.core.config import DedupConfig
+
+    default = Settings.load(environ={}).dedup_config()
+    assert default == DedupConfig()
+    for spec in fields(DedupConfig):
+        assert spec.name in Settings.names() or spec.name in ("ttl", "max_future"), spec.name
+    changed = Settings.load(
+        environ={"STREAM_LSH_TTL_HOURS": "0", "STREAM_LSH_SHINGLES": "char"},
+        lead_share=0.5,
+        max_future_hours=2,
+    ).dedup_config()
+    assert (changed.ttl, changed.shingles.kind.value, changed.lead_share, changed.max_future) == (
+        None,
+        "char",
+        0.5,
+        7200.0,
+    )
+
+
+@pytest.mark.parametrize(
+    "command", ["dedup", "eval", "tune", "run", "worker", "topics", "produce", "tail", "status"]
+)
+def test_each_command_has_the_flags_of_the_settings_declared_for_it_and_no_others(command):
+    from click.testing import CliRunner
+
+    from stream_lsh.cli import cli
+    from stream_lsh.settings import COMMANDS
+
+    assert command in COMMANDS
+    shown = CliRunner().invoke(cli, [command, "--help"], terminal_width=200).output
+    for name in Settings.names():
+        flag = f"--{name.replace('_', '-')} "
+        wanted = name in Settings.for_command(command)
+        assert (flag in shown) == wanted, f"{command} --help {'lacks' if wanted else 'has'} {flag}"
+
+
+def test_flags_that_help_shows_per_command():
+    """The broker is required everywhere but run, which starts one; tail and status take no
+    worker's settings; the secrets have no flag anywhere."""
+    assert "[required]" in Settings.help_on("broker", "worker")
+    assert "one started for the run" in Settings.help_on("broker", "run")
+    for command in ("tail", "status"):
+        flags = Settings.for_command(command)
+        assert not {"data_dir", "compression", "max_message_bytes", "send_timeout_s"} & set(flags), command
+    assert not {"sasl_password", "ssl_key_password"} & {
+        n for c in ("run", "worker") for n in Settings.for_command(c)
+    }
 
 
 def test_replace_changes_settings_by_their_flat_names_and_validates():
