@@ -569,6 +569,7 @@ def evaluate(
         )
     if summary is not None:
         click.echo(summary.format(), err=True)
+        _report_rejects(sink, rejects)
 
 
 @contextlib.contextmanager

@@ -40,10 +40,10 @@ def test_every_exported_name_exists_and_the_package_marks_itself_typed():
     assert (Path(stream_lsh.__file__).parent / "py.typed").exists()
 
 
-@pytest.mark.parametrize("index", range(3))
+@pytest.mark.parametrize("index", range(4))
 def test_the_readme_examples_run_and_print_what_the_readme_says(index):
     examples = readme_python_examples()
-    assert len(examples) == 3
+    assert len(examples) == 4
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
         exec(compile(examples[index], f"README example {index + 1}", "exec"), {})
@@ -52,6 +52,8 @@ def test_the_readme_examples_run_and_print_what_the_readme_says(index):
         assert lines == ["0 unique 0 None", "1 duplicate 0 0", "2 unique 2 None"]
     elif index == 1:
         assert [eval(line)["status"] for line in lines] == ["unique", "duplicate"]  # dicts, as printed
+    elif index == 2:
+        assert lines == ["a", "True", "unique"]  # probe, remove, probe
     else:
         assert lines == ["monday-1"]
 

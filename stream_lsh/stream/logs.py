@@ -18,8 +18,8 @@ ERROR are expected, and are lowered (:class:`ExpectedConditions`):
   its offsets topic, or a coordinator moving; the consumer retries. INFO.
 * Faust's "Stream has not started processing ...", "Stream stopped processing ...", "Has not
   committed ..." (each with a twenty-line explanation): a stage partition that had nothing to do,
-  or waited out a broker outage. A real stall fails the worker's ``/live`` and shows in its
-  metrics (``stream_lsh_agent_*``); these become one WARNING line.
+  or waited out a broker outage. A real stall fails the worker's ``/live`` and sets the
+  ``stream_lsh_live`` gauge to 0; these become one WARNING line.
 """
 
 from __future__ import annotations
