@@ -189,6 +189,7 @@ class RejectSink:
         self._opener = opener
         self._file: IO[bytes] | None = None
         self.written = 0
+        self.ids: set[str] = set()  # of the rejected lines that name one
 
     def write(self, line_number: int, rejected: Rejected, raw: bytes) -> None:
         if self._file is None:
@@ -202,6 +203,8 @@ class RejectSink:
         }
         self._file.write(orjson.dumps(record) + b"\n")
         self.written += 1
+        if rejected.page_id is not None:
+            self.ids.add(rejected.page_id)
 
     def close(self) -> None:
         if self._file is not None:

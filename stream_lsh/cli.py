@@ -100,15 +100,15 @@ class _InputFile(click.ParamType):
 
     name = "file"
 
-    def __init__(self, stdin: bool = False) -> None:
-        self.stdin = stdin
+    def __init__(self, stdin: bool = False, holds: str = "a file of JSON lines") -> None:
+        self.stdin, self.holds = stdin, holds
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if value == "-" and self.stdin:
             return value
         path = Path(value)
         if path.is_dir():
-            self.fail(f"{value} is a directory; give a file of JSON lines", param, ctx)
+            self.fail(f"{value} is a directory; give {self.holds}", param, ctx)
         if not path.exists():
             self.fail(f"no such file: {value}", param, ctx)
         if not os.access(path, os.R_OK):
@@ -155,6 +155,30 @@ def _open_output(path: str) -> IO[bytes]:
         return open(path, "wb")
     except OSError as error:
         raise _UserError(f"cannot write {path}: {error.strerror}") from None
+
+
+def _distinct(reads: dict[str, str | None], writes: dict[str, str | None]) -> None:
+    """Refuse, before any work, an output that is one of the inputs (it would be emptied before
+    it is read) or another output: ``{flag: path}`` of what is read and what is written."""
+
+    def same(a: str, b: str) -> bool:
+        try:
+            return os.path.samefile(a, b)
+        except OSError:  # not there yet: the same name is the same file
+            return os.path.abspath(a) == os.path.abspath(b)
+
+    written = [(flag, path) for flag, path in writes.items() if path not in (None, "-")]
+    for index, (flag, path) in enumerate(written):
+        assert path is not None
+        for other, read in reads.items():
+            if read not in (None, "-") and same(path, read):
+                raise click.UsageError(
+                    f"{flag} {path} is {other} itself: it would be emptied before it is read"
+                )
+        for other, also in written[index + 1 :]:
+            assert also is not None
+            if same(path, also):
+                raise click.UsageError(f"{flag} and {other} are both {path}: give each its own file")
 
 
 def _first_line(error: Exception) -> str:
@@ -266,6 +290,10 @@ def dedup(
     Ends with a summary line and any warnings on stderr. Exit status 1 if any line was rejected
     (see --rejects), 2 for a usage error.
     """
+    _distinct(
+        {"PAGES": pages, "--state": state},
+        {"-o": output, "--unique-out": unique_out, "--rejects": rejects, "--alerts": alerts_path},
+    )
     settings = _settings(flags)
     if alerts_path == "-" and output == "-":
         raise click.UsageError("--alerts - and the decisions cannot both go to stdout: give -o or a file")
@@ -459,6 +487,7 @@ def generate(
     """Generate synthetic news pages with known duplicate clusters (for eval and benchmarks)."""
     from .synthetic import Shapes, generate_corpus_with_truth, write_corpus
 
+    _distinct({}, {"-o": output, "--labels": labels})
     try:
         shaped = Shapes.parse(shapes)
         corpus, truth = generate_corpus_with_truth(
@@ -492,7 +521,7 @@ def generate(
 
 @cli.command(name="eval")
 @click.argument("pages", type=_InputFile(stdin=True))
-@click.argument("labels", type=_InputFile())
+@click.argument("labels", type=_InputFile(holds="a JSON file of labels"))
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as one JSON object.")
 @_rejects_option("Rejected lines (scored as pages of their own)")
 @click.option(
@@ -517,6 +546,7 @@ def evaluate(
     from .evaluation import pair_scores, predicted_clusters
     from .synthetic import load_labels
 
+    _distinct({"PAGES": pages, "LABELS": labels, "--decisions": decisions_file}, {"--rejects": rejects})
     try:
         truth = load_labels(labels)
     except ValueError as error:  # orjson's JSONDecodeError is one
@@ -546,13 +576,26 @@ def evaluate(
         records = decisions.records
     predicted = predicted_clusters(records, truth)
     decided = {str(record["id"]) for record in records}
+    scored = "the decisions" if decisions_file else pages
     unlabelled = sorted(decided - truth.keys())
     if unlabelled:
-        scored = "the decisions" if decisions_file else pages
         raise click.UsageError(
             f"{labels} labels other pages than {scored}: {len(unlabelled):,} of the {len(decided):,} "
             f"pages decided have no label (e.g. {', '.join(unlabelled[:3])}); LABELS must name every "
             "page scored"
+        )
+    seen = decided | (set() if summary is None else sink.ids)  # a rejected page is still a page
+    unseen = sorted(truth.keys() - seen)
+    if truth and len(unseen) == len(truth):
+        raise click.UsageError(
+            f"none of the {len(truth):,} pages {labels} labels is in {scored}: is that the right file?"
+        )
+    if unseen:
+        click.echo(
+            f"warning: {len(unseen):,} of the {len(truth):,} pages {labels} labels are not in {scored} "
+            f"(e.g. {', '.join(unseen[:3])}): they are scored as pages of their own, which lowers "
+            "recall; score the whole file the labels were made for",
+            err=True,
         )
     scores = pair_scores(truth, predicted)
     if as_json:
@@ -710,7 +753,7 @@ def broker(kind: str, port: int, data_dir: str | None) -> None:
     against: prints its bootstrap address (for --broker or STREAM_LSH_BROKER).
 
     It listens on 127.0.0.1 only and keeps one copy of everything: a real deployment runs a Kafka
-    cluster (see the README's "Running it on a cluster").
+    cluster (see docs/operating.md).
     """
     import signal
     import socket
@@ -809,6 +852,10 @@ def run(
 
     from .stream.runner import Progress, run_stream
 
+    _distinct(
+        {"--feed": feed},
+        {"-o": output, "--alerts": alerts_out, "--dead-letters": dead_letters_out, "--rejects": rejects},
+    )
     settings = _settings(flags)
     if embedded is not None and settings.stream.broker:
         raise click.UsageError("--embedded starts a broker of its own; it cannot be used with --broker")
@@ -911,6 +958,7 @@ def produce(pages: str, rate: float | None, rejects: str, **flags: Any) -> None:
     from .stream.client import feed_lines
     from .stream.connection import KafkaConnection
 
+    _distinct({"PAGES": pages}, {"--rejects": rejects})
     settings = _settings(flags)
     if not settings.stream.broker:
         raise click.UsageError("produce needs a broker: --broker host:port or STREAM_LSH_BROKER")

@@ -78,7 +78,7 @@ def _refuse_unknown_variables(environ: Mapping[str, str], settings: set[str]) ->
         raise SettingsError(
             f"unknown environment variable{'s' if len(unknown) > 1 else ''}: "
             f"{', '.join(hints)}. Unset it, or see `stream-lsh --help` and the README's "
-            "settings tables for valid names"
+            "docs/settings.md for valid names"
         )
 
 
@@ -430,7 +430,7 @@ class StreamSettings:
     alerts_topic: str = _setting(
         "dedup-alerts",
         str,
-        "story-spread alerts, key = cluster id @ level (not written by the stream yet)",
+        "story-spread alerts, key = cluster id @ level, once per level",
         TOPICS,
     )
     unique_topic: str = _setting("unique-pages", str, "the original page of every page judged unique", TOPICS)

@@ -22,12 +22,14 @@ import orjson
 import pytest
 
 from stream_lsh import Deduplicator, Page
+from stream_lsh.core.config import DedupConfig
 from stream_lsh.core.record import read_lines, split_lines
-from stream_lsh.errors import ExitCode
+from stream_lsh.errors import ExitCode, SettingsError
 from stream_lsh.stream.brokers import fetch_tools, free_port
 from stream_lsh.stream.brokers.kafka_dist import java_binary
 from stream_lsh.stream.brokers.process import answers_metadata
 from stream_lsh.stream.client import read_topic
+from stream_lsh.stream.worker import own_data_dir
 from stream_lsh.synthetic import generate_corpus
 
 
@@ -62,6 +64,16 @@ MISTAKES = [
     (["generate", "--pages", "5", "-o", "/missing/dir/x.jsonl", "--labels", "l.json"], "no directory"),
     (["dedup", "."], ". is a directory"),
     (["dedup", "pages.jsonl", "--threshold", "2"], "threshold must be in (0, 1)"),
+    (["dedup", "pages.jsonl", "-o", "pages.jsonl"], "-o pages.jsonl is PAGES itself"),
+    (["dedup", "pages.jsonl", "-o", "out.jsonl", "--rejects", "out.jsonl"], "are both out.jsonl"),
+    (["eval", "labels.json", "labels.json"], "none of the 40 pages labels.json labels is in labels.json"),
+    (["eval", "pages.jsonl", "."], ". is a directory; give a JSON file of labels"),
+    (
+        ["run", "--feed", "pages.jsonl", "-o", "pages.jsonl", "--until-idle"],
+        "-o pages.jsonl is --feed itself",
+    ),
+    (["produce", "pages.jsonl", "--rejects", "pages.jsonl", "--broker", "127.0.0.1:1"], "is PAGES itself"),
+    (["generate", "--pages", "5", "-o", "x.jsonl", "--labels", "x.jsonl"], "are both x.jsonl"),
 ]
 
 
@@ -78,6 +90,47 @@ def test_a_labels_file_that_fits_still_scores(files):
     done = stream_lsh("eval", "pages.jsonl", "labels.json", "--json", cwd=files)
     assert done.returncode == 0, done.stderr
     assert orjson.loads(done.stdout)["pages"] == 40
+    before = (files / "pages.jsonl").read_bytes()
+    assert stream_lsh("dedup", "pages.jsonl", "-o", "pages.jsonl", cwd=files).returncode == ExitCode.USAGE
+    assert (files / "pages.jsonl").read_bytes() == before  # refused before it was opened for writing
+
+
+def test_eval_says_when_labelled_pages_were_not_scored_and_takes_integer_names(files):
+    """Half the file against all the labels: the other half are scored as pages of their own,
+    and eval says so; labels may name clusters by numbers."""
+    half = files / "half.jsonl"
+    half.write_bytes(b"".join((files / "pages.jsonl").read_bytes().splitlines(keepends=True)[:20]))
+    done = stream_lsh("eval", "half.jsonl", "labels.json", cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert "warning: 20 of the 40 pages labels.json labels are not in half.jsonl" in done.stderr
+    numbered = {page: index for index, page in enumerate(orjson.loads((files / "labels.json").read_bytes()))}
+    (files / "numbered.json").write_bytes(orjson.dumps(numbered))
+    done = stream_lsh("eval", "pages.jsonl", "numbered.json", "--json", cwd=files)
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["true_pairs"] == 0  # every page its own cluster
+
+
+def test_a_second_worker_on_a_data_directory_in_use_is_refused_at_once(tmp_path):
+    """Two workers on one data directory would wait on RocksDB's locks until Faust crashes: the
+    second is refused in one line before it does anything, naming the holder."""
+    with own_data_dir(tmp_path / "data"):
+        done = stream_lsh(
+            "worker",
+            "--broker",
+            "127.0.0.1:1",
+            cwd=tmp_path,
+            env={"STREAM_LSH_DATA_DIR": str(tmp_path / "data")},
+        )
+    assert done.returncode == ExitCode.USAGE, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert f"in use by another worker (process {os.getpid()})" in line and "STREAM_LSH_DATA_DIR" in line
+
+
+def test_errors_of_the_engine_config_are_the_projects_own():
+    with pytest.raises(SettingsError, match="threshold"):
+        DedupConfig(threshold=1.5)
+    with pytest.raises(ValueError, match="languages"):  # still a ValueError, for callers that catch those
+        DedupConfig(languages=("xx",))
 
 
 def test_dates_given_as_strings_in_python_are_read_as_in_json():
@@ -165,7 +218,7 @@ def test_run_keeps_its_dead_letters_and_refused_lines_and_quiet_is_quiet(tmp_pat
     )
     assert done.returncode == ExitCode.REJECTED, done.stderr[-3000:]
     said = [line for line in done.stderr.splitlines() if line.startswith("[stream-lsh]")]
-    assert len(said) == 1 and f"{len(pages)} pages decided" in said[0] and "1 lines refused" in said[0], said
+    assert len(said) == 1 and f"{len(pages)} pages decided" in said[0] and "1 line refused" in said[0], said
     assert done.stdout == ""
     (dead,) = [orjson.loads(line) for line in (tmp_path / "dead.jsonl").read_bytes().splitlines()]
     assert dead["reason"] == "invalid_json" or "JSON" in str(dead), dead
@@ -208,6 +261,9 @@ def test_the_broker_command_runs_until_ctrl_c_and_the_stream_commands_use_it(tmp
         assert busy.returncode == ExitCode.USAGE and f"port {port} is in use" in busy.stderr
         created = stream_lsh("topics", "--broker", address, cwd=tmp_path)
         assert created.returncode == 0, created.stderr
+        typo = stream_lsh("tail", "dedup-decision", "--no-follow", "--broker", address, cwd=tmp_path)
+        assert typo.returncode == ExitCode.USAGE and len(typo.stderr.strip().splitlines()) == 1, typo.stderr
+        assert "no topic 'dedup-decision'" in typo.stderr and "did you mean dedup-decisions?" in typo.stderr
     finally:
         said = _stop(process)
     assert "Tansu broker at" in said and "stopping the broker" in said
@@ -221,7 +277,14 @@ def test_kafka_from_the_broker_command_keeps_its_data_and_kafkas_console_tools_w
     restart, read back by Kafka's console consumer (``fetch-kafka --tools`` fetched both)."""
     tools = fetch_tools()
     data = tmp_path / "kafka-data"
-    kafka = ("--kind", "kafka", "--port", str(free_port()), "--data-dir", str(data))
+    kafka = (
+        "--kind",
+        "kafka",
+        "--port",
+        str(free_port()),
+        "--data-dir",
+        "kafka-data",
+    )  # relative, as in the README
 
     def tool(main_class: str, address: str, *args: str, given: str = "") -> subprocess.CompletedProcess[str]:
         command = [java_binary(), "-cp", tools.classpath, main_class, "--bootstrap-server", address, *args]

@@ -134,7 +134,7 @@ def test_sigterm_stops_run_with_its_workers_and_embedded_broker(tmp_path):
     """A supervisor's SIGTERM must not leave the broker and workers of `stream-lsh run` behind."""
     env = dict(os.environ, STREAM_LSH_DATA_DIR=str(tmp_path / "data"))
     run = subprocess.Popen(
-        [sys.executable, "-m", "stream_lsh", "run", "--quiet"],
+        [sys.executable, "-m", "stream_lsh", "run"],  # its status lines say when the workers are up
         env=env,
         cwd=tmp_path,
         stderr=subprocess.PIPE,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from ..errors import SettingsError
 from .banding import Banding, optimal_banding
 from .lead import DEFAULT_LEAD_SHARE
 from .shingles import ShingleSpec
@@ -73,6 +74,16 @@ class DedupConfig:
     max_future: float = 86400.0
 
     def __post_init__(self) -> None:
+        """Every knob checked at once: a bad one is a :class:`SettingsError` (a ``ValueError`` and a
+        ``StreamLshError``) that names it."""
+        try:
+            self._check()
+        except SettingsError:
+            raise
+        except ValueError as error:
+            raise SettingsError(str(error)) from None
+
+    def _check(self) -> None:
         if not isinstance(self.seed, int) or not 0 <= self.seed < 1 << 64:
             raise ValueError(f"seed must be an integer in [0, 2**64), got {self.seed!r}")
         if self.max_future < 0:

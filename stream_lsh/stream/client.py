@@ -17,6 +17,7 @@ batch does, whatever day and at whatever rate the file is fed.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ from ..core.clock import FileClock
 from ..core.dedup import DedupConfig
 from ..core.page import Page
 from ..core.record import DEFAULT_MAX_PAGE_BYTES, Delete, InputLine, Rejected, parse_record, read_lines
+from ..errors import BrokerError
 from ..pipeline.limits import BATCH_OVERHEAD
 from .connection import KafkaConnection, start_client
 from .topics import CLOCK_HEADER
@@ -232,6 +234,11 @@ async def read_topic(
         if partitions is None:
             await consumer._client.force_metadata_update()
             partitions = consumer.partitions_for_topic(topic) or set()
+        if not partitions:
+            known = sorted(await consumer.topics())
+            close = difflib.get_close_matches(topic, known, n=1)
+            hint = f"did you mean {close[0]}?" if close else f"it has {', '.join(known) or 'none'}"
+            raise BrokerError(f"there is no topic {topic!r} at {kafka.bootstrap}: {hint}")
         tps = [TopicPartition(topic, p) for p in sorted(partitions)]
         consumer.assign(tps)
         if since_ms is not None:

@@ -130,7 +130,8 @@ class Progress:
         if self.alerts:
             text += f", {len(self.alerts):,} alerts"
         if self.refused:
-            text += f", {len(self.refused):,} lines refused (too large for the input topic)"
+            refused = len(self.refused)
+            text += f", {refused:,} line{'s' if refused > 1 else ''} refused (too large for the input topic)"
         if self.first_at is None or self.last_at is None:
             return f"{text}; waiting for the first decision ({time.perf_counter() - self.started:.1f} s)"
         return (

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
 import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import faust
 
-from ..errors import BrokerUnreachableError
+from ..errors import BrokerUnreachableError, SettingsError
 from ..gc_policy import tune_gc
 from ..settings import Settings
 from .admin import claim_state, ensure_topics
@@ -62,8 +67,37 @@ async def prepare_when_reachable(settings: Settings, bootstrap: str, guard: dict
             return
 
 
+@contextlib.contextmanager
+def own_data_dir(path: Path) -> Iterator[None]:
+    """Hold the data directory for this worker alone: a second worker on it would wait on
+    RocksDB's locks until Faust gives up with a crash. The lock is the kernel's (flock), so it
+    goes with the process, however it ends. Raises SettingsError, naming the holder, if taken."""
+    path.mkdir(parents=True, exist_ok=True)
+    lock = path / "worker.lock"
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise SettingsError(
+                f"the data directory {path} is in use by another worker ({holder}): give each worker "
+                "its own STREAM_LSH_DATA_DIR"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"process {os.getpid()}\n")
+        handle.flush()
+        yield
+
+
 def run_worker(settings: Settings, bootstrap: str) -> None:
     """Block until SIGTERM/SIGINT (Faust's worker installs the handlers and stops cleanly)."""
+    with own_data_dir(Path(settings.stream.data_dir)):
+        _run_worker(settings, bootstrap)
+
+
+def _run_worker(settings: Settings, bootstrap: str) -> None:
     loglevel = settings.stream.log_level.lower()
     set_up_logging(loglevel, settings.stream.log_format)
     stream_app = StreamApp(settings, bootstrap)

@@ -175,8 +175,23 @@ def write_corpus(corpus: SyntheticCorpus, pages_path: str | Path, labels_path: s
 
 
 def load_labels(path: str | Path) -> dict[str, str]:
-    """Labels written by :func:`write_corpus`; refuses anything but an object of strings."""
+    """Labels as :func:`write_corpus` writes them, or by hand: one JSON object mapping page ids to
+    cluster names. A name may be a string or an integer (``{"p1": 1}``), and is read as a string;
+    anything else is refused."""
     data = orjson.loads(Path(path).read_bytes())
-    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
-        raise ValueError(f"{path}: expected a JSON object mapping page ids to label strings")
-    return data
+    if not isinstance(data, dict):
+        raise ValueError(
+            f"{path}: expected a JSON object mapping page ids to cluster names, got a {_json_kind(data)}"
+        )
+    wrong = [
+        key for key, value in data.items() if isinstance(value, bool) or not isinstance(value, (str, int))
+    ]
+    if wrong:
+        raise ValueError(f"{path}: the cluster name of page {wrong[0]!r} is not a string or an integer")
+    return {key: str(value) for key, value in data.items()}
+
+
+def _json_kind(value: object) -> str:
+    return {list: "list", str: "string", int: "number", float: "number", bool: "boolean"}.get(
+        type(value), "null"
+    )

@@ -167,7 +167,9 @@ class KafkaBroker(EmbeddedBroker):
         super().__init__(host=host, port=port, startup_timeout=startup_timeout)
         self._own_dir = data_dir is None
         self.home = (
-            Path(data_dir) if data_dir is not None else Path(tempfile.mkdtemp(prefix="stream-lsh-kafka-"))
+            Path(data_dir).resolve()  # the broker runs in it: a relative path would be read from there
+            if data_dir is not None
+            else Path(tempfile.mkdtemp(prefix="stream-lsh-kafka-"))
         )
         self.secure = (secure,) if isinstance(secure, SecureListener) else tuple(secure)
         names = [listener.name.lower() for listener in self.secure]
