@@ -476,7 +476,7 @@ def test_every_stream_lsh_variable_named_in_deploy_files_is_a_setting():
     files = [COMPOSE, DOCKERFILE, DEPLOY / "README.md", *sorted(K8S.glob("*.yaml"))]
     for path in files:
         for name in re.findall(rf"\b{ENV_PREFIX}[A-Z0-9_]+\b", path.read_text(encoding="utf-8")):
-            assert name in SETTING_NAMES, f"{path.name}: {name} is not a setting (stream_lsh/settings.py)"
+            assert name in SETTING_NAMES, f"{path.name}: {name} is not a setting (stream_lsh/settings/)"
 
 
 def test_compose_and_configmap_settings_load(compose, configmap):

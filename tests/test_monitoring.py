@@ -970,7 +970,7 @@ def test_every_setting_the_monitoring_files_name_is_a_setting():
     files = [*PROMETHEUS.glob("*.yml"), DASHBOARD, *K8S.glob("*.example.yaml")]
     for path in files:
         for name in re.findall(rf"\b{ENV_PREFIX}[A-Z0-9_]+\b", path.read_text(encoding="utf-8")):
-            assert name in settings, f"{path.name}: {name} is not a setting (stream_lsh/settings.py)"
+            assert name in settings, f"{path.name}: {name} is not a setting (stream_lsh/settings/)"
 
 
 def test_the_monitoring_files_parse():
