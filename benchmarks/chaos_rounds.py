@@ -3,6 +3,7 @@
     python benchmarks/chaos_rounds.py [--broker tansu|kafka] [--pages 2000] [--rate 80]
         [--rounds keep:5,drop:5,graceful:5] [--seed 1] [--json out.json] [--keep DIR]
         [--hard-cases] [--messy-dates] [--prose real] [--shape one-line ...]
+        [--pages-file PAGES.jsonl] [--ttl-hours H]
 
 Each round is what an operator does, with the real commands and no test harness in between: a
 fresh embedded broker, `stream-lsh topics`, `stream-lsh produce PAGES --rate R` in the background,
@@ -21,7 +22,10 @@ Pauses are drawn from a seeded generator, so a round's schedule is repeatable (i
 depends on timing, which is the point). ``--hard-cases`` adds teasers, quoting pages and short
 stories (6%, 6%, 10%: decisions by containment), ``--messy-dates`` the dates of a real feed,
 ``--prose real`` real news prose (about 600 pages at most) and ``--shape`` the page shapes of
-``stream-lsh generate``.
+``stream-lsh generate``. ``--pages-file`` feeds a file of one's own instead (the pages of
+../shared/repro/rebalance-handover, say), and ``--ttl-hours`` sets the window for batch and the
+workers alike: a window that holds a fraction of the feed makes a page that comes late lose its
+copies (decided unique), where a long one only swaps it with them.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -66,12 +71,12 @@ class Round:
     seconds: float
 
 
-def batch_decisions(pages_file: Path) -> dict[str, dict]:
-    """`stream-lsh dedup` on the same file: the reference."""
+def batch_decisions(pages_file: Path, settings: Settings) -> dict[str, dict]:
+    """`stream-lsh dedup` on the same file, with the workers' engine settings: the reference."""
     out = DecisionRecords()
     run_batch(
         split_lines(pages_file.read_bytes()),
-        Deduplicator(),
+        Deduplicator(settings.dedup_config()),
         out=out,  # type: ignore[arg-type]
         rejects=RejectSink(lambda: open(os.devnull, "wb")),
     )
@@ -127,11 +132,12 @@ async def one_round(
     rate: float,
     rng: random.Random,
     base: Path,
+    engine: dict[str, Any],
 ) -> list[dict]:
     data = base / f"{variant}-{index}"
     broker = embedded_broker(kind).start()
     try:
-        settings = Settings.load(environ={}, broker=broker.bootstrap, data_dir=str(data))
+        settings = Settings.load(environ={}, broker=broker.bootstrap, data_dir=str(data), **engine)
         env = {**os.environ, **settings.to_environ(), "STREAM_LSH_BROKER": broker.bootstrap}
         subprocess.run(
             [sys.executable, "-m", "stream_lsh", "topics"], env=env, check=True, capture_output=True
@@ -184,17 +190,21 @@ async def interrupt(
 async def main(args: argparse.Namespace) -> list[Round]:
     base = Path(tempfile.mkdtemp(prefix="chaos-rounds-"))
     pages_file = base / "pages.jsonl"
-    hard = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1} if args.hard_cases else {}
-    corpus = generate_corpus(
-        args.pages,
-        seed=args.seed,
-        messy_dates=args.messy_dates,
-        prose=args.prose,
-        shapes=Shapes.parse(args.shape),
-        **hard,
-    )
-    pages_file.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in corpus.pages))
-    batch = batch_decisions(pages_file)
+    if args.pages_file is not None:
+        pages_file.write_bytes(args.pages_file.read_bytes())
+    else:
+        hard = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1} if args.hard_cases else {}
+        corpus = generate_corpus(
+            args.pages,
+            seed=args.seed,
+            messy_dates=args.messy_dates,
+            prose=args.prose,
+            shapes=Shapes.parse(args.shape),
+            **hard,
+        )
+        pages_file.write_bytes(b"".join(orjson.dumps(p) + b"\n" for p in corpus.pages))
+    engine: dict[str, Any] = {} if args.ttl_hours is None else {"ttl_hours": args.ttl_hours}
+    batch = batch_decisions(pages_file, Settings.load(environ={}, **engine))
     ids = set(batch)
     rng = random.Random(args.seed)
     results = []
@@ -202,7 +212,9 @@ async def main(args: argparse.Namespace) -> list[Round]:
         for variant, count in args.rounds:
             for index in range(count):
                 started = time.monotonic()
-                records = await one_round(args.broker, variant, index, pages_file, ids, args.rate, rng, base)
+                records = await one_round(
+                    args.broker, variant, index, pages_file, ids, args.rate, rng, base, engine
+                )
                 result = score(variant, index, records, batch, time.monotonic() - started)
                 results.append(result)
                 if args.keep is not None:  # every decision record of the round, for a closer look
@@ -245,6 +257,14 @@ if __name__ == "__main__":
     parser.add_argument("--messy-dates", action="store_true", help="arrival order, dates as feeds send them")
     parser.add_argument("--prose", choices=["pseudo", "real"], default="pseudo", help="real: real news prose")
     parser.add_argument("--shape", action="append", default=[], help="a page shape (repeat), as generate's")
+    parser.add_argument(
+        "--pages-file", type=Path, help="feed this JSON lines file instead of a generated corpus"
+    )
+    parser.add_argument(
+        "--ttl-hours",
+        type=float,
+        help="the window, for batch and the workers alike (a short one makes late pages lose their copies)",
+    )
     arguments = parser.parse_args()
     found = asyncio.run(main(arguments))
     ok = all(r.undecided == 0 and r.decided_differently == 0 and r.f1 >= 0.99 for r in found)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import io
 import os
 import time
@@ -49,8 +50,13 @@ def stream_settings(broker, tmp_path, **overrides) -> Settings:
     return Settings.load(environ={}, **values)
 
 
-def batch_reference(pages: list[dict], *, boilerplate: bool = True) -> list[dict]:
-    engine = Deduplicator(DedupConfig(boilerplate=boilerplate))
+def batch_reference(
+    pages: list[dict], *, boilerplate: bool = True, ttl_hours: float | None = None
+) -> list[dict]:
+    config = DedupConfig(boilerplate=boilerplate)
+    if ttl_hours is not None:
+        config = dataclasses.replace(config, ttl=ttl_hours * 3600)
+    engine = Deduplicator(config)
     return [engine.process(page_from_dict(page)).to_dict() for page in pages]
 
 

@@ -60,7 +60,7 @@ async def until_decided(
         (1, "keep", 1, signal.SIGKILL, "tansu"),
         (2, "drop", 1, signal.SIGKILL, "kafka"),
         (3, "keep", 2, signal.SIGKILL, "kafka"),
-        (4, "keep", 2, signal.SIGTERM, "tansu"),
+        (8, "keep", 2, signal.SIGTERM, "tansu"),  # fails without a stopping worker's withdrawals
     ],
 )
 async def test_kills_at_random_moments_change_no_decision(request, tmp_path, seed, disk, workers, how, kind):
@@ -69,9 +69,17 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     with two workers, worker 1 runs throughout and takes over worker 0's partitions each time."""
     broker = request.getfixturevalue(f"{kind}_broker")
     rng = random.Random(seed)
-    pages = generate_corpus(360, seed=40 + seed).pages
     compare_statuses = not (workers == 2 and how == signal.SIGKILL)
-    settings = stream_settings(broker, tmp_path, snapshot_mb=0.05, boilerplate=not compare_statuses)
+    if how == signal.SIGTERM:  # the shape of ../shared/repro/rebalance-handover: real prose in HTML,
+        # and a window that holds about a quarter of the feed, so a page that comes late finds its
+        # copies gone (unique, no candidates) rather than only swapping with them
+        pages, ttl_hours = generate_corpus(600, seed=40 + seed, prose="real").pages, 12.0
+    else:
+        pages, ttl_hours = generate_corpus(360, seed=40 + seed).pages, None
+    overrides = {} if ttl_hours is None else {"ttl_hours": ttl_hours}
+    settings = stream_settings(
+        broker, tmp_path, snapshot_mb=0.05, boilerplate=not compare_statuses, **overrides
+    )
     names = TopicNames.from_settings(settings)
     await ensure_topics(settings.stream.broker, topic_specs(settings))
     started: list[Workers] = [Workers(settings, settings.stream.broker, 1, first=1)] if workers == 2 else []
@@ -100,7 +108,7 @@ async def test_kills_at_random_moments_change_no_decision(request, tmp_path, see
     assert set(by_page) == {p["id"] for p in pages}, f"{len(pages) - len(by_page)} pages undecided"
     differing = repeats_that_differ(by_page)
     assert not differing, f"decided differently when repeated: {dict(list(differing.items())[:5])}"
-    reference = batch_reference(pages, boilerplate=settings.engine.boilerplate)
+    reference = batch_reference(pages, boilerplate=settings.engine.boilerplate, ttl_hours=ttl_hours)
     truth = {d["id"]: d["cluster_id"] or d["id"] for d in reference}
     final = {page_id: decided[-1]["cluster_id"] or page_id for page_id, decided in by_page.items()}
     assert pair_scores(truth, final).f1 >= 0.99

@@ -316,6 +316,16 @@ INTERNALS = [
         "relies on its calling self.getmany (the patched one)",
         source_has(f"{FC}:Consumer._drain_messages", "self.getmany"),
     ),
+    # app.py: a stopping worker withdraws its idle claims before Faust stops reading
+    internal(
+        "App.on_stop",
+        FAUST,
+        S + "app.py",
+        "subclasses and overrides (withdrawals first, then super(): the consumer is stopped there, "
+        "the producer after)",
+        params("faust.app.base:App.on_stop", "self"),
+        source_has("faust.app.base:App.on_stop", "await self._stop_consumer()", "self._producer_flush("),
+    ),
     # consumer.py: rewinding partitions never committed
     internal(
         "faust.transport.drivers.aiokafka.Consumer.seek_to_committed",

@@ -96,11 +96,18 @@ def test_a_journal_segment_holds_batches_as_they_were_received():
         codec.encode(BY_STAGE[Stage.HOMES][2:]),
     ]
     (segment,) = codec.segments(batches, 1 << 20)
-    assert codec.decode_segment(Stage.HOMES, segment) == [
-        BY_STAGE[Stage.HOMES][:2],
-        [],
-        BY_STAGE[Stage.HOMES][2:],
-    ]
+    assert codec.decode_segment(Stage.HOMES, segment) == (
+        [BY_STAGE[Stage.HOMES][:2], [], BY_STAGE[Stage.HOMES][2:]],
+        None,
+    )
+
+
+def test_only_the_last_segment_of_a_micro_batch_names_the_input_offset_it_covers():
+    """A journal cut after the first segments of a micro-batch must not claim to cover it."""
+    batches = [codec.encode(BY_STAGE[Stage.HOMES][:2]), codec.encode(BY_STAGE[Stage.HOMES][2:])]
+    first, last = codec.segments(batches, 1, upto=41)  # one batch a segment
+    assert codec.decode_segment(Stage.HOMES, first) == ([BY_STAGE[Stage.HOMES][:2]], None)
+    assert codec.decode_segment(Stage.HOMES, last) == ([BY_STAGE[Stage.HOMES][2:]], 41)
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,12 @@ from stream_helpers import (
 
 from stream_lsh.errors import ExitCode
 from stream_lsh.evaluation import pair_scores
+from stream_lsh.pipeline import codec
+from stream_lsh.pipeline.messages import InputMark, OwnerChange
+from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import embedded_broker
-from stream_lsh.stream.client import FileFeeder, feed_lines
+from stream_lsh.stream.client import FileFeeder, feed_lines, read_topic
 from stream_lsh.stream.runner import Progress, Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
@@ -163,16 +166,57 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
             second.stop()
 
 
+async def decide_all(settings, pool: Workers, progress: Progress, pages: list[dict]) -> None:
+    """Feed ``pages`` at once and wait until each has its decision."""
+    input_topic = TopicNames.from_settings(settings).input
+    progress.fed = await feed_lines(settings.stream.broker, input_topic, [orjson.dumps(p) for p in pages])
+    await wait_until(progress.complete, pool)
+    assert progress.complete(), progress.summary()
+
+
+async def idle_claims_left_standing(bootstrap: str, topic: str) -> dict[int, set[int]]:
+    """Per site partition, the input partitions whose last word in it is an idle claim (a caught-up
+    mark, or the timer's ``w: null``) rather than a mark of an active partition or a withdrawal."""
+    standing: dict[int, set[int]] = defaultdict(set)
+    async for _, value, partition, _ in read_topic(bootstrap, topic, follow=False, idle_ms=1000):
+        for message in codec.decode(Stage.SITES, value or b""):
+            if isinstance(message, InputMark) and (message.idle or message.mark is None):
+                standing[partition].add(message.source)
+            elif isinstance(message, (InputMark, OwnerChange)):
+                standing[partition].discard(message.source)
+    return {partition: sources for partition, sources in standing.items() if sources}
+
+
+async def test_a_worker_stopped_gracefully_leaves_no_idle_claim_standing(broker, tmp_path):
+    """A worker that stops withdraws the idle claims of its input partitions before it goes.
+
+    Left standing, they let the other workers' partitions release past every record that piles up
+    in the stopped worker's partitions until the group hands them to someone (on Tansu, which does
+    not rebalance when a member leaves, a session timeout): those records then come late, and a page
+    whose copies left the window meanwhile is decided unique (../shared/repro/rebalance-handover:
+    38-53 of 872 duplicates in 6 of 7 runs)."""
+    pages = generate_corpus(40, seed=16).pages
+    settings, pool, progress, reader = await started(broker, tmp_path)
+    names = TopicNames.from_settings(settings)
+    try:
+        await decide_all(settings, pool, progress, pages)
+        claimed = await idle_claims_left_standing(settings.stream.broker, names.sites)
+        assert claimed, "a caught-up worker claims its partitions idle (the premise of this test)"
+        pool.stop(how=signal.SIGTERM)
+        assert pool.processes[0].returncode == 0
+        assert await idle_claims_left_standing(settings.stream.broker, names.sites) == {}
+    finally:
+        reader.cancel()
+        pool.stop()
+
+
 async def test_a_data_dir_built_against_other_topics_is_refused_in_one_line(broker, tmp_path):
     """The same app and data directory against a broker whose changelogs are behind the directory
     (here a fresh broker: as after deleting the topics, or restarting the embedded broker)."""
     pages = generate_corpus(30, seed=16).pages
     settings, pool, progress, reader = await started(broker, tmp_path)
-    names = TopicNames.from_settings(settings)
     try:
-        progress.fed = await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
-        await wait_until(progress.complete, pool)
-        assert progress.complete(), progress.summary()
+        await decide_all(settings, pool, progress, pages)
     finally:
         reader.cancel()
         pool.stop()

@@ -145,19 +145,30 @@ def from_wire(stage: str, wire: Wire) -> Message:
     return message
 
 
-def segments(batches: Sequence[bytes], max_bytes: int) -> list[bytes]:
+def segments(batches: Sequence[bytes], max_bytes: int, *, upto: int | None = None) -> list[bytes]:
     """Batches made by :func:`encode`, as they were received, in journal segments of at most
-    ``max_bytes`` each (one that is longer on its own is a segment by itself)."""
-    return _arrays(batches, max_bytes)
+    ``max_bytes`` each (one that is longer on its own is a segment by itself).
+
+    ``upto``: the offset of the last input record these batches hold. The last segment names it
+    (``{"upto": N, "batches": [...]}``, a plain array otherwise), so that a journal whose rows stop
+    part-way through the segments of one micro-batch never claims to cover that micro-batch."""
+    arrays = _arrays(batches, max_bytes)
+    if upto is not None and arrays:
+        arrays[-1] = b'{"upto":%d,"batches":%b}' % (upto, arrays[-1])
+    return arrays
 
 
-def decode_segment(stage: str, data: bytes) -> list[list[Message]]:
-    """The batches of a journal segment made by :func:`segments`, each as its messages."""
+def decode_segment(stage: str, data: bytes) -> tuple[list[list[Message]], int | None]:
+    """The batches of a journal segment made by :func:`segments`, each as its messages, and the
+    input offset the segment covers up to (None when it does not say)."""
     try:
-        batches = orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError as error:
         raise ProtocolError(f"a journal segment of the {stage} stage is not JSON: {error}") from None
-    return [[from_wire(stage, wire) for wire in batch] for batch in batches]
+    upto = None
+    if isinstance(value, dict):
+        upto, value = value["upto"], value["batches"]
+    return [[from_wire(stage, wire) for wire in batch] for batch in value], upto
 
 
 def dump_state(state: dict[str, Any]) -> bytes:

@@ -67,6 +67,7 @@ MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: wh
 HEALTH_EVERY_S = 1.0  # how often readiness, liveness and the event loop's lag are checked
 FETCHING_WITHIN_S = 10.0  # ready: a fetch of an assigned partition was answered this recently
 STUCK_AFTER_SEND_TIMEOUT_S = 60.0  # default liveness bound: the send timeout plus this
+WITHDRAW_WITHIN_S = 10.0  # a stopping worker's withdrawal of its idle claims waits at most this
 
 
 def faust_broker_url(bootstrap: str) -> str:
@@ -184,9 +185,13 @@ class StreamApp:
         self.quiet = QuietInputs(settings.stream.idle_ms / 1000.0)
         self._fetch_fresh_ms = settings.stream.idle_ms + settings.stream.fetch_wait_ms  # _fetched_lately
         self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
+        # idle claims, the withdrawals of a change of hands and of a stop: one at a time, in order
+        self._claims = asyncio.Lock()
+        self._leaving = False  # stopping: claims withdrawn, none made again
         # faust types its receivers with a keyword-only ``signal``, which these take in ``**_``
         self.app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
         self.app.on_partitions_assigned.connect(self._on_assigned)  # type: ignore[arg-type]
+        self.app.when_stopping = self._on_stopping
         self._declare_agents()
         if ordered:
             self.app.timer(settings.stream.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
@@ -217,7 +222,34 @@ class StreamApp:
         assignment, for an owner that left or crashed without a revocation."""
         inputs = {tp.partition for tp in partitions if tp.topic == self.names.input}
         if inputs:
-            await _or_exit(self._send(self.ingest.changed_hands(inputs)))
+            async with self._claims:
+                await _or_exit(self._send(self.ingest.changed_hands(inputs)))
+
+    async def _on_stopping(self) -> None:
+        """A worker that stops withdraws the idle claims of its input partitions, as a revocation
+        would: a stopping worker does not go through one, and the group may take a session timeout
+        to notice that it left (Tansu does not rebalance when a member leaves). Until then a claim
+        left standing let the other workers' partitions release past every record that piled up in
+        this worker's partitions, which then came late: 45-53 of 872 duplicates decided unique in
+        ../shared/repro/rebalance-handover. Called first thing when the app stops, before Faust stops
+        reading (a claim made just before would otherwise stand while the worker waits for its
+        streams to empty), under the claims' lock, so no claim made before it is sent after it, and
+        none is made after it."""
+        self._leaving = True  # no claim from here on, even if the lock is not had
+        inputs = {tp.partition for tp in self._assigned() if tp.topic == self.names.input}
+        if not inputs:
+            return
+
+        async def withdraw() -> None:
+            async with self._claims:
+                await self._send(self.ingest.changed_hands(inputs))
+
+        try:  # a batch's sends hold the lock; against a broker that went away, not for ever
+            await asyncio.wait_for(withdraw(), WITHDRAW_WITHIN_S)
+        except Exception:  # the next owner withdraws them when the group hands the partitions over
+            log.warning(
+                "could not withdraw the idle claims of input partitions %s before stopping", sorted(inputs)
+            )
 
     async def _declare_idle_inputs(self) -> None:
         """Clock order: tell the site partitions which of this worker's input partitions are
@@ -229,11 +261,12 @@ class StreamApp:
             return  # a rebalance or a recovery: records may be fetched and not yet delivered
         assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.names.input}
         for partition in self.quiet.quiet(assigned):
-            if not self.app.flow_control.is_active():
-                return
-            if await self._all_taken(partition):
-                self.quiet.declare(partition)
-                await _or_exit(self._send(self.ingest.idle(partition)))
+            async with self._claims:
+                if self._leaving or not self.app.flow_control.is_active():
+                    return
+                if await self._all_taken(partition):
+                    self.quiet.declare(partition)
+                    await _or_exit(self._send(self.ingest.idle(partition)))
 
     async def _all_taken(self, partition: int) -> bool:
         """Whether this worker has taken every record the broker had for an input partition at the
@@ -329,7 +362,7 @@ class StreamApp:
         under-reports). One that is stale (records arrived since) makes a partition look caught up
         too early: its next pages may come *late* and take arrival order, as after an idle timer.
         """
-        if not self.ingest.marks_caught_up:
+        if not self.ingest.marks_caught_up or self._leaving:
             return set()
         found = set()
         for partition, offset in _last_offsets(messages).items():
@@ -342,9 +375,9 @@ class StreamApp:
         return found
 
     # -- the Faust app -------------------------------------------------------------------------
-    def _build_app(self, bootstrap: str) -> faust.App:
+    def _build_app(self, bootstrap: str) -> _StoppingApp:
         s = self.settings.stream
-        app = faust.App(
+        app = _StoppingApp(
             s.app_id,
             datadir=s.data_dir,
             store="rocksdb://",
@@ -488,9 +521,10 @@ class StreamApp:
             async for events in stream.take_events(s.batch_size, within=entry):
                 with self.watch.batch("ingest-pages"):
                     messages = [_message(e) for e in events]
-                    caught_up = self._caught_up(messages)
-                    self.quiet.heard(_last_offsets(messages), self.ingest.idle_after(messages, caught_up))
-                    await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
+                    async with self._claims:  # its caught-up marks are idle claims
+                        caught_up = self._caught_up(messages)
+                        self.quiet.heard(_last_offsets(messages), self.ingest.idle_after(messages, caught_up))
+                        await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
 
         async def ingest_queries(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):
@@ -529,6 +563,11 @@ class StreamApp:
         by_partition: dict[int, list[Any]] = {}
         for event in events:
             by_partition.setdefault(event.message.partition, []).append(event)
+        by_partition = {
+            partition: fresh
+            for partition, group in by_partition.items()
+            if (fresh := store.unhandled(partition, group))
+        }
         out = Outbox()
         states = {}
         for partition, group in by_partition.items():
@@ -583,6 +622,19 @@ class StreamApp:
         if pending:
             await asyncio.gather(*pending)
         self.metrics.sent(out)
+
+
+class _StoppingApp(faust.App):
+    """Faust's app, with a step that runs when it begins to stop: before its consumer is stopped
+    and while its producer still sends (``App.on_stop`` stops reading first, then signals
+    ``on_before_shutdown``, then flushes the producer)."""
+
+    when_stopping: Callable[[], Awaitable[None]] | None = None
+
+    async def on_stop(self) -> None:
+        if self.when_stopping is not None:
+            await self.when_stopping()
+        await super().on_stop()
 
 
 async def _or_exit(work: Awaitable[None]) -> None:

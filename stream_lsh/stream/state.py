@@ -155,11 +155,19 @@ class StageStore:
                 break
             yield key, value
 
+    def unhandled(self, partition: int, events: list[Any]) -> list[Any]:
+        """The events of ``partition`` its journaled state does not hold yet (:meth:`Journal.handled`:
+        records read again after a restart or a rebalance are not handled twice)."""
+        self.state(partition)
+        journal = self.held[partition][1]
+        return [event for event in events if not journal.handled(event.message.offset)]
+
     def record(self, partition: int, stage: Replayable, event: Any, batches: list[bytes]) -> None:
         """Make the batches ``stage`` (the state machine of ``partition``) just handled durable,
-        after their outputs were sent. If the partition was revoked meanwhile (a rebalance while
-        the sends were awaited), nothing is written: the input was not committed, and the
-        partition's next owner handles it again from the rows as they were."""
+        after their outputs were sent; ``event`` is the last of them (its offset is what the rows
+        cover). If the partition was revoked meanwhile (a rebalance while the sends were awaited),
+        nothing is written: the input was not committed, and the partition's next owner handles it
+        again from the rows as they were."""
         held = self.held.get(partition)
         if held is None or held[0] is not stage:
             log.info(
@@ -170,7 +178,7 @@ class StageStore:
             )
             return
         journal = held[1]
-        rows = journal.append(batches)
+        rows = journal.append(batches, event.message.offset)
         if journal.due():
             began = time.perf_counter()
             rows += journal.compact(stage)
