@@ -171,7 +171,7 @@ class Journal:
         self._check(head)
         self.format = head["format"]
         self.generation, self.chunks, self.upto = head["generation"], head["chunks"], head["upto"]
-        self.covered = head.get("covered")  # written since the journal keeps it
+        self.covered = head.get("covered")  # absent from heads written before journals kept it
         self._head_written = True
         if self.generation:
             parts = [chunks.get((self.generation, i)) for i in range(self.chunks)]

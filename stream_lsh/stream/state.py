@@ -124,10 +124,13 @@ class StageStore:
 
     def state(self, partition: int) -> Replayable:
         """The state machine of ``partition``, rebuilt from its rows if this worker just got it."""
+        return self._held(partition)[0]
+
+    def _held(self, partition: int) -> tuple[Replayable, Journal]:
         held = self.held.get(partition)
         if held is None:
             held = self.held[partition] = self._load(partition)
-        return held[0]
+        return held
 
     def _load(self, partition: int) -> tuple[Replayable, Journal]:
         stage = self.make(partition)
@@ -158,8 +161,7 @@ class StageStore:
     def unhandled(self, partition: int, events: list[Any]) -> list[Any]:
         """The events of ``partition`` its journaled state does not hold yet (:meth:`Journal.handled`:
         records read again after a restart or a rebalance are not handled twice)."""
-        self.state(partition)
-        journal = self.held[partition][1]
+        journal = self._held(partition)[1]
         return [event for event in events if not journal.handled(event.message.offset)]
 
     def record(self, partition: int, stage: Replayable, event: Any, batches: list[bytes]) -> None:
