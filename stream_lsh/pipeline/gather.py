@@ -496,6 +496,8 @@ class Gather:
                 waiting.append(waiter)
         elif flight:  # the asker is earlier than every delivery: it ignores this page, which waits for it
             self._reply(waiter, page_id, _Said(Standing.LATER, None, None), out)
+            if not flight:
+                return  # the reply, told at this home, let the page be decided: nothing waits now
             first = flight[0]
             if ask.asker not in first.links and ask.asker not in first.status:
                 link = Candidate(
