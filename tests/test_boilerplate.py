@@ -270,7 +270,32 @@ def test_state_of_the_first_format_keeps_its_boilerplate_for_every_site():
     learner = BoilerplateLearner()
     learner.load_state({"contexts": {"a.com": [[5, [[5, 6, 7]]]]}, "boilerplate": [1, 2]})
     assert learner.is_boilerplate(1, "b.com") and learner.is_boilerplate(2, "a.com")
-    assert learner.state()["contexts"]["a.com"][0][1][0][2] is True  # judged as that version judged it
+    assert learner.state()["contexts"]["a.com"]["pages"][0][2] is True  # judged as that version judged it
+
+
+def test_a_pages_context_is_saved_once_for_all_its_blocks_and_shared_again_when_loaded():
+    learner = BoilerplateLearner()
+    learner.observe("a.com", [1, 2, 3, 4], [9, 9, 9, 9])
+    learner.observe("a.com", [1, 5, 6, 7], [9, 9, 9, 9])
+    saved = learner.state()["contexts"]["a.com"]
+    assert learner.is_boilerplate(1, "a.com")  # in two pages: learnt, and no longer in the table
+    assert len(saved["pages"]) == 2 and len(saved["blocks"]) == 6  # not one context per block
+    copy = BoilerplateLearner()
+    copy.load_state(orjson.loads(orjson.dumps(learner.state())))
+    tables = copy._contexts["a.com"]
+    assert tables[2][0] is tables[3][0] is tables[4][0]  # one object, as before saving
+    assert copy.state() == learner.state()
+
+
+def test_state_of_the_second_format_is_read_and_its_contexts_shared():
+    """Format 2 saved every block's contexts in full."""
+    context = [18, [[2, 9, 0], [3, 9, 500]], False]
+    learner = BoilerplateLearner()
+    learner.load_state(
+        {"format": 2, "contexts": {"a.com": [[2, [context]], [3, [context]]]}, "boilerplate": []}
+    )
+    assert learner._contexts["a.com"][2][0] is learner._contexts["a.com"][3][0]
+    assert learner.state()["contexts"]["a.com"] == {"pages": [context], "blocks": [[2, [0]], [3, [0]]]}
 
 
 @pytest.mark.parametrize("kwargs", [dict(min_pages=1), dict(min_words=0), dict(max_boilerplate=0)])

@@ -334,6 +334,6 @@ def test_a_journal_of_an_unknown_format_is_refused_with_the_formats_read():
     head = next(k for k in rows if k[4:5] == b"h")
     rows[head] = orjson.dumps({**orjson.loads(rows[head]), "format": 99})
     with pytest.raises(
-        StateMismatchError, match=r"state format 99; this version of stream-lsh reads formats 2, 3"
+        StateMismatchError, match=r"state format 99; this version of stream-lsh reads formats 2, 3, 4"
     ):
         Journal(0, {"g": 1}).load(sorted(rows.items()), stage)

@@ -42,15 +42,16 @@ first), and a capped set of boilerplate blocks.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+import struct
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 __all__ = ["EVERYWHERE", "BoilerplateLearner", "Context"]
 
-#: The learner's state format: 2 weighs blocks by their words and keeps boilerplate per site (1
-#: counted blocks, and its boilerplate was everybody's; it is read, see load_state).
-STATE_FORMAT = 2
+#: The learner's state format: 3 saves a page's context once for all its blocks; 2 saved it with
+#: each block; 1 counted blocks, and its boilerplate was everybody's (all are read, see load_state).
+STATE_FORMAT = 3
 #: Where a block learnt at two sites is boilerplate: everywhere.
 EVERYWHERE = None
 _NOWHERE = object()
@@ -60,7 +61,7 @@ _OTHER, _SAME, _SUPERSEDED = 0, 1, 2
 LEAD_REGION = 500
 
 
-class Context(NamedTuple):
+class Context:
     """A page as the learner remembers it: its learnable words, and a weighted sample of its blocks.
 
     A block weighs its words, so the page is judged by its *text*, not its list of blocks: a
@@ -69,11 +70,42 @@ class Context(NamedTuple):
     number in (0, 1], w: its words), a priority sample: every page holding a block gives it the same
     priority, a heavy block tends to come first, and a page of at most ``k`` blocks is kept whole,
     so its comparisons are exact. Each block keeps where it starts on its page (per mille of the
-    page's words), which tells a page's lead from what follows it."""
+    page's words), which tells a page's lead from what follows it.
 
-    size: int
-    sample: tuple[tuple[float, int, int, int], ...]  # (priority, fingerprint, words, at ‰), by priority
-    legacy: bool = False  # of state format 1: its k smallest block fingerprints, unweighed
+    The learner keeps one context per page for as long as any of its blocks is remembered, so the
+    sample is held packed (14 bytes a block, not ~160 as tuples of Python numbers) and its
+    priorities, which follow from fingerprints and words, are computed again when it is read."""
+
+    __slots__ = ("_packed", "legacy", "size")
+
+    def __init__(
+        self, size: int, sample: Sequence[tuple[float, int, int, int]], legacy: bool = False
+    ) -> None:
+        self.size = size
+        self.legacy = legacy  # of state format 1: its k smallest block fingerprints, unweighed
+        n = len(sample)
+        self._packed = struct.pack(
+            f"<{n}Q{n}I{n}H", *(b[1] for b in sample), *(b[2] for b in sample), *(b[3] for b in sample)
+        )
+
+    @property
+    def sample(self) -> tuple[tuple[float, int, int, int], ...]:
+        """(priority, fingerprint, words, at ‰) of each sampled block, by priority."""
+        n = len(self._packed) // 14
+        values = struct.unpack(f"<{n}Q{n}I{n}H", self._packed)
+        fingerprints, words, at = values[:n], values[n : 2 * n], values[2 * n :]
+        if self.legacy:
+            return tuple((0.0, f, w, a) for f, w, a in zip(fingerprints, words, at))
+        return tuple(
+            (-math.log(((f >> 11) + 1) * _UNIT) / w, f, w, a) for f, w, a in zip(fingerprints, words, at)
+        )
+
+    def saved(self) -> list[Any]:
+        """[size, [[fingerprint, words, at], ...], legacy], as state keeps it."""
+        return [self.size, [[f, w, a] for _, f, w, a in self.sample], self.legacy]
+
+    def __repr__(self) -> str:
+        return f"Context(size={self.size}, sample={self.sample!r}, legacy={self.legacy})"
 
 
 _UNIT = 2.0**-53
@@ -101,9 +133,9 @@ def _resampled(sample: list[list[int]], k: int) -> tuple[tuple[float, int, int, 
     return weighted_context(fingerprints, weights, k, at).sample
 
 
-def _threshold(context: Context, k: int) -> float:
+def _threshold(sample: tuple[tuple[float, int, int, int], ...], k: int) -> float:
     """The priority up to which a context's sample holds every block of its page."""
-    return context.sample[-1][0] if len(context.sample) >= k else math.inf
+    return sample[-1][0] if len(sample) >= k else math.inf
 
 
 def _compared(a: Context, b: Context, k: int) -> tuple[float, float, float, float]:
@@ -112,9 +144,10 @@ def _compared(a: Context, b: Context, k: int) -> tuple[float, float, float, floa
     Below the smaller of the two thresholds both samples hold every block, so each block there is
     known to be in A, in B or in both; each counts its words divided by its chance to be there
     (``1 - exp(-w·τ)``, Horvitz-Thompson), which makes the sums estimates of the pages' words."""
-    limit = min(_threshold(a, k), _threshold(b, k))
-    in_a = {f: w for p, f, w, _ in a.sample if p <= limit}
-    in_b = {f: (w, at) for p, f, w, at in b.sample if p <= limit}
+    sample_a, sample_b = a.sample, b.sample
+    limit = min(_threshold(sample_a, k), _threshold(sample_b, k))
+    in_a = {f: w for p, f, w, _ in sample_a if p <= limit}
+    in_b = {f: (w, at) for p, f, w, at in sample_b if p <= limit}
     both = only_a = only_b = lead = 0.0
     for f, w in in_a.items():
         weight = w if limit == math.inf else w / -math.expm1(-w * limit)
@@ -356,26 +389,45 @@ class BoilerplateLearner:
         return len(self._boilerplate)
 
     def state(self) -> dict[str, Any]:
-        """A JSON-friendly snapshot (for saving batch state)."""
+        """A JSON-friendly snapshot (for saving batch state and the stream's journal)."""
         return {
             "format": STATE_FORMAT,
-            "contexts": {
-                site: [
-                    [k, [[c.size, [[f, w, at] for _, f, w, at in c.sample], c.legacy] for c in v]]
-                    for k, v in table.items()
-                ]
-                for site, table in self._contexts.items()
-            },
-            "boilerplate": [[block, site] for block, site in self._boilerplate.items()],
+            "contexts": dict(self.site_states()),
+            "boilerplate": self.boilerplate_state(),
         }
 
+    def site_states(self) -> Iterator[tuple[str, dict[str, list[Any]]]]:
+        """:meth:`state`'s contexts one site at a time, so that a large learner can be saved
+        without a second copy of all of it in memory. A page's context is kept by every block of
+        it that is remembered, and saved once: ``pages`` lists the contexts, ``blocks`` each
+        block's contexts as places in that list."""
+        for site, table in self._contexts.items():
+            place: dict[int, int] = {}
+            pages: list[list[Any]] = []
+            blocks = []
+            for block, contexts in table.items():
+                at = []
+                for context in contexts:
+                    number = place.get(id(context))
+                    if number is None:
+                        number = place[id(context)] = len(pages)
+                        pages.append(context.saved())
+                    at.append(number)
+                blocks.append([block, at])
+            yield site, {"pages": pages, "blocks": blocks}
+
+    def boilerplate_state(self) -> list[list[Any]]:
+        """:meth:`state`'s boilerplate blocks, each with the site it is boilerplate of."""
+        return [[block, site] for block, site in self._boilerplate.items()]
+
     def load_state(self, state: dict[str, Any]) -> None:
-        """Load :meth:`state`. State of format 1 counted blocks and kept one set of boilerplate for
-        all sites: its boilerplate blocks are everybody's, and its contexts (sketches of block
+        """Load :meth:`state`. Format 2 saved each block's contexts in full (read, and a context
+        many blocks held is shared again). Format 1 counted blocks and kept one set of boilerplate
+        for all sites: its boilerplate blocks are everybody's, and its contexts (sketches of block
         fingerprints) are judged as that version judged them, by their blocks, until new ones take
         their place."""
-        k = self.sketch_size
-        if state.get("format", 1) == 1:
+        version = state.get("format", 1)
+        if version == 1:
             self._boilerplate = dict.fromkeys((int(b) for b in state["boilerplate"]), EVERYWHERE)
             self._contexts = {
                 site: {
@@ -385,18 +437,38 @@ class BoilerplateLearner:
                 for site, items in state["contexts"].items()
             }
             return
-        self._boilerplate = {int(block): site for block, site in state["boilerplate"]}
-        self._contexts = {
-            site: {
-                int(block): tuple(
-                    Context(
-                        int(size),
-                        _resampled(sample, k),
-                        bool(legacy),
-                    )
-                    for size, sample, legacy in v
-                )
-                for block, v in items
-            }
-            for site, items in state["contexts"].items()
-        }
+        sites = state["contexts"].items()
+        self.load_parts(state["boilerplate"], sites if version == 3 else map(_format_2_site, sites))
+
+    def load_parts(
+        self, boilerplate: list[list[Any]], sites: Iterable[tuple[str, dict[str, list[Any]]]]
+    ) -> None:
+        """Load :meth:`boilerplate_state` and :meth:`site_states`, a site at a time."""
+        k = self.sketch_size
+        self._boilerplate = {int(block): site for block, site in boilerplate}
+        self._contexts = {}
+        for site, saved in sites:
+            pages = [
+                Context(int(size), _resampled(sample, k), bool(legacy))
+                for size, sample, legacy in saved["pages"]
+            ]
+            self._contexts[site] = {int(block): tuple(pages[i] for i in at) for block, at in saved["blocks"]}
+
+
+def _format_2_site(item: tuple[str, list[Any]]) -> tuple[str, dict[str, list[Any]]]:
+    """A site's contexts as format 2 saved them (each block with its contexts in full), in the form
+    of format 3: equal contexts become one."""
+    site, items = item
+    place: dict[str, int] = {}
+    pages: list[Any] = []
+    blocks = []
+    for block, contexts in items:
+        at = []
+        for context in contexts:
+            key = repr(context)
+            if key not in place:
+                place[key] = len(pages)
+                pages.append(context)
+            at.append(place[key])
+        blocks.append([block, at])
+    return site, {"pages": pages, "blocks": blocks}

@@ -43,8 +43,10 @@ from .migrate import upgrade
 
 __all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
-FORMAT = 3  # 2: pages ordered and windowed by their clock; 3: snapshots with named fields
-READS = (2, 3)  # formats a journal loads (older ones are migrated: stream_lsh.pipeline.migrate)
+FORMAT = 4  # 2: pages ordered and windowed by their clock; 3: snapshots with named fields;
+# 4: the boilerplate learner saves each page's sample once (format 3 of its own; an older version
+# would misread it, so it must refuse it)
+READS = (2, 3, 4)  # formats a journal loads (older ones are migrated: stream_lsh.pipeline.migrate)
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
