@@ -74,6 +74,9 @@ MISTAKES = [
     ),
     (["produce", "pages.jsonl", "--rejects", "pages.jsonl", "--broker", "127.0.0.1:1"], "is PAGES itself"),
     (["generate", "--pages", "5", "-o", "x.jsonl", "--labels", "x.jsonl"], "are both x.jsonl"),
+    (["dedup", "pages.jsonl", "--state", "s.npz", "--state-dir", "sd"], "keep the same state two ways"),
+    (["dedup", "pages.jsonl", "--state-dir", "pages.jsonl"], "pages.jsonl"),
+    (["dedup", "pages.jsonl", "--state-dir", "/missing/dir/state"], "/missing/dir is not a writable"),
 ]
 
 
@@ -84,6 +87,34 @@ def test_an_ordinary_mistake_is_one_line_and_the_usage_exit_code(files, args, sa
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr  # no traceback, no usage block
     assert says in lines[0] and f"stream-lsh {args[0]} --help" in lines[0], lines[0]
+
+
+def test_a_state_directory_of_another_scheme_or_held_by_another_run_is_one_line(files, tmp_path):
+    from stream_lsh.core.dedup import Deduplicator
+    from stream_lsh.stores import DiskIndex
+
+    state = tmp_path / "state"
+    done = stream_lsh("dedup", "pages.jsonl", "-o", "out.jsonl", "--state-dir", str(state), cwd=files)
+    assert done.returncode == 0, done.stderr
+    for args, says in [
+        (["--seed", "5"], "differing parameters: seed: 1 (expected 5)"),
+        (["--bands", "10", "--rows", "2"], "was banded with b, r"),
+    ]:
+        done = stream_lsh(
+            "dedup", "pages.jsonl", "-o", "out.jsonl", "--state-dir", str(state), *args, cwd=files
+        )
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == ExitCode.USAGE and len(lines) == 1, done.stderr
+        assert f"cannot use state directory {state}" in lines[0] and says in lines[0], lines[0]
+    engine = Deduplicator()
+    held = DiskIndex(state, engine.scheme, engine.banding)  # another run holds it
+    try:
+        done = stream_lsh("dedup", "pages.jsonl", "-o", "out.jsonl", "--state-dir", str(state), cwd=files)
+    finally:
+        held.close()
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == ExitCode.USAGE and len(lines) == 1, done.stderr
+    assert f"cannot open state directory {state}" in lines[0] and "lock" in lines[0].lower(), lines[0]
 
 
 def test_a_labels_file_that_fits_still_scores(files):

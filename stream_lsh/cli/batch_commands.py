@@ -15,7 +15,8 @@ from ..core.banding import error_rates, s_curve
 from ..core.spread import SpreadTracker
 from ..errors import StreamLshError
 from ..gc_policy import tune_gc
-from ..state import load_state, save_state
+from ..settings import Settings
+from ..state import DirectoryState, load_state, save_state
 from .group import cli
 from .params import (
     InputFile,
@@ -56,6 +57,12 @@ from .params import (
     "keeps the clusters' spread too, so alerts of later runs count earlier pages and never repeat.",
 )
 @click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False),
+    help="Keep the window in this directory (RocksDB), written as pages are decided, so that memory "
+    "stays flat however many pages the window holds; continue across runs like --state.",
+)
+@click.option(
     "--alerts",
     "alerts_path",
     type=OutputFile(),
@@ -70,6 +77,7 @@ def dedup(
     unique_out: str | None,
     rejects: str,
     state: str | None,
+    state_dir: str | None,
     alerts_path: str | None,
     progress: bool | None,
     **flags: Any,
@@ -90,16 +98,23 @@ def dedup(
     (see --rejects), 2 for a usage error.
     """
     distinct(
-        {"PAGES": pages, "--state": state},
+        {"PAGES": pages, "--state": state, "--state-dir": state_dir},
         {"-o": output, "--unique-out": unique_out, "--rejects": rejects, "--alerts": alerts_path},
     )
     settings = load_settings(flags)
     if alerts_path == "-" and output == "-":
         raise click.UsageError("--alerts - and the decisions cannot both go to stdout: give -o or a file")
-    engine = batch_engine(settings)
+    if state is not None and state_dir is not None:
+        raise click.UsageError("--state and --state-dir keep the same state two ways: give one")
     tune_gc()
-    # the spread is followed for --alerts, and with --state always, so that the file stays whole
-    tracker = SpreadTracker(settings.engine.alert_rules()) if alerts_path or state else None
+    # the spread is followed for --alerts, and with saved state always, so that the state stays whole
+    tracker = SpreadTracker(settings.engine.alert_rules()) if alerts_path or state or state_dir else None
+    directory = None
+    if state_dir is not None:
+        directory = open_state_dir(state_dir, settings, tracker)
+        engine = directory.engine
+    else:
+        engine = batch_engine(settings)
     if state is not None:
         check_state_path(state)
         if Path(state).exists():
@@ -115,17 +130,22 @@ def dedup(
         write_output(alerts_path) as alerts_out,
     ):
         assert out is not None
-        with progress_bar(size, progress) as bar:
-            summary = run_batch(
-                source,
-                engine,
-                out=out,
-                rejects=sink,
-                unique_out=uniques,
-                alerts=None if tracker is None else SpreadAlerts(tracker, alerts_out),
-                max_page_bytes=settings.input.max_page_bytes,
-                on_line=bar.update,
-            )
+        try:
+            with progress_bar(size, progress) as bar:
+                summary = run_batch(
+                    source,
+                    engine,
+                    out=out,
+                    rejects=sink,
+                    unique_out=uniques,
+                    alerts=None if tracker is None else SpreadAlerts(tracker, alerts_out),
+                    max_page_bytes=settings.input.max_page_bytes,
+                    on_line=bar.update,
+                )
+        finally:  # an interrupted run keeps what it decided, and the state that goes with it
+            if directory is not None:
+                directory.save()
+                directory.close()
         out.flush()
     sink.close()
     if state is not None:
@@ -134,6 +154,32 @@ def dedup(
     for warning in summary.warnings():
         click.echo(f"warning: {warning}", err=True)
     report_rejects(sink, rejects)
+
+
+def open_state_dir(path: str, settings: Settings, tracker: SpreadTracker | None) -> DirectoryState:
+    """The engine over the window in ``path``, with the state kept there loaded; one line if not."""
+    check_state_path(path)
+    try:
+        directory = DirectoryState(
+            path,
+            settings.dedup_config(),
+            cache_bytes=settings.engine.state_cache_mb << 20,
+            spread=tracker,
+        )
+    except StreamLshError as error:
+        raise click.UsageError(f"cannot use state directory {path}: {error}") from None
+    except Exception as error:  # RocksDB's own: held by another run, damaged files
+        raise click.UsageError(f"cannot open state directory {path}: {first_line(error)}") from None
+    if directory.unfinished:
+        click.echo(
+            f"warning: the last run over {path} was killed before it ended: the pages it decided are "
+            "indexed, but the boilerplate learner, the file clock and the spread are as the run "
+            "before it left them",
+            err=True,
+        )
+    directory.engine.file_clock = settings.file_clock()
+    directory.load()
+    return directory
 
 
 @cli.command()

@@ -31,17 +31,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..errors import StateMismatchError
+from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import FileClock
 from .config import DedupConfig
 from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide
-from .index import IndexEntry, LSHIndex
+from .index import IndexEntry, LSHIndex, WindowIndex
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
@@ -71,15 +72,29 @@ class Deduplicator:
     :class:`.index.LSHIndex` and :func:`.decision.decide`. :meth:`process_batch` gives exactly the
     decisions that :meth:`process` gives page by page; it only does the numeric work (shingles,
     signatures, band keys) for the whole batch at once.
+
+    Args:
+        config: the engine's settings.
+        open_index: opens the store of the window for the engine's scheme and banding (default: in
+            memory, :class:`.index.LSHIndex`); ``stream_lsh.stores.disk_index`` keeps it on disk.
     """
 
-    def __init__(self, config: DedupConfig | None = None) -> None:
+    def __init__(
+        self,
+        config: DedupConfig | None = None,
+        *,
+        open_index: Callable[[Scheme, Banding], WindowIndex] | None = None,
+    ) -> None:
         self.config = config = config or DedupConfig()
         self.preparer = Preparer(config)
         self.rule = config.verification()
         self.scheme = self.preparer.scheme
         self.banding = self.preparer.banding
-        self.index = LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
+        self.index: WindowIndex = (
+            open_index(self.scheme, self.banding)
+            if open_index is not None
+            else LSHIndex(self.scheme, self.banding, bucket_cap=config.bucket_cap, ttl=config.ttl)
+        )
         self.learner = (
             BoilerplateLearner(min_pages=config.boilerplate_min_pages) if config.boilerplate else None
         )
@@ -129,7 +144,20 @@ class Deduplicator:
         if clocks is None:
             clocks = [self.file_clock.tick(page.date, page.site) for page in pages]
         prepared = [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
-        return [(page.prepared, self.process_signed(page)) for page in self.sign(prepared)]
+        signed = self.sign(prepared)
+        return list(zip((page.prepared for page in signed), self.decide_signed(signed), strict=True))
+
+    def decide_signed(self, pages: Sequence[SignedPage]) -> list[Decision]:
+        """Decide on signed pages in order and index them: the decision half of
+        :meth:`process_batch`, one micro-batch for the window's store (read at once, written at once)."""
+        self.index.prefetch(
+            [page.prepared.id for page in pages],
+            [page.prepared.content_hash for page in pages],
+            [page.band_keys for page in pages if page.band_keys is not None],
+        )
+        decisions = [self.process_signed(page) for page in pages]
+        self.index.commit()
+        return decisions
 
     def probe(self, page: Page) -> Decision:
         """Decide on a page without indexing it or learning from it (a query-only lookup)."""
@@ -137,10 +165,13 @@ class Deduplicator:
 
     def remove(self, page_id: str) -> bool:
         """Retract a page from the index; False if it was not indexed."""
-        return self.index.remove(page_id)
+        removed = self.index.remove(page_id)
+        self.index.commit()
+        return removed
 
     def process_signed(self, page: SignedPage) -> Decision:
-        """Decide on a signed page and index it: the last step of :meth:`process_batch`."""
+        """Decide on a signed page and index it, without the store's batching (:meth:`decide_signed`
+        reads and writes a micro-batch at once)."""
         prepared = page.prepared
         self.index.advance(
             prepared.clock_ms
@@ -176,7 +207,7 @@ class Deduplicator:
             exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
             candidates=candidates,
             rule=self.rule,
-            founds=cluster_name(prepared.id, self.index.cluster_sizes),
+            founds=cluster_name(prepared.id, self.index.clusters),
         )
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
@@ -223,7 +254,8 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
     Entries are listed in insertion order, so re-inserting them rebuilds identical buckets
     (including which ids a full bucket has pushed out) and the same expiry order.
     """
-    entries = list(dedup.index)
+    index = _in_memory(dedup)
+    entries = list(index)
     header = {
         "format": STATE_FORMAT,
         "scheme": dedup.scheme.to_dict(),
@@ -234,7 +266,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "clusters": [e.cluster_id for e in entries],
         "decisions": [e.decision.to_dict() for e in entries if e.decision is not None],
         "learner": dedup.learner.state() if dedup.learner is not None else None,
-        "tables": dedup.index.export_tables(),
+        "tables": index.export_tables(),
     }
     width = dedup.scheme.num_perm
     shingles = [e.shingles if e.shingles is not None else np.zeros(0, np.uint64) for e in entries]
@@ -289,10 +321,18 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 decision=Decision.from_dict(header["decisions"][i]),
             )
         )
-    dedup.index.restore(entries, header["tables"], header["clock"])
+    _in_memory(dedup).restore(entries, header["tables"], header["clock"])
     dedup.file_clock.load_state(header["file_clock"])
     if dedup.learner is not None and header.get("learner") is not None:
         dedup.learner.load_state(header["learner"])
+
+
+def _in_memory(dedup: Deduplicator) -> LSHIndex:
+    """The engine's window, which a state file holds: one in memory (a window on disk is its own
+    saved state)."""
+    if not isinstance(dedup.index, LSHIndex):
+        raise ValueError("a state file holds a window in memory; this engine keeps its window on disk")
+    return dedup.index
 
 
 def _migrate_from_3(header: dict[str, Any]) -> dict[str, Any]:

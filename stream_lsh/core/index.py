@@ -1,5 +1,10 @@
-"""Batch's LSH index: the band window (:mod:`.window`) over whole signatures, plus what batch keeps
-of each page (its decision, its cluster) and the guard against signatures of another scheme.
+"""Batch's LSH index: the band window over whole signatures, plus what batch keeps of each page (its
+decision, its cluster) and the guard against signatures of another scheme.
+
+:class:`WindowIndex` is what the engine (:class:`~.dedup.Deduplicator`) asks of an index; it has
+two stores. :class:`LSHIndex` keeps everything in memory (:mod:`.window`); the disk store,
+:class:`stream_lsh.stores.DiskIndex`, keeps it in RocksDB so that the window can outgrow memory.
+Both keep the same tables by the same rules, so an engine decides alike over either.
 
 Memory per indexed page (num_perm=128, b=43 bands, measured by ``benchmarks/bench_batch.py``):
 about 6.7 KiB without the boilerplate learner: the signature (512 bytes of uint32) and band keys,
@@ -9,7 +14,8 @@ the entry and its decision, and one list slot plus, for a new key, one dict entr
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from abc import ABC, abstractmethod
+from collections.abc import Container, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +27,7 @@ from .decision import Decision
 from .scheme import Scheme
 from .window import BandWindow
 
-__all__ = ["IndexEntry", "LSHIndex"]
+__all__ = ["IndexEntry", "LSHIndex", "WindowIndex"]
 
 
 @dataclass
@@ -44,8 +50,97 @@ class IndexEntry:
         self.keys = self.band_keys.tolist()
 
 
-class LSHIndex:
-    """Band tables plus per-page entries.
+class WindowIndex(ABC):
+    """What the engine asks of the window of indexed pages, whichever store holds it.
+
+    A store may defer its writes: the engine tells it which pages a micro-batch will touch
+    (:meth:`prefetch`, so that a disk store reads them in one round trip) and when the micro-batch
+    is whole (:meth:`commit`, so that a disk store writes it in one atomic batch). In between,
+    reads see the micro-batch's own writes. The memory store needs neither.
+    """
+
+    def __init__(self, scheme: Scheme, banding: Banding) -> None:
+        if banding.num_perm != scheme.num_perm:
+            raise ValueError(f"banding is for {banding.num_perm} values, scheme has {scheme.num_perm}")
+        self.scheme = scheme
+        self.banding = banding
+
+    @property
+    @abstractmethod
+    def ttl(self) -> float | None:
+        """Seconds of event time a page stays indexed (None: forever)."""
+
+    @property
+    @abstractmethod
+    def clock_ms(self) -> int | None:
+        """The newest clock seen: it moves the window."""
+
+    @property
+    @abstractmethod
+    def clusters(self) -> Container[str]:
+        """The ids of the clusters with an indexed page (a founder's name must not be one)."""
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def __iter__(self) -> Iterator[IndexEntry]:
+        """The entries in the order they were indexed."""
+
+    @abstractmethod
+    def get(self, page_id: str) -> IndexEntry | None: ...
+
+    @abstractmethod
+    def exact(self, content_hash: int) -> IndexEntry | None:
+        """The earliest indexed page with this content hash, if any (MMDS sec. 3.9.1)."""
+
+    @abstractmethod
+    def query(self, band_keys: np.ndarray, scheme: str) -> list[IndexEntry]:
+        """Entries sharing at least one band with these keys, in the order met, each once.
+
+        ``scheme`` is the fingerprint the keys were made under; another scheme is refused.
+        """
+
+    @abstractmethod
+    def insert(self, entry: IndexEntry) -> None:
+        """Index a page; re-inserting an id replaces its previous entry. Another scheme is refused."""
+
+    @abstractmethod
+    def remove(self, page_id: str) -> bool:
+        """Unindex a page; False if it was not indexed."""
+
+    @abstractmethod
+    def advance(self, clock_ms: int | None) -> int:
+        """Move the clock (milliseconds, only forward); pages older than the window leave.
+
+        Returns how many left."""
+
+    def prefetch(  # noqa: B027 - a hook: the memory store has nothing to read ahead
+        self, ids: Sequence[str], content_hashes: Sequence[int], band_keys: Sequence[np.ndarray]
+    ) -> None:
+        """The pages of a micro-batch are about to be decided: a store may read what they touch."""
+
+    def commit(self) -> None:  # noqa: B027 - a hook: the memory store writes as it goes
+        """A micro-batch is decided: a store that defers its writes makes them, atomically."""
+
+    def _check(self, scheme: str, what: str) -> None:
+        if scheme != self.scheme.fingerprint:
+            raise StateMismatchError(
+                f"{what} was signed under scheme {scheme}, but this index holds scheme "
+                f"{self.scheme.fingerprint}: "
+                "its band keys would be compared with keys of different hash functions"
+            )
+
+    def _check_entry(self, entry: IndexEntry) -> None:
+        self._check(entry.scheme, f"page {entry.id!r}")
+        if entry.signature.shape != (self.scheme.num_perm,):
+            raise ValueError(
+                f"signature has shape {entry.signature.shape}, expected ({self.scheme.num_perm},)"
+            )
+
+
+class LSHIndex(WindowIndex):
+    """The window in memory: band tables plus per-page entries.
 
     Args:
         scheme: signatures offered must come from this scheme.
@@ -57,10 +152,7 @@ class LSHIndex:
     def __init__(
         self, scheme: Scheme, banding: Banding, *, bucket_cap: int = 64, ttl: float | None = None
     ) -> None:
-        if banding.num_perm != scheme.num_perm:
-            raise ValueError(f"banding is for {banding.num_perm} values, scheme has {scheme.num_perm}")
-        self.scheme = scheme
-        self.banding = banding
+        super().__init__(scheme, banding)
         self.window: BandWindow[IndexEntry] = BandWindow(bucket_cap=bucket_cap, ttl=ttl)
         self.cluster_sizes: dict[str, int] = {}  # indexed pages per cluster id
 
@@ -85,40 +177,25 @@ class LSHIndex:
         return self.window.get(page_id)
 
     def exact(self, content_hash: int) -> IndexEntry | None:
-        """The earliest indexed page with this content hash, if any (MMDS sec. 3.9.1)."""
         page_id = self.window.exact(content_hash)
         return None if page_id is None else self.window.get(page_id)
 
-    def _check(self, scheme: str, what: str) -> None:
-        if scheme != self.scheme.fingerprint:
-            raise StateMismatchError(
-                f"{what} was signed under scheme {scheme}, but this index holds scheme "
-                f"{self.scheme.fingerprint}: "
-                "its band keys would be compared with keys of different hash functions"
-            )
+    @property
+    def clusters(self) -> Container[str]:
+        return self.cluster_sizes
 
     def query(self, band_keys: np.ndarray, scheme: str) -> list[IndexEntry]:
-        """Entries sharing at least one band with these keys, in the order met, each once.
-
-        ``scheme`` is the fingerprint the keys were made under; another scheme is refused.
-        """
         self._check(scheme, "the probe")
         entries = self.window.entries
         return [entries[page_id] for page_id in self.window.lookup(enumerate(band_keys.tolist()))]
 
     def insert(self, entry: IndexEntry) -> None:
-        """Index a page; re-inserting an id replaces its previous entry. Another scheme is refused."""
-        self._check(entry.scheme, f"page {entry.id!r}")
-        if entry.signature.shape != (self.scheme.num_perm,):
-            raise ValueError(
-                f"signature has shape {entry.signature.shape}, expected ({self.scheme.num_perm},)"
-            )
+        self._check_entry(entry)
         self.remove(entry.id)
         self.window.insert(entry.id, entry)
         self.cluster_sizes[entry.cluster_id] = self.cluster_sizes.get(entry.cluster_id, 0) + 1
 
     def remove(self, page_id: str) -> bool:
-        """Unindex a page; False if it was not indexed."""
         entry = self.window.remove(page_id)
         if entry is not None:
             self._left(entry)
@@ -132,9 +209,6 @@ class LSHIndex:
             del self.cluster_sizes[entry.cluster_id]
 
     def advance(self, clock_ms: int | None) -> int:
-        """Move the clock (milliseconds, only forward); pages older than the window leave.
-
-        Returns how many left."""
         left = self.window.advance(clock_ms)
         for entry in left:
             self._left(entry)

@@ -119,6 +119,12 @@ class EngineSettings:
         (*ENGINE, "produce"),
         engine=lambda s: {"max_future": s.max_future_hours * HOUR},
     )
+    state_cache_mb: int = setting(
+        256,
+        int,
+        "memory for RocksDB's block cache of a window on disk (dedup --state-dir), MiB",
+        ("dedup",),
+    )
     alert_levels: str = setting(
         "3,10,30",
         str,
@@ -135,6 +141,10 @@ class EngineSettings:
     def __post_init__(self) -> None:
         if self.ttl_hours < 0:
             raise SettingsError(f"ttl_hours must be >= 0, got {self.ttl_hours} ({where('ttl_hours')})")
+        if self.state_cache_mb < 1:
+            raise SettingsError(
+                f"state_cache_mb must be >= 1, got {self.state_cache_mb} ({where('state_cache_mb')})"
+            )
         if self.max_future_hours < 0:
             raise SettingsError(
                 f"max_future_hours must be >= 0, got {self.max_future_hours} ({where('max_future_hours')})"

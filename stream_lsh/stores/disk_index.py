@@ -1,0 +1,444 @@
+"""The window of indexed pages in a RocksDB directory: batch's index when it must outgrow memory.
+
+:class:`DiskIndex` keeps the tables :class:`~stream_lsh.core.index.LSHIndex` keeps in memory (the
+buckets with their cap, the exact-content map, the cluster sizes, the expiry order and every
+page's entry) under the same rules, so an engine decides alike over either store; the tests run
+the same pages through both and compare every record. Layout: :mod:`.entry_codec`.
+
+Memory stays bounded by the micro-batch, not the window:
+
+* :meth:`DiskIndex.prefetch` reads what a micro-batch's pages touch (their buckets, ids and
+  content hashes, then the candidates' entries) in two multi-gets;
+* reads and writes in between go to an overlay of the rows read and changed;
+* :meth:`DiskIndex.commit` writes the changed rows in one atomic ``WriteBatch`` and drops the
+  overlay. RocksDB's block cache (a setting: ``cache_bytes``) and bloom filters keep the next
+  micro-batch's reads off the disk where it can;
+* the expiry order is read from the disk only when the window's horizon passes the earliest event
+  time known to be in it, so a page that expires nothing costs one comparison.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Container, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, cast
+
+import numpy as np
+import orjson
+from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
+
+from ..core.banding import Banding
+from ..core.index import IndexEntry, WindowIndex
+from ..core.scheme import Scheme, check_compatible
+from ..errors import StateMismatchError
+from .entry_codec import (
+    BUCKET,
+    CLUSTER,
+    CONTENT,
+    EXPIRY,
+    META,
+    PAGE,
+    PAGE_ID,
+    decode_entry,
+    encode_entry,
+    expiry_key,
+    expiry_time,
+    number,
+    numbers,
+    pack_numbers,
+)
+
+__all__ = ["DEFAULT_CACHE_BYTES", "DiskIndex"]
+
+#: RocksDB's block cache of a disk window: enough for the hot buckets and the newest entries.
+DEFAULT_CACHE_BYTES = 256 << 20
+_HEADER = META + b"header"
+_COUNTERS = META + b"counters"
+_STATE = META + b"state:"
+
+
+class _Clusters(Container[str]):
+    """The cluster ids with an indexed page, as the engine asks: ``id in clusters``."""
+
+    def __init__(self, index: DiskIndex) -> None:
+        self._index = index
+
+    def __contains__(self, cluster_id: object) -> bool:
+        return isinstance(cluster_id, str) and self._index._cluster_size(cluster_id) > 0
+
+
+class DiskIndex(WindowIndex):
+    """The window on disk (see the module doc).
+
+    Args:
+        path: the directory (created if missing). A directory made under another scheme or
+            banding is refused (:class:`~stream_lsh.errors.StateMismatchError`).
+        scheme, banding: the engine's.
+        bucket_cap: most ids kept per bucket (>= 1).
+        ttl: seconds of event time a page stays indexed (None: forever).
+        keep_shingles: keep each page's shingle set (``verify="jaccard"``).
+        cache_bytes: RocksDB's block cache.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        scheme: Scheme,
+        banding: Banding,
+        *,
+        bucket_cap: int = 64,
+        ttl: float | None = None,
+        keep_shingles: bool = False,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+    ) -> None:
+        super().__init__(scheme, banding)
+        if not isinstance(bucket_cap, int) or bucket_cap < 1:
+            raise ValueError(f"bucket_cap must be an integer >= 1, got {bucket_cap!r}")
+        if ttl is not None and ttl <= 0:
+            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
+        self.path = Path(path)
+        self.bucket_cap = bucket_cap
+        self._ttl = ttl
+        self._keep_shingles = keep_shingles
+        self._db = Rdict(str(self.path), _options(cache_bytes))
+        self._check_header()
+        counters = self._read_meta(_COUNTERS) or {}
+        self._count: int = counters.get("pages", 0)
+        self._next_number: int = counters.get("next", 1)
+        self._clock_ms: int | None = counters.get("clock")
+        self._earliest: float | None = None  # no expiry key is before this time (None: read it)
+        self._reset_overlay()
+
+    # -- opening and closing ----------------------------------------------------------------------
+    def _check_header(self) -> None:
+        header = self._read_meta(_HEADER)
+        mine = {"scheme": self.scheme.to_dict(), "banding": [self.banding.bands, self.banding.rows]}
+        if header is None:
+            self._db.put(_HEADER, orjson.dumps(mine))
+            return
+        check_compatible(self.scheme, Scheme.from_dict(header["scheme"]), what=f"the window in {self.path}")
+        if header["banding"] != mine["banding"]:
+            raise StateMismatchError(
+                f"the window in {self.path} was banded with b, r = {tuple(header['banding'])}, this "
+                f"engine uses {tuple(mine['banding'])}: band keys would not match. Use the same "
+                "--threshold/--bands/--rows as when it was made, or another directory."
+            )
+
+    def close(self) -> None:
+        """Write what is pending and close the database."""
+        self.commit()
+        self._db.close()
+
+    def read_state(self, name: str) -> Any:
+        """Other state of the engine kept beside the window (None: never written)."""
+        return self._read_meta(_STATE + name.encode())
+
+    def read_states(self, prefix: str) -> Iterator[tuple[str, Any]]:
+        """The state rows whose names start with ``prefix``: (the rest of the name, value), one at
+        a time, in name order."""
+        start = _STATE + prefix.encode()
+        iterator = self._db.iter()
+        iterator.seek(start)
+        while iterator.valid() and iterator.key().startswith(start):
+            yield iterator.key()[len(start) :].decode(), orjson.loads(iterator.value())
+            iterator.next()
+
+    def write_state(self, values: Iterable[tuple[str, Any]], *, dropping: str | None = None) -> None:
+        """Keep other state of the engine beside the window, with what is pending, atomically.
+        ``dropping``: first drop the rows whose names start with it."""
+        changes = WriteBatch(raw_mode=True)
+        if dropping is not None:
+            start = _STATE + dropping.encode()
+            changes.delete_range(start, start + b"\xff")
+        for name, value in values:
+            changes.put(_STATE + name.encode(), orjson.dumps(value))
+        self.commit(changes)
+
+    def write_parts(self, values: Iterable[tuple[str, Any]], *, chunk_bytes: int = 16 << 20) -> None:
+        """Keep a large state in many rows, written a chunk at a time (not atomically: name the rows
+        so that a later :meth:`write_state` makes them current). Each value is encoded as it comes,
+        so the state is never in memory twice."""
+        changes, size = WriteBatch(raw_mode=True), 0
+        for name, value in values:
+            raw = orjson.dumps(value)
+            changes.put(_STATE + name.encode(), raw)
+            size += len(raw)
+            if size >= chunk_bytes:
+                self._db.write(changes)
+                changes, size = WriteBatch(raw_mode=True), 0
+        self._db.write(changes)
+
+    def _read_meta(self, key: bytes) -> Any:
+        raw = self._db.get(key)
+        return None if raw is None else orjson.loads(raw)
+
+    # -- the engine's questions ---------------------------------------------------------------------
+    @property
+    def ttl(self) -> float | None:
+        return self._ttl
+
+    @property
+    def clock_ms(self) -> int | None:
+        return self._clock_ms
+
+    @property
+    def clusters(self) -> Container[str]:
+        return _Clusters(self)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __contains__(self, page_id: object) -> bool:
+        return isinstance(page_id, str) and self._number_of(page_id) is not None
+
+    def __iter__(self) -> Iterator[IndexEntry]:
+        self.commit()
+        iterator = self._db.iter()
+        iterator.seek(PAGE)
+        while iterator.valid() and iterator.key()[:1] == PAGE:
+            yield decode_entry(iterator.value(), keep_shingles=self._keep_shingles)
+            iterator.next()
+
+    def get(self, page_id: str) -> IndexEntry | None:
+        page_number = self._number_of(page_id)
+        return None if page_number is None else self._entry(page_number)
+
+    def exact(self, content_hash: int) -> IndexEntry | None:
+        page_number = self._content(content_hash)
+        return None if page_number is None else self._entry(page_number)
+
+    def query(self, band_keys: np.ndarray, scheme: str) -> list[IndexEntry]:
+        self._check(scheme, "the probe")
+        seen: dict[int, None] = {}
+        for key in band_keys.tolist():
+            for page_number in self._bucket(key):
+                seen.setdefault(page_number)
+        self._load_entries(list(seen))
+        return [self._entries[page_number] for page_number in seen]  # type: ignore[misc]
+
+    def insert(self, entry: IndexEntry) -> None:
+        self._check_entry(entry)
+        self.remove(entry.id)
+        page_number = self._next_number
+        self._next_number += 1
+        cap = self.bucket_cap
+        for key in entry.keys:
+            bucket = self._bucket(key)
+            bucket.append(page_number)
+            if len(bucket) > cap:
+                del bucket[0]
+            self._dirty_buckets.add(key)
+        if self._content(entry.content_hash) is None:
+            self._set(self._contents, CONTENT + number(entry.content_hash), entry.content_hash, page_number)
+        self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, page_number)
+        self._set(self._entries, PAGE + number(page_number), page_number, entry)
+        self._cluster_add(entry.cluster_id, 1)
+        if self._ttl is not None and entry.event_time is not None:
+            self._writes[expiry_key(entry.event_time, page_number)] = b""
+            if self._earliest is not None and entry.event_time < self._earliest:
+                self._earliest = entry.event_time
+        self._count += 1
+
+    def remove(self, page_id: str) -> bool:
+        page_number = self._number_of(page_id)
+        if page_number is None:
+            return False
+        entry = self._entry(page_number)
+        assert entry is not None, f"page {page_id!r} is numbered {page_number} but has no entry"
+        self._unindex(page_number, entry)
+        return True
+
+    def advance(self, clock_ms: int | None) -> int:
+        if clock_ms is None or (self._clock_ms is not None and clock_ms <= self._clock_ms):
+            return 0
+        self._clock_ms = clock_ms
+        if self._ttl is None:
+            return 0
+        horizon = clock_ms / 1000.0 - self._ttl
+        if self._earliest is not None and horizon <= self._earliest:
+            return 0
+        due = self._due(horizon)
+        self._load_entries([page_number for _, page_number in due])
+        for _, page_number in due:
+            entry = self._entries[page_number]
+            assert isinstance(entry, IndexEntry)
+            self._unindex(page_number, entry)
+        return len(due)
+
+    # -- batching -----------------------------------------------------------------------------------
+    def prefetch(
+        self, ids: Sequence[str], content_hashes: Sequence[int], band_keys: Sequence[np.ndarray]
+    ) -> None:
+        if band_keys:
+            keys = np.unique(np.concatenate(band_keys)).tolist()
+            self._read_many(self._buckets, BUCKET, [k for k in keys if k not in self._buckets], numbers)
+        self._read_many(self._numbers, PAGE_ID, [i for i in set(ids) if i not in self._numbers], _page_number)
+        wanted = [h for h in set(content_hashes) if h not in self._contents]
+        self._read_many(self._contents, CONTENT, wanted, _page_number)
+        candidates = {n for keys in band_keys for key in keys.tolist() for n in self._buckets[key]}
+        candidates.update(n for i in ids if (n := self._numbers[i]) is not None)
+        candidates.update(n for h in content_hashes if (n := self._contents[h]) is not None)
+        self._load_entries(list(candidates))
+        # the clusters the pages may join, and the names they may found
+        names = {e.cluster_id for n in candidates if (e := self._entries[n]) is not None}
+        names.update(ids)
+        self._read_many(self._clusters, CLUSTER, [c for c in names if c not in self._clusters], _size)
+
+    def commit(self, changes: WriteBatch | None = None) -> None:
+        """The micro-batch's writes, with ``changes`` given by the caller, in one atomic write."""
+        changes = changes if changes is not None else WriteBatch(raw_mode=True)
+        for key in self._dirty_buckets:
+            bucket = self._buckets[key]
+            if bucket:
+                changes.put(BUCKET + number(key), pack_numbers(bucket))
+            else:
+                changes.delete(BUCKET + number(key))
+        for row, value in self._writes.items():
+            if value is None:
+                changes.delete(row)
+            elif isinstance(value, IndexEntry):
+                changes.put(row, encode_entry(value))
+            else:
+                changes.put(row, value)
+        counters = {"pages": self._count, "next": self._next_number, "clock": self._clock_ms}
+        changes.put(_COUNTERS, orjson.dumps(counters))
+        self._db.write(changes)
+        self._reset_overlay()
+
+    # -- rows, through the overlay -------------------------------------------------------------------
+    def _reset_overlay(self) -> None:
+        self._buckets: dict[int, list[int]] = {}
+        self._dirty_buckets: set[int] = set()
+        self._entries: dict[int, IndexEntry | None] = {}
+        self._numbers: dict[str, int | None] = {}
+        self._contents: dict[int, int | None] = {}
+        self._clusters: dict[str, int] = {}
+        self._writes: dict[bytes, Any] = {}  # key -> bytes, an entry, or None (delete)
+
+    def _read_many(self, cache: dict[Any, Any], table: bytes, names: list[Any], decode: Any) -> None:
+        if not names:
+            return
+        rows = self._get_many([table + _key_part(name) for name in names])
+        for name, raw in zip(names, rows, strict=True):
+            cache[name] = decode(raw)
+
+    def _get_many(self, keys: list[Any]) -> list[bytes | None]:
+        """One multi-get: the value of each key, None where it has none."""
+        return cast("list[bytes | None]", self._db.get(keys))
+
+    def _set(self, cache: dict[Any, Any], key: bytes, name: Any, value: Any) -> None:
+        cache[name] = value
+        if value is None:
+            self._writes[key] = None
+        elif isinstance(value, int):
+            self._writes[key] = number(value)
+        else:
+            self._writes[key] = value
+
+    def _bucket(self, key: int) -> list[int]:
+        bucket = self._buckets.get(key)
+        if bucket is None:
+            bucket = self._buckets[key] = numbers(self._db.get(BUCKET + number(key)))
+        return bucket
+
+    def _number_of(self, page_id: str) -> int | None:
+        if page_id not in self._numbers:
+            self._numbers[page_id] = _page_number(self._db.get(PAGE_ID + page_id.encode()))
+        return self._numbers[page_id]
+
+    def _content(self, content_hash: int) -> int | None:
+        if content_hash not in self._contents:
+            self._contents[content_hash] = _page_number(self._db.get(CONTENT + number(content_hash)))
+        return self._contents[content_hash]
+
+    def _entry(self, page_number: int) -> IndexEntry | None:
+        self._load_entries([page_number])
+        return self._entries[page_number]
+
+    def _load_entries(self, page_numbers: list[int]) -> None:
+        missing = [n for n in page_numbers if n not in self._entries]
+        if not missing:
+            return
+        rows = self._get_many([PAGE + number(n) for n in missing])
+        keep = self._keep_shingles
+        for page_number, raw in zip(missing, rows, strict=True):
+            self._entries[page_number] = None if raw is None else decode_entry(raw, keep_shingles=keep)
+
+    def _cluster_size(self, cluster_id: str) -> int:
+        size = self._clusters.get(cluster_id)
+        if size is None:
+            size = self._clusters[cluster_id] = _size(self._db.get(CLUSTER + cluster_id.encode()))
+        return size
+
+    def _cluster_add(self, cluster_id: str, change: int) -> None:
+        size = self._cluster_size(cluster_id) + change
+        self._clusters[cluster_id] = size
+        self._writes[CLUSTER + cluster_id.encode()] = number(size) if size else None
+
+    def _unindex(self, page_number: int, entry: IndexEntry) -> None:
+        for key in entry.keys:
+            bucket = self._bucket(key)
+            if page_number in bucket:  # unless the cap pushed it out already
+                bucket.remove(page_number)
+                self._dirty_buckets.add(key)
+        if self._content(entry.content_hash) == page_number:
+            self._set(self._contents, CONTENT + number(entry.content_hash), entry.content_hash, None)
+        self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, None)
+        self._set(self._entries, PAGE + number(page_number), page_number, None)
+        self._cluster_add(entry.cluster_id, -1)
+        if entry.event_time is not None and self._ttl is not None:
+            self._writes[expiry_key(entry.event_time, page_number)] = None
+        self._count -= 1
+
+    def _due(self, horizon: float) -> list[tuple[bytes, int]]:
+        """Pages whose event time is before ``horizon``, in expiry order, from the disk and the
+        overlay; sets the earliest event time left."""
+        found: dict[bytes, int] = {}
+        iterator = self._db.iter()
+        iterator.seek(EXPIRY)
+        earliest: float | None = None
+        while iterator.valid():
+            key = iterator.key()
+            if key[:1] != EXPIRY:
+                break
+            if self._writes.get(key, b"") is not None:  # not deleted in the overlay
+                if expiry_time(key) >= horizon:
+                    earliest = expiry_time(key)
+                    break
+                found[key] = int.from_bytes(key[9:], "big")
+            iterator.next()
+        for key, value in self._writes.items():
+            if value is None or key[:1] != EXPIRY:
+                continue
+            stamp = expiry_time(key)
+            if stamp < horizon:
+                found[key] = int.from_bytes(key[9:], "big")
+            elif earliest is None or stamp < earliest:
+                earliest = stamp
+        self._earliest = earliest if earliest is not None else horizon
+        return sorted(found.items())
+
+
+def _options(cache_bytes: int) -> Options:
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    options.set_write_buffer_size(32 << 20)
+    table = BlockBasedOptions()
+    table.set_bloom_filter(10, False)
+    table.set_block_cache(Cache(cache_bytes))
+    table.set_cache_index_and_filter_blocks(True)
+    options.set_block_based_table_factory(table)
+    return options
+
+
+def _key_part(name: Any) -> bytes:
+    return name.encode() if isinstance(name, str) else number(name)
+
+
+def _size(raw: bytes | None) -> int:
+    return 0 if raw is None else int.from_bytes(raw, "big")
+
+
+def _page_number(raw: bytes | None) -> int | None:
+    return None if raw is None else int.from_bytes(raw, "big")

@@ -1,0 +1,140 @@
+"""Bytes of the disk window: its keys, and one indexed page as one value.
+
+Keys start with one byte naming their table, then a part that sorts as the table needs:
+
+======  ===============================  ==============================================
+table   key after the byte               value
+======  ===============================  ==============================================
+``b``   band key (8 bytes, big-endian)   the bucket: page numbers, 8 bytes each, oldest first
+``p``   page number (8 bytes)            the page's entry (:func:`encode_entry`)
+``i``   page id (UTF-8)                  its page number
+``c``   content hash (8 bytes)           the page number of the earliest page with it
+``k``   cluster id (UTF-8)               how many indexed pages it has (8 bytes)
+``x``   event time, then page number     nothing: the expiry order (16 bytes of key)
+``m``   a name                           JSON: the header and the engine's other state
+======  ===============================  ==============================================
+
+A page number is given at each insertion and never reused, so the buckets and the expiry order
+name one version of a page. Event times are encoded so that their bytes sort as the numbers do
+(negative times too), which lets the expiry order be read from the start of its table.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import orjson
+
+from ..core.decision import Decision
+from ..core.index import IndexEntry
+
+__all__ = [
+    "BUCKET",
+    "CLUSTER",
+    "CONTENT",
+    "EXPIRY",
+    "META",
+    "PAGE",
+    "PAGE_ID",
+    "decode_entry",
+    "encode_entry",
+    "expiry_key",
+    "expiry_time",
+    "number",
+    "numbers",
+    "pack_numbers",
+]
+
+BUCKET, PAGE, PAGE_ID, CONTENT, CLUSTER, EXPIRY, META = (b"b", b"p", b"i", b"c", b"k", b"x", b"m")
+
+_U64 = struct.Struct(">Q")
+_HEAD = struct.Struct("<I")  # bytes of the entry's JSON part
+_SIGN = 1 << 63
+_ALL = (1 << 64) - 1
+
+
+def number(value: int) -> bytes:
+    """An unsigned 64-bit number as 8 bytes that sort as the numbers do."""
+    return _U64.pack(value)
+
+
+def numbers(raw: bytes | None) -> list[int]:
+    """A bucket's page numbers (empty: no bucket)."""
+    return [] if not raw else list(struct.unpack(f">{len(raw) >> 3}Q", raw))
+
+
+def pack_numbers(page_numbers: list[int]) -> bytes:
+    """A bucket as :func:`numbers` reads it."""
+    return struct.pack(f">{len(page_numbers)}Q", *page_numbers)
+
+
+def expiry_key(event_time: float, page_number: int) -> bytes:
+    """The key of a page in the expiry order: by event time, then by when it was indexed."""
+    (bits,) = _U64.unpack(struct.pack(">d", event_time))
+    bits = bits ^ _ALL if bits & _SIGN else bits | _SIGN
+    return EXPIRY + _U64.pack(bits) + _U64.pack(page_number)
+
+
+def expiry_time(key: bytes) -> float:
+    """The event time of an expiry key."""
+    (bits,) = _U64.unpack_from(key, 1)
+    bits = bits ^ _SIGN if bits & _SIGN else bits ^ _ALL
+    return float(struct.unpack(">d", _U64.pack(bits))[0])
+
+
+def encode_entry(entry: IndexEntry) -> bytes:
+    """One indexed page: its fields as JSON, then its signature, band keys and shingles as arrays."""
+    head = orjson.dumps(
+        [
+            entry.id,
+            entry.cluster_id,
+            entry.event_time,
+            entry.content_hash,
+            entry.body_hash,
+            entry.scheme,
+            None if entry.decision is None else entry.decision.to_dict(),
+            entry.signature.size,
+            entry.band_keys.size,
+        ]
+    )
+    shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
+    return b"".join(
+        (
+            _HEAD.pack(len(head)),
+            head,
+            entry.signature.astype("<u4").tobytes(),
+            entry.band_keys.astype("<u8").tobytes(),
+            shingles,
+        )
+    )
+
+
+def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
+    """The entry :func:`encode_entry` wrote."""
+    (size,) = _HEAD.unpack_from(raw)
+    start = _HEAD.size + size
+    page_id, cluster_id, event_time, content_hash, body_hash, scheme, decision, width, bands = orjson.loads(
+        raw[_HEAD.size : start]
+    )
+    keys_at = start + 4 * width
+    shingles_at = keys_at + 8 * bands
+    signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
+    band_keys = np.frombuffer(raw, dtype="<u8", count=bands, offset=keys_at).astype(np.uint64)
+    shingles = None
+    if keep_shingles and len(raw) > shingles_at:
+        shingles = np.frombuffer(raw, dtype="<u8", offset=shingles_at).astype(np.uint64)
+    elif keep_shingles:
+        shingles = np.zeros(0, np.uint64)
+    return IndexEntry(
+        id=page_id,
+        signature=signature,
+        band_keys=band_keys,
+        cluster_id=cluster_id,
+        event_time=event_time,
+        content_hash=content_hash,
+        scheme=scheme,
+        body_hash=body_hash,
+        shingles=shingles,
+        decision=None if decision is None else Decision.from_dict(decision),
+    )
