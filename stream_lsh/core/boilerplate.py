@@ -76,10 +76,15 @@ class Context:
     sample is held packed (14 bytes a block, not ~160 as tuples of Python numbers) and its
     priorities, which follow from fingerprints and words, are computed again when it is read."""
 
-    __slots__ = ("_packed", "legacy", "size")
+    __slots__ = ("_packed", "_unpacked", "legacy", "size")
 
     def __init__(
-        self, size: int, sample: Sequence[tuple[float, int, int, int]], legacy: bool = False
+        self,
+        size: int,
+        sample: Sequence[tuple[float, int, int, int]],
+        legacy: bool = False,
+        *,
+        unpacked: bool = False,
     ) -> None:
         self.size = size
         self.legacy = legacy  # of state format 1: its k smallest block fingerprints, unweighed
@@ -87,10 +92,19 @@ class Context:
         self._packed = struct.pack(
             f"<{n}Q{n}I{n}H", *(b[1] for b in sample), *(b[2] for b in sample), *(b[3] for b in sample)
         )
+        # ``unpacked``: the page being observed, compared with every context its known blocks were
+        # seen in, keeps its sample unpacked until it is stored (pack_away)
+        self._unpacked: tuple[tuple[float, int, int, int], ...] | None = tuple(sample) if unpacked else None
+
+    def pack_away(self) -> None:
+        """Keep only the packed sample (a stored context is read once per page that meets it)."""
+        self._unpacked = None
 
     @property
     def sample(self) -> tuple[tuple[float, int, int, int], ...]:
         """(priority, fingerprint, words, at ‰) of each sampled block, by priority."""
+        if self._unpacked is not None:
+            return self._unpacked
         n = len(self._packed) // 14
         values = struct.unpack(f"<{n}Q{n}I{n}H", self._packed)
         fingerprints, words, at = values[:n], values[n : 2 * n], values[2 * n :]
@@ -112,17 +126,22 @@ _UNIT = 2.0**-53
 
 
 def weighted_context(
-    fingerprints: Sequence[int], weights: Sequence[int], k: int, at: Sequence[int] | None = None
+    fingerprints: Sequence[int],
+    weights: Sequence[int],
+    k: int,
+    at: Sequence[int] | None = None,
+    *,
+    unpacked: bool = False,
 ) -> Context:
     """The context of a page whose distinct blocks have these fingerprints, word counts and starts
-    (per mille of the page's words; all 0 if not given)."""
+    (per mille of the page's words; all 0 if not given); ``unpacked``: see :class:`Context`."""
     starts = at if at is not None else [0] * len(fingerprints)
     blocks = sorted(
         (-math.log(((f >> 11) + 1) * _UNIT) / w, f, w, a)
         for f, w, a in zip(fingerprints, weights, starts)
         if w > 0
     )
-    return Context(sum(weights), tuple(blocks[:k]))
+    return Context(sum(weights), tuple(blocks[:k]), unpacked=unpacked)
 
 
 def _resampled(sample: list[list[int]], k: int) -> tuple[tuple[float, int, int, int], ...]:
@@ -293,6 +312,7 @@ class BoilerplateLearner:
             [weight_of[block] for block in blocks],
             self.sketch_size,
             [starts_at[block] * 1000 // words for block in blocks],
+            unpacked=True,
         )
         relations: dict[Context, int] = {}  # blocks first seen together share their stored contexts
         known = [block for block in blocks if block in table]
@@ -322,6 +342,7 @@ class BoilerplateLearner:
                 key for _, key in zip(range(len(table) - self.max_blocks_per_site * 3 // 4), table)
             ]:
                 del table[block]
+        context.pack_away()
         return flagged
 
     def flag(self, fingerprints: Iterable[int], site: str | None) -> None:
