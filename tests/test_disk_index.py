@@ -218,3 +218,33 @@ def test_a_killed_run_is_told_and_what_it_decided_stays(tmp_path):
     assert "warning:" not in last.stderr.decode()
     third = [orjson.loads(line) for line in (tmp_path / "third.jsonl").read_bytes().splitlines()]
     assert third == second
+
+
+def test_an_interrupted_run_saves_what_goes_with_its_pages(tmp_path):
+    """Ctrl-C (SIGINT to a real process) mid-run: it stops at once, saves the learner, the file
+    clock and the spread with the pages it decided, and the next run has nothing to warn about."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pages = tmp_path / "pages.jsonl"
+    pages.write_bytes(b"\n".join(orjson.dumps(record) for record in generate_corpus(6000, 5).pages) + b"\n")
+    state, first = tmp_path / "state", tmp_path / "first.jsonl"
+    command = [sys.executable, "-m", "stream_lsh", "dedup", str(pages), "--state-dir", str(state)]
+    run = subprocess.Popen(
+        [*command, "-o", str(first)],
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # as a terminal's Ctrl-C
+    )
+    deadline = time.monotonic() + 60
+    while not first.exists() or first.stat().st_size < 10_000:
+        assert time.monotonic() < deadline and run.poll() is None
+        time.sleep(0.05)
+    run.send_signal(signal.SIGINT)
+    assert run.wait(timeout=60) != 0, "the run ended before it could be interrupted"
+    again = subprocess.run([*command, "-o", str(tmp_path / "second.jsonl")], capture_output=True, check=True)
+    assert "warning:" not in again.stderr.decode()
+    written = [orjson.loads(line) for line in first.read_bytes().splitlines()]
+    second = [orjson.loads(line) for line in (tmp_path / "second.jsonl").read_bytes().splitlines()]
+    assert 0 < len(written) < 6000 and second[: len(written)] == written
