@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..errors import StateMismatchError
 from .hashing import combine
 
 __all__ = ["Banding", "error_rates", "optimal_banding", "s_curve"]
@@ -113,6 +114,16 @@ class Banding:
     def threshold(self) -> float:
         """The similarity where the S-curve rises fastest, about (1/b)**(1/r)."""
         return float((1.0 / self.bands) ** (1.0 / self.rows))
+
+    def check_saved(self, saved: list[int], what: str) -> None:
+        """Refuse state banded as ``saved`` ([b, r]) unless it is banded as this: its band keys
+        would never meet this banding's."""
+        if list(saved) != [self.bands, self.rows]:
+            raise StateMismatchError(
+                f"{what} was banded with b, r = {tuple(saved)}, this engine uses "
+                f"{(self.bands, self.rows)}: band keys would not match. Use the same "
+                "--threshold/--bands/--rows as when it was made."
+            )
 
     def band_keys(self, signatures: np.ndarray) -> np.ndarray:
         """uint64 key of every band: shape (b,) for one signature, (pages, b) for a 2-D batch.

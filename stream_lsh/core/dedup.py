@@ -36,7 +36,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import StateMismatchError
 from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import FileClock
@@ -294,12 +293,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
             f"unsupported state format {header.get('format')!r} (this version reads 3 and {STATE_FORMAT})"
         )
     check_compatible(dedup.scheme, Scheme.from_dict(header["scheme"]), what="saved state")
-    if list(header["banding"]) != [dedup.banding.bands, dedup.banding.rows]:
-        raise StateMismatchError(
-            f"saved state was banded with b, r = {tuple(header['banding'])}, this engine uses "
-            f"{(dedup.banding.bands, dedup.banding.rows)}: band keys would not match. Use the same "
-            "--threshold/--bands/--rows as when the state was saved."
-        )
+    dedup.banding.check_saved(header["banding"], "saved state")
     if len(dedup.index):
         raise ValueError("state can only be loaded into an empty engine")
     offsets = np.concatenate([[0], np.cumsum(arrays["shingle_counts"])])

@@ -25,7 +25,15 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["BandWindow", "Indexed"]
+__all__ = ["BandWindow", "Indexed", "check_window"]
+
+
+def check_window(bucket_cap: int, ttl: float | None) -> None:
+    """Refuse a bucket cap or a window that no store of the window can keep."""
+    if not isinstance(bucket_cap, int) or bucket_cap < 1:
+        raise ValueError(f"bucket_cap must be an integer >= 1, got {bucket_cap!r}")
+    if ttl is not None and ttl <= 0:
+        raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
 
 
 class Indexed(Protocol):
@@ -53,10 +61,7 @@ class BandWindow(Generic[E]):
     """
 
     def __init__(self, *, bucket_cap: int, ttl: float | None) -> None:
-        if not isinstance(bucket_cap, int) or bucket_cap < 1:
-            raise ValueError(f"bucket_cap must be an integer >= 1, got {bucket_cap!r}")
-        if ttl is not None and ttl <= 0:
-            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
+        check_window(bucket_cap, ttl)
         self.bucket_cap = bucket_cap
         self.ttl = ttl
         self.entries: dict[str, E] = {}

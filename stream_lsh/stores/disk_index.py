@@ -31,7 +31,7 @@ from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 from ..core.banding import Banding
 from ..core.index import IndexEntry, WindowIndex
 from ..core.scheme import Scheme, check_compatible
-from ..errors import StateMismatchError
+from ..core.window import check_window
 from .entry_codec import (
     BUCKET,
     CLUSTER,
@@ -93,10 +93,7 @@ class DiskIndex(WindowIndex):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
         super().__init__(scheme, banding)
-        if not isinstance(bucket_cap, int) or bucket_cap < 1:
-            raise ValueError(f"bucket_cap must be an integer >= 1, got {bucket_cap!r}")
-        if ttl is not None and ttl <= 0:
-            raise ValueError(f"ttl must be positive seconds or None, got {ttl}")
+        check_window(bucket_cap, ttl)
         self.path = Path(path)
         self.bucket_cap = bucket_cap
         self._ttl = ttl
@@ -118,12 +115,7 @@ class DiskIndex(WindowIndex):
             self._db.put(_HEADER, orjson.dumps(mine))
             return
         check_compatible(self.scheme, Scheme.from_dict(header["scheme"]), what=f"the window in {self.path}")
-        if header["banding"] != mine["banding"]:
-            raise StateMismatchError(
-                f"the window in {self.path} was banded with b, r = {tuple(header['banding'])}, this "
-                f"engine uses {tuple(mine['banding'])}: band keys would not match. Use the same "
-                "--threshold/--bands/--rows as when it was made, or another directory."
-            )
+        self.banding.check_saved(header["banding"], f"the window in {self.path}")
 
     def close(self) -> None:
         """Write what is pending and close the database."""
@@ -336,21 +328,23 @@ class DiskIndex(WindowIndex):
         else:
             self._writes[key] = value
 
+    def _row(self, cache: dict[Any, Any], table: bytes, name: Any, decode: Any) -> Any:
+        """A row through the overlay: read once, then as the micro-batch left it."""
+        if name not in cache:
+            cache[name] = decode(self._db.get(table + _key_part(name)))
+        return cache[name]
+
     def _bucket(self, key: int) -> list[int]:
-        bucket = self._buckets.get(key)
-        if bucket is None:
-            bucket = self._buckets[key] = numbers(self._db.get(BUCKET + number(key)))
+        bucket: list[int] = self._row(self._buckets, BUCKET, key, numbers)
         return bucket
 
     def _number_of(self, page_id: str) -> int | None:
-        if page_id not in self._numbers:
-            self._numbers[page_id] = _page_number(self._db.get(PAGE_ID + page_id.encode()))
-        return self._numbers[page_id]
+        found: int | None = self._row(self._numbers, PAGE_ID, page_id, _page_number)
+        return found
 
     def _content(self, content_hash: int) -> int | None:
-        if content_hash not in self._contents:
-            self._contents[content_hash] = _page_number(self._db.get(CONTENT + number(content_hash)))
-        return self._contents[content_hash]
+        found: int | None = self._row(self._contents, CONTENT, content_hash, _page_number)
+        return found
 
     def _entry(self, page_number: int) -> IndexEntry | None:
         self._load_entries([page_number])
@@ -366,9 +360,7 @@ class DiskIndex(WindowIndex):
             self._entries[page_number] = None if raw is None else decode_entry(raw, keep_shingles=keep)
 
     def _cluster_size(self, cluster_id: str) -> int:
-        size = self._clusters.get(cluster_id)
-        if size is None:
-            size = self._clusters[cluster_id] = _size(self._db.get(CLUSTER + cluster_id.encode()))
+        size: int = self._row(self._clusters, CLUSTER, cluster_id, _size)
         return size
 
     def _cluster_add(self, cluster_id: str, change: int) -> None:
@@ -403,8 +395,9 @@ class DiskIndex(WindowIndex):
             if key[:1] != EXPIRY:
                 break
             if self._writes.get(key, b"") is not None:  # not deleted in the overlay
-                if expiry_time(key) >= horizon:
-                    earliest = expiry_time(key)
+                stamp = expiry_time(key)
+                if stamp >= horizon:
+                    earliest = stamp
                     break
                 found[key] = int.from_bytes(key[9:], "big")
             iterator.next()
