@@ -136,12 +136,19 @@ def weighted_context(
     """The context of a page whose distinct blocks have these fingerprints, word counts and starts
     (per mille of the page's words; all 0 if not given); ``unpacked``: see :class:`Context`."""
     starts = at if at is not None else [0] * len(fingerprints)
+    return Context(sum(weights), _prioritised(fingerprints, weights, starts, k), unpacked=unpacked)
+
+
+def _prioritised(
+    fingerprints: Sequence[int], weights: Sequence[int], starts: Sequence[int], k: int
+) -> tuple[tuple[float, int, int, int], ...]:
+    """The ``k`` blocks of least priority, each as (priority, fingerprint, words, at ‰)."""
     blocks = sorted(
         (-math.log(((f >> 11) + 1) * _UNIT) / w, f, w, a)
         for f, w, a in zip(fingerprints, weights, starts)
         if w > 0
     )
-    return Context(sum(weights), tuple(blocks[:k]), unpacked=unpacked)
+    return tuple(blocks[:k])
 
 
 def _resampled(sample: list[list[int]], k: int) -> tuple[tuple[float, int, int, int], ...]:
@@ -149,7 +156,7 @@ def _resampled(sample: list[list[int]], k: int) -> tuple[tuple[float, int, int, 
     if not sample:
         return ()
     fingerprints, weights, at = zip(*((int(f), int(w), int(a)) for f, w, a in sample))
-    return weighted_context(fingerprints, weights, k, at).sample
+    return _prioritised(fingerprints, weights, at, k)
 
 
 def _threshold(sample: tuple[tuple[float, int, int, int], ...], k: int) -> float:
