@@ -60,6 +60,15 @@ def resolve(path: str) -> Any:
 # -- checks -----------------------------------------------------------------------------------
 
 
+def store_url_resolves() -> None:
+    """Faust resolves the app's store URL to the rebuilding store."""
+    from faust.stores import by_url
+
+    from stream_lsh.stream.store import STORE_URL, RebuildingStore
+
+    assert by_url(STORE_URL) is RebuildingStore
+
+
 def params(path: str, *expected: str) -> Callable[[], None]:
     """The function takes exactly these parameters, in this order."""
 
@@ -505,6 +514,22 @@ INTERNALS = [
         S + "state.py",
         "calls with (partition)",
         params("faust.stores.rocksdb:Store._db_for_partition", "self", "partition"),
+    ),
+    internal(
+        "rocksdb Store._open_for_partition",
+        FAUST,
+        S + "store.py",
+        "overrides; every open of a partition's database goes through it",
+        params("faust.stores.rocksdb:Store._open_for_partition", "self", "partition"),
+        source_has("faust.stores.rocksdb:Store._db_for_partition", "self._open_for_partition(partition)"),
+        params("faust.stores.rocksdb:Store.partition_path", "self", "partition"),
+    ),
+    internal(
+        "stores.STORES.aliases",
+        FAUST,
+        S + "store.py",
+        "registers the store's URL scheme",
+        store_url_resolves,
     ),
     internal("Producer.buffer", FAUST, S + "state.py", "reads", with_app(producer_buffer)),
     internal(

@@ -55,6 +55,7 @@ from .metrics import CONTENT_TYPE, PartitionReading, WorkerMetrics, WorkerReadin
 from .recovery import SafeRecovery, SafeTableManager
 from .state import StageStore
 from .status import StatusPublisher
+from .store import STORE_URL
 from .topics import TopicNames, clock_of_message, layout_of
 from .undecodable import undecodable_of
 
@@ -380,7 +381,7 @@ class StreamApp:
         app = _StoppingApp(
             s.app_id,
             datadir=s.data_dir,
-            store="rocksdb://",
+            store=STORE_URL,  # Faust's RocksDB store, rebuilt from the changelog when damaged
             web_enabled=s.web_port > 0,
             web_port=s.web_port or 6066,
             web_bind=s.web_bind,
