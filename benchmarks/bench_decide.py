@@ -135,6 +135,18 @@ def main() -> None:
             flush=True,
         )
     if args.store == "disk":
+        index = engine.index
+        assert isinstance(index, DiskIndex)
+        index.close()
+        started = time.perf_counter()
+        reopened = DiskIndex(
+            args.work, engine.scheme, engine.banding, bucket_cap=config.bucket_cap, ttl=config.ttl
+        )
+        print(
+            f"opened again in {time.perf_counter() - started:.1f} s ({len(reopened):,} pages; the "
+            f"buckets built from the entries), RSS {rss_mib():,.0f} MiB"
+        )
+        reopened.close()
         shutil.rmtree(args.work, ignore_errors=True)
 
 

@@ -3,6 +3,8 @@ rules: the same operations on both give the same answers, and an engine decides 
 
 import io
 import itertools
+import shutil
+from pathlib import Path
 
 import numpy as np
 import orjson
@@ -56,6 +58,7 @@ operations = st.lists(
         st.tuples(
             st.just("commit"),
         ),
+        st.tuples(st.just("reopen")),  # the buckets built again from the entries and evictions
     ),
     max_size=60,
 )
@@ -65,7 +68,8 @@ operations = st.lists(
 @given(operations, st.sampled_from([1, 2, 64]), st.sampled_from([None, 40.0]))
 def test_the_disk_store_answers_as_the_memory_store(tmp_path_factory, steps, cap, ttl):
     memory = LSHIndex(SCHEME, BANDING, bucket_cap=cap, ttl=ttl)
-    disk = DiskIndex(tmp_path_factory.mktemp("window"), SCHEME, BANDING, bucket_cap=cap, ttl=ttl)
+    path = tmp_path_factory.mktemp("window")
+    disk = DiskIndex(path, SCHEME, BANDING, bucket_cap=cap, ttl=ttl)
     for step in steps:
         if step[0] == "insert":
             _, page_id, keys, event_time, content, cluster = step
@@ -75,6 +79,9 @@ def test_the_disk_store_answers_as_the_memory_store(tmp_path_factory, steps, cap
             assert memory.remove(step[1]) == disk.remove(step[1])
         elif step[0] == "advance":
             assert memory.advance(step[1]) == disk.advance(step[1])
+        elif step[0] == "reopen":
+            disk.close()
+            disk = DiskIndex(path, SCHEME, BANDING, bucket_cap=cap, ttl=ttl)
         else:
             disk.commit()
         assert len(memory) == len(disk) and memory.clock_ms == disk.clock_ms
@@ -248,3 +255,29 @@ def test_an_interrupted_run_saves_what_goes_with_its_pages(tmp_path):
     written = [orjson.loads(line) for line in first.read_bytes().splitlines()]
     second = [orjson.loads(line) for line in (tmp_path / "second.jsonl").read_bytes().splitlines()]
     assert 0 < len(written) < 6000 and second[: len(written)] == written
+
+
+def test_a_window_of_the_first_layout_is_migrated_and_answers_as_before(tmp_path):
+    """tests/data/window-layout-1 was written by the version that kept the buckets in RocksDB
+    (f6e2cf6, with the operations in its ops.json: a cap of 2 pushes pages out of buckets, a page
+    is removed, one expires, one is indexed again). Opened now, it is migrated once, and then
+    answers as a memory store given the same operations, also when opened again."""
+    fixture = Path(__file__).parent / "data" / "window-layout-1"
+    ops = orjson.loads((fixture / "ops.json").read_bytes())
+    shutil.copytree(fixture / "db", tmp_path / "db")
+    memory = LSHIndex(SCHEME, BANDING, bucket_cap=ops["cap"], ttl=ops["ttl"])
+    for step in ops["steps"]:
+        if step[0] == "insert":
+            memory.insert(entry(*step[1:]))
+        elif step[0] == "remove":
+            memory.remove(step[1])
+        elif step[0] == "advance":
+            memory.advance(step[1])
+    for _ in range(2):
+        disk = DiskIndex(tmp_path / "db", SCHEME, BANDING, bucket_cap=ops["cap"], ttl=ops["ttl"])
+        assert len(disk) == len(memory) == 4
+        for key in range(1, 6):
+            probe = np.array([key], dtype=np.uint64)
+            assert [e.id for e in disk.query(probe, FP)] == [e.id for e in memory.query(probe, FP)]
+        assert [e.id for e in disk] == [e.id for e in memory]
+        disk.close()

@@ -7,8 +7,12 @@ the same pages through both and compare every record. Layout: :mod:`.entry_codec
 
 Memory stays bounded by the micro-batch, not the window:
 
-* :meth:`DiskIndex.prefetch` reads what a micro-batch's pages touch (their buckets, ids and
-  content hashes, then the candidates' entries) in two multi-gets;
+* the buckets are in memory (:mod:`.band_table`, ~0.7 KiB a page): reading 43 of them a page from
+  RocksDB cost more than everything else the decision does. The disk keeps what they are built
+  from, each entry's band keys and the bands the cap pushed it out of, and they are built again
+  when the directory is opened;
+* :meth:`DiskIndex.prefetch` reads what else a micro-batch's pages touch (their ids and content
+  hashes, then the candidates' entries) in two multi-gets;
 * reads and writes in between go to an overlay of the rows read and changed;
 * :meth:`DiskIndex.commit` writes the changed rows in one atomic ``WriteBatch`` and drops the
   overlay. RocksDB's block cache (a setting: ``cache_bytes``) and bloom filters keep the next
@@ -30,12 +34,13 @@ from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
 from ..core.banding import Banding
 from ..core.index import IndexEntry, WindowIndex
-from ..core.scheme import Scheme, check_compatible
+from ..core.scheme import Scheme
 from ..core.window import check_window
+from .disk_layout import LAYOUT, check_header, load_bands, migrate_buckets, read_meta
 from .entry_codec import (
-    BUCKET,
     CLUSTER,
     CONTENT,
+    EVICTED,
     EXPIRY,
     META,
     PAGE,
@@ -53,7 +58,6 @@ __all__ = ["DEFAULT_CACHE_BYTES", "DiskIndex"]
 
 #: RocksDB's block cache of a disk window: enough for the hot buckets and the newest entries.
 DEFAULT_CACHE_BYTES = 256 << 20
-_HEADER = META + b"header"
 _COUNTERS = META + b"counters"
 _STATE = META + b"state:"
 
@@ -99,24 +103,18 @@ class DiskIndex(WindowIndex):
         self._ttl = ttl
         self._keep_shingles = keep_shingles
         self._db = Rdict(str(self.path), _options(cache_bytes))
-        self._check_header()
+        layout = check_header(self._db, self.scheme, self.banding, f"the window in {self.path}")
         counters = self._read_meta(_COUNTERS) or {}
         self._count: int = counters.get("pages", 0)
         self._next_number: int = counters.get("next", 1)
         self._clock_ms: int | None = counters.get("clock")
         self._earliest: float | None = None  # no expiry key is before this time (None: read it)
         self._reset_overlay()
+        if layout < LAYOUT:
+            migrate_buckets(self._db)
+        self._bands = load_bands(self._db)
 
     # -- opening and closing ----------------------------------------------------------------------
-    def _check_header(self) -> None:
-        header = self._read_meta(_HEADER)
-        mine = {"scheme": self.scheme.to_dict(), "banding": [self.banding.bands, self.banding.rows]}
-        if header is None:
-            self._db.put(_HEADER, orjson.dumps(mine))
-            return
-        check_compatible(self.scheme, Scheme.from_dict(header["scheme"]), what=f"the window in {self.path}")
-        self.banding.check_saved(header["banding"], f"the window in {self.path}")
-
     def close(self) -> None:
         """Write what is pending and close the database."""
         self.commit()
@@ -162,8 +160,7 @@ class DiskIndex(WindowIndex):
         self._db.write(changes)
 
     def _read_meta(self, key: bytes) -> Any:
-        raw = self._db.get(key)
-        return None if raw is None else orjson.loads(raw)
+        return read_meta(self._db, key)
 
     # -- the engine's questions ---------------------------------------------------------------------
     @property
@@ -202,10 +199,15 @@ class DiskIndex(WindowIndex):
 
     def query(self, band_keys: np.ndarray, scheme: str) -> list[IndexEntry]:
         self._check(scheme, "the probe")
+        keys = band_keys.tolist()
+        self._know(keys)
+        buckets = self._buckets
         seen: dict[int, None] = {}
-        for key in band_keys.tolist():
-            for page_number in self._bucket(key):
-                seen.setdefault(page_number)
+        for key in keys:
+            bucket = buckets.get(key)
+            if bucket:
+                for page_number in bucket:
+                    seen.setdefault(page_number)
         self._load_entries(list(seen))
         return [self._entries[page_number] for page_number in seen]  # type: ignore[misc]
 
@@ -214,13 +216,19 @@ class DiskIndex(WindowIndex):
         self.remove(entry.id)
         page_number = self._next_number
         self._next_number += 1
-        cap = self.bucket_cap
+        cap, buckets = self.bucket_cap, self._buckets
+        self._know(entry.keys)
         for key in entry.keys:
-            bucket = self._bucket(key)
+            bucket = buckets.get(key)
+            if bucket is None:
+                buckets[key] = [page_number]
+                continue
             bucket.append(page_number)
             if len(bucket) > cap:
-                del bucket[0]
-            self._dirty_buckets.add(key)
+                pushed = bucket.pop(0)
+                self._dropped.append((key, pushed))
+                self._evicted(pushed).append(key)
+        self._added.append((page_number, entry.band_keys))
         if self._content(entry.content_hash) is None:
             self._set(self._contents, CONTENT + number(entry.content_hash), entry.content_hash, page_number)
         self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, page_number)
@@ -252,6 +260,9 @@ class DiskIndex(WindowIndex):
             return 0
         due = self._due(horizon)
         self._load_entries([page_number for _, page_number in due])
+        leaving = [entry.band_keys for _, n in due if (entry := self._entries[n]) is not None]
+        if leaving:
+            self._load_buckets(np.concatenate(leaving))
         for _, page_number in due:
             entry = self._entries[page_number]
             assert isinstance(entry, IndexEntry)
@@ -263,12 +274,11 @@ class DiskIndex(WindowIndex):
         self, ids: Sequence[str], content_hashes: Sequence[int], band_keys: Sequence[np.ndarray]
     ) -> None:
         if band_keys:
-            keys = np.unique(np.concatenate(band_keys)).tolist()
-            self._read_many(self._buckets, BUCKET, [k for k in keys if k not in self._buckets], numbers)
+            self._load_buckets(np.concatenate(band_keys))
         self._read_many(self._numbers, PAGE_ID, [i for i in set(ids) if i not in self._numbers], _page_number)
         wanted = [h for h in set(content_hashes) if h not in self._contents]
         self._read_many(self._contents, CONTENT, wanted, _page_number)
-        candidates = {n for keys in band_keys for key in keys.tolist() for n in self._buckets[key]}
+        candidates = {n for bucket in self._buckets.values() for n in bucket}
         candidates.update(n for i in ids if (n := self._numbers[i]) is not None)
         candidates.update(n for h in content_hashes if (n := self._contents[h]) is not None)
         self._load_entries(list(candidates))
@@ -280,12 +290,12 @@ class DiskIndex(WindowIndex):
     def commit(self, changes: WriteBatch | None = None) -> None:
         """The micro-batch's writes, with ``changes`` given by the caller, in one atomic write."""
         changes = changes if changes is not None else WriteBatch(raw_mode=True)
-        for key in self._dirty_buckets:
-            bucket = self._buckets[key]
-            if bucket:
-                changes.put(BUCKET + number(key), pack_numbers(bucket))
+        for page_number, pushed in self._evictions.items():
+            row = EVICTED + number(page_number)
+            if pushed:
+                changes.put(row, pack_numbers(pushed))
             else:
-                changes.delete(BUCKET + number(key))
+                changes.delete(row)
         for row, value in self._writes.items():
             if value is None:
                 changes.delete(row)
@@ -296,12 +306,21 @@ class DiskIndex(WindowIndex):
         counters = {"pages": self._count, "next": self._next_number, "clock": self._clock_ms}
         changes.put(_COUNTERS, orjson.dumps(counters))
         self._db.write(changes)
+        if self._added:  # the memory table follows the disk, once the disk has the micro-batch
+            pages, keys = zip(*self._added, strict=True)
+            self._bands.add(np.concatenate(keys), np.repeat(pages, [k.size for k in keys]))
+        if self._dropped:
+            dropped = np.asarray(self._dropped, dtype=np.uint64)
+            self._bands.discard(dropped[:, 0], dropped[:, 1])
         self._reset_overlay()
 
     # -- rows, through the overlay -------------------------------------------------------------------
     def _reset_overlay(self) -> None:
-        self._buckets: dict[int, list[int]] = {}
-        self._dirty_buckets: set[int] = set()
+        self._buckets: dict[int, list[int]] = {}  # as the micro-batch leaves them (absent: empty)
+        self._known: set[int] = set()  # the band keys whose buckets are in ``_buckets``
+        self._added: list[tuple[int, np.ndarray]] = []  # pages indexed: (page number, band keys)
+        self._dropped: list[tuple[int, int]] = []  # (band key, page number) pairs out of buckets
+        self._evictions: dict[int, list[int]] = {}  # page number -> band keys the cap pushed it out of
         self._entries: dict[int, IndexEntry | None] = {}
         self._numbers: dict[str, int | None] = {}
         self._contents: dict[int, int | None] = {}
@@ -334,9 +353,28 @@ class DiskIndex(WindowIndex):
             cache[name] = decode(self._db.get(table + _key_part(name)))
         return cache[name]
 
-    def _bucket(self, key: int) -> list[int]:
-        bucket: list[int] = self._row(self._buckets, BUCKET, key, numbers)
-        return bucket
+    def _know(self, keys: list[int]) -> None:
+        """Make sure the buckets of ``keys`` are in the micro-batch (prefetched, they are)."""
+        known = self._known
+        missing = [key for key in keys if key not in known]
+        if missing:
+            self._load_buckets(np.array(missing, dtype=np.uint64))
+
+    def _load_buckets(self, keys: np.ndarray) -> None:
+        """Bring the buckets of ``keys`` into the micro-batch, all in one probe of the table."""
+        listed = keys.tolist()
+        if self._known:
+            listed = [key for key in listed if key not in self._known]
+            keys = np.array(listed, dtype=np.uint64)
+        if listed:
+            self._buckets.update(self._bands.buckets(keys))
+            self._known.update(listed)
+
+    def _evicted(self, page_number: int) -> list[int]:
+        """The band keys whose buckets the cap pushed this page out of (the micro-batch's list)."""
+        if page_number not in self._evictions:
+            self._evictions[page_number] = numbers(self._db.get(EVICTED + number(page_number)))
+        return self._evictions[page_number]
 
     def _number_of(self, page_id: str) -> int | None:
         found: int | None = self._row(self._numbers, PAGE_ID, page_id, _page_number)
@@ -369,11 +407,13 @@ class DiskIndex(WindowIndex):
         self._writes[CLUSTER + cluster_id.encode()] = number(size) if size else None
 
     def _unindex(self, page_number: int, entry: IndexEntry) -> None:
+        self._know(entry.keys)
         for key in entry.keys:
-            bucket = self._bucket(key)
-            if page_number in bucket:  # unless the cap pushed it out already
+            bucket = self._buckets.get(key)
+            if bucket and page_number in bucket:  # unless the cap pushed it out already
                 bucket.remove(page_number)
-                self._dirty_buckets.add(key)
+                self._dropped.append((key, page_number))
+        self._evictions[page_number] = []  # its row goes with it
         if self._content(entry.content_hash) == page_number:
             self._set(self._contents, CONTENT + number(entry.content_hash), entry.content_hash, None)
         self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, None)

@@ -5,8 +5,9 @@ Keys start with one byte naming their table, then a part that sorts as the table
 ======  ===============================  ==============================================
 table   key after the byte               value
 ======  ===============================  ==============================================
-``b``   band key (8 bytes, big-endian)   the bucket: page numbers, 8 bytes each, oldest first
 ``p``   page number (8 bytes)            the page's entry (:func:`encode_entry`)
+``e``   page number                      the band keys whose buckets the cap pushed it out
+                                         of (8 bytes each), when there are any
 ``i``   page id (UTF-8)                  its page number
 ``c``   content hash (8 bytes)           the page number of the earliest page with it
 ``k``   cluster id (UTF-8)               how many indexed pages it has (8 bytes)
@@ -17,6 +18,10 @@ table   key after the byte               value
 A page number is given at each insertion and never reused, so the buckets and the expiry order
 name one version of a page. Event times are encoded so that their bytes sort as the numbers do
 (negative times too), which lets the expiry order be read from the start of its table.
+
+The buckets themselves are kept in memory (:mod:`.band_table`) and built from the entries and
+table ``e``. Layout 1 kept them in table ``b`` (band key -> page numbers, 8 bytes each), which is
+read once to migrate such a directory.
 """
 
 from __future__ import annotations
@@ -33,10 +38,12 @@ __all__ = [
     "BUCKET",
     "CLUSTER",
     "CONTENT",
+    "EVICTED",
     "EXPIRY",
     "META",
     "PAGE",
     "PAGE_ID",
+    "band_keys_of",
     "decode_entry",
     "encode_entry",
     "expiry_key",
@@ -47,6 +54,7 @@ __all__ = [
 ]
 
 BUCKET, PAGE, PAGE_ID, CONTENT, CLUSTER, EXPIRY, META = (b"b", b"p", b"i", b"c", b"k", b"x", b"m")
+EVICTED = b"e"
 
 _U64 = struct.Struct(">Q")
 _HEAD = struct.Struct("<I")  # bytes of the entry's JSON part
@@ -60,12 +68,12 @@ def number(value: int) -> bytes:
 
 
 def numbers(raw: bytes | None) -> list[int]:
-    """A bucket's page numbers (empty: no bucket)."""
+    """Numbers packed by :func:`pack_numbers` (empty: no row)."""
     return [] if not raw else list(struct.unpack(f">{len(raw) >> 3}Q", raw))
 
 
 def pack_numbers(page_numbers: list[int]) -> bytes:
-    """A bucket as :func:`numbers` reads it."""
+    """Numbers (page numbers, band keys) as 8 bytes each, big-endian."""
     return struct.pack(f">{len(page_numbers)}Q", *page_numbers)
 
 
@@ -108,6 +116,15 @@ def encode_entry(entry: IndexEntry) -> bytes:
             shingles,
         )
     )
+
+
+def band_keys_of(raw: bytes) -> bytes:
+    """The band keys of an encoded entry, as they are stored (little-endian uint64), without
+    making the rest into objects."""
+    (size,) = _HEAD.unpack_from(raw)
+    start = _HEAD.size + size
+    width, bands = orjson.loads(raw[_HEAD.size : start])[-2:]
+    return raw[start + 4 * width : start + 4 * width + 8 * bands]
 
 
 def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
