@@ -250,6 +250,24 @@ def test_bounds_hold():
     assert learner.boilerplate_blocks <= 10
 
 
+def test_a_site_read_for_long_holds_the_default_bound_and_still_learns_its_prose():
+    """With the default bound a site's table stops growing (its memory is the bound's, however many
+    of its pages are read), and prose that comes back within the last ~100 pages of a site is
+    still learnt: the bound forgets only what a site stopped repeating."""
+    learner = BoilerplateLearner()
+    weekly, rare = 5, 6  # once every 60 pages; once, then again 300 pages later
+    for page in range(3000):
+        blocks = fps(20, 1000 * page + 100)  # the story's paragraphs: new on every page
+        if page % 60 == 0 and page:
+            blocks.append(weekly)
+        if page in (10, 310):
+            blocks.append(rare)
+        learner.observe("a.com", blocks)
+        assert len(learner._contexts["a.com"]) <= 2_000  # ~100 of these pages: the default bound
+    assert learner.is_boilerplate(weekly, "a.com")
+    assert not learner.is_boilerplate(rare, "a.com")  # forgotten in between: one context each time
+
+
 def test_learnable_blocks_need_enough_words():
     learner = BoilerplateLearner(min_words=5)
     assert learner.learnable("one two three four five") and not learner.learnable("read more")

@@ -35,8 +35,9 @@ prose it shares with the first. The signal does not depend on any dedup decision
 matched because of boilerplate still teaches the learner. It does depend on arrival order, like
 every streaming decision, and is deterministic given that order.
 
-The state is bounded: per site a counter capped at ``max_blocks_per_site`` (oldest entries dropped
-first), and a capped set of boilerplate blocks.
+The state is bounded: per site a table capped at ``max_blocks_per_site`` blocks (the oldest quarter
+dropped when it is full), and a capped set of boilerplate blocks. The per-site bound, not a total
+one, keeps batch (one learner) and the stream (one learner per site partition) forgetting alike.
 """
 
 from __future__ import annotations
@@ -241,7 +242,10 @@ class BoilerplateLearner:
     same_page_similarity: float = 0.5
     same_page_containment: float = 0.5
     excerpt_ratio: float = 1.5
-    max_blocks_per_site: int = 20_000
+    # ~150-200 pages of a site: prose that site repeats is learnt within a few of its pages, so
+    # an older page's blocks are no longer needed, and the learner's memory stops growing with
+    # the pages read once every site has filled its table (sites x this, ~175 bytes a block)
+    max_blocks_per_site: int = 2_000
     max_boilerplate: int = 200_000
 
     def __post_init__(self) -> None:
