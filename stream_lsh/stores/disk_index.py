@@ -9,7 +9,7 @@ Memory stays bounded by the micro-batch, not the window:
 
 * the buckets are in memory (:mod:`.band_table`, ~0.7 KiB a page): reading 43 of them a page from
   RocksDB cost more than everything else the decision does. The disk keeps what they are built
-  from, each entry's band keys and the bands the cap pushed it out of, and they are built again
+  from, each entry's band keys and the keys whose buckets the cap pushed it out of, built again
   when the directory is opened;
 * :meth:`DiskIndex.prefetch` reads what else a micro-batch's pages touch (their ids and content
   hashes, then the candidates' entries) in two multi-gets;
@@ -36,7 +36,7 @@ from ..core.banding import Banding
 from ..core.index import IndexEntry, WindowIndex
 from ..core.scheme import Scheme
 from ..core.window import check_window
-from .disk_layout import LAYOUT, check_header, load_bands, migrate_buckets, read_meta
+from .disk_layout import LAYOUT, check_header, load_bands, migrate_buckets, read_meta, rows_of
 from .entry_codec import (
     CLUSTER,
     CONTENT,
@@ -128,11 +128,8 @@ class DiskIndex(WindowIndex):
         """The state rows whose names start with ``prefix``: (the rest of the name, value), one at
         a time, in name order."""
         start = _STATE + prefix.encode()
-        iterator = self._db.iter()
-        iterator.seek(start)
-        while iterator.valid() and iterator.key().startswith(start):
-            yield iterator.key()[len(start) :].decode(), orjson.loads(iterator.value())
-            iterator.next()
+        for key, value in rows_of(self._db, start):
+            yield key[len(start) :].decode(), orjson.loads(value)
 
     def write_state(self, values: Iterable[tuple[str, Any]], *, dropping: str | None = None) -> None:
         """Keep other state of the engine beside the window, with what is pending, atomically.
@@ -183,11 +180,8 @@ class DiskIndex(WindowIndex):
 
     def __iter__(self) -> Iterator[IndexEntry]:
         self.commit()
-        iterator = self._db.iter()
-        iterator.seek(PAGE)
-        while iterator.valid() and iterator.key()[:1] == PAGE:
-            yield decode_entry(iterator.value(), keep_shingles=self._keep_shingles)
-            iterator.next()
+        for _, value in rows_of(self._db, PAGE):
+            yield decode_entry(value, keep_shingles=self._keep_shingles)
 
     def get(self, page_id: str) -> IndexEntry | None:
         page_number = self._number_of(page_id)
@@ -200,7 +194,7 @@ class DiskIndex(WindowIndex):
     def query(self, band_keys: np.ndarray, scheme: str) -> list[IndexEntry]:
         self._check(scheme, "the probe")
         keys = band_keys.tolist()
-        self._know(keys)
+        self._load_buckets(keys)
         buckets = self._buckets
         seen: dict[int, None] = {}
         for key in keys:
@@ -217,7 +211,7 @@ class DiskIndex(WindowIndex):
         page_number = self._next_number
         self._next_number += 1
         cap, buckets = self.bucket_cap, self._buckets
-        self._know(entry.keys)
+        self._load_buckets(entry.keys)
         for key in entry.keys:
             bucket = buckets.get(key)
             if bucket is None:
@@ -262,7 +256,7 @@ class DiskIndex(WindowIndex):
         self._load_entries([page_number for _, page_number in due])
         leaving = [entry.band_keys for _, n in due if (entry := self._entries[n]) is not None]
         if leaving:
-            self._load_buckets(np.concatenate(leaving))
+            self._load_buckets(np.concatenate(leaving).tolist())
         for _, page_number in due:
             entry = self._entries[page_number]
             assert isinstance(entry, IndexEntry)
@@ -274,7 +268,7 @@ class DiskIndex(WindowIndex):
         self, ids: Sequence[str], content_hashes: Sequence[int], band_keys: Sequence[np.ndarray]
     ) -> None:
         if band_keys:
-            self._load_buckets(np.concatenate(band_keys))
+            self._load_buckets(np.concatenate(band_keys).tolist())
         self._read_many(self._numbers, PAGE_ID, [i for i in set(ids) if i not in self._numbers], _page_number)
         wanted = [h for h in set(content_hashes) if h not in self._contents]
         self._read_many(self._contents, CONTENT, wanted, _page_number)
@@ -353,22 +347,14 @@ class DiskIndex(WindowIndex):
             cache[name] = decode(self._db.get(table + _key_part(name)))
         return cache[name]
 
-    def _know(self, keys: list[int]) -> None:
-        """Make sure the buckets of ``keys`` are in the micro-batch (prefetched, they are)."""
+    def _load_buckets(self, keys: list[int]) -> None:
+        """Bring the buckets of ``keys`` into the micro-batch, those not there yet in one probe of
+        the table (after a prefetch, a page's are all there)."""
         known = self._known
         missing = [key for key in keys if key not in known]
         if missing:
-            self._load_buckets(np.array(missing, dtype=np.uint64))
-
-    def _load_buckets(self, keys: np.ndarray) -> None:
-        """Bring the buckets of ``keys`` into the micro-batch, all in one probe of the table."""
-        listed = keys.tolist()
-        if self._known:
-            listed = [key for key in listed if key not in self._known]
-            keys = np.array(listed, dtype=np.uint64)
-        if listed:
-            self._buckets.update(self._bands.buckets(keys))
-            self._known.update(listed)
+            self._buckets.update(self._bands.buckets(np.array(missing, dtype=np.uint64)))
+            known.update(missing)
 
     def _evicted(self, page_number: int) -> list[int]:
         """The band keys whose buckets the cap pushed this page out of (the micro-batch's list)."""
@@ -407,7 +393,7 @@ class DiskIndex(WindowIndex):
         self._writes[CLUSTER + cluster_id.encode()] = number(size) if size else None
 
     def _unindex(self, page_number: int, entry: IndexEntry) -> None:
-        self._know(entry.keys)
+        self._load_buckets(entry.keys)
         for key in entry.keys:
             bucket = self._buckets.get(key)
             if bucket and page_number in bucket:  # unless the cap pushed it out already

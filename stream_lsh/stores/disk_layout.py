@@ -29,7 +29,16 @@ from ..errors import StateMismatchError
 from .band_table import BandTable
 from .entry_codec import BUCKET, EVICTED, META, PAGE, band_keys_of, number, numbers, pack_numbers
 
-__all__ = ["HEADER", "LAYOUT", "check_header", "load_bands", "migrate_buckets", "number_in", "read_meta"]
+__all__ = [
+    "HEADER",
+    "LAYOUT",
+    "check_header",
+    "load_bands",
+    "migrate_buckets",
+    "number_in",
+    "read_meta",
+    "rows_of",
+]
 
 #: The layout of rows this version writes (see the module doc).
 LAYOUT = 2
@@ -47,11 +56,12 @@ def number_in(key: bytes) -> int:
     return int.from_bytes(key[1:9], "big")
 
 
-def rows_of(db: Rdict, table: bytes) -> Iterator[tuple[bytes, bytes]]:
-    """Every row of one table, in key order (a damaged block raises, never ends the rows early)."""
+def rows_of(db: Rdict, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """Every row whose key starts with ``prefix`` (a table's byte, or more), in key order; a
+    damaged block raises, never ends the rows early."""
     iterator = db.iter()
-    iterator.seek(table)
-    while iterator.valid() and iterator.key()[:1] == table:
+    iterator.seek(prefix)
+    while iterator.valid() and iterator.key().startswith(prefix):
         yield iterator.key(), iterator.value()
         iterator.next()
     iterator.status()
