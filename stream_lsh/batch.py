@@ -21,7 +21,8 @@ import orjson
 from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator, PreparedPage
 from .core.page import Page
 from .core.record import DEFAULT_MAX_PAGE_BYTES, Delete, Rejected, parse_line, read_lines
-from .core.spread import Alert, Member, SpreadTracker
+from .core.spread import Alert, SpreadTracker
+from .core.spread_feed import follow_decision, follow_retraction
 from .core.text import FLATTENED_WORDS
 
 __all__ = [
@@ -145,10 +146,8 @@ class SpreadAlerts:
     it fires are written (None: followed but not written, so that a ``--state`` file stays in step
     with its index in a run without ``--alerts``).
 
-    Each page is applied as the index applies it: the window's expiry at the page's clock first,
-    then its decision. A unique or duplicate page joins its cluster with its site and event time
-    (a new version leaves its old cluster first); a redelivery changes nothing; a page decided
-    ``no_content`` (a new version that lost its text) and a retraction leave.
+    The decisions feed it by the rule the stream's decider follows too
+    (:mod:`stream_lsh.core.spread_feed`).
     """
 
     def __init__(self, tracker: SpreadTracker, out: IO[bytes] | DecisionRecords | None = None) -> None:
@@ -157,22 +156,22 @@ class SpreadAlerts:
         self.fired = 0
 
     def decided(self, page: Page, prepared: PreparedPage, decision: Decision, ttl: float | None) -> None:
-        """Follow one decision; ``ttl``: the index's window, seconds (None: forever)."""
-        if prepared.clock_ms is not None and ttl is not None:
-            self.tracker.expire(prepared.clock_ms / 1000.0 - ttl)
-        if decision.replayed:
-            return
-        if decision.cluster_id is None:
-            self.retracted(decision.id)
-            return
-        member = Member(decision.id, page.site or None, prepared.time.seconds)
-        self._write(self.tracker.join(decision.cluster_id, member))
+        """Follow one decision (:func:`~stream_lsh.core.spread_feed.follow_decision`); ``ttl``: the
+        index's window, seconds (None: forever)."""
+        self._write(
+            follow_decision(
+                self.tracker,
+                decision,
+                site=page.site,
+                clock_ms=prepared.clock_ms,
+                event_time=prepared.time.seconds,
+                ttl=ttl,
+            )
+        )
 
     def retracted(self, page_id: str) -> None:
         """A page left the index: it leaves its cluster."""
-        home = self.tracker.cluster_of(page_id)
-        if home is not None:
-            self.tracker.leave(home, page_id)
+        follow_retraction(self.tracker, page_id)
 
     def _write(self, alerts: list[Alert]) -> None:
         if self.out is None:

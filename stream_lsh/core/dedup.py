@@ -101,6 +101,9 @@ class Deduplicator:
         self.dates_ignored: Counter[str] = (
             Counter()
         )  # indexed pages whose published_at was not used, by reason
+        # candidates checked: "verified" (their resemblance makes them a match) or "rejected"
+        # (LSH false positives), for the stream's metrics
+        self.candidates: Counter[str] = Counter()
 
     @property
     def clock_ms(self) -> int | None:
@@ -162,6 +165,11 @@ class Deduplicator:
         """Decide on a page without indexing it or learning from it (a query-only lookup)."""
         return self._decide(self.sign([self.prepare(page, self.clock_ms)])[0])
 
+    def query_signed(self, page: SignedPage) -> Decision:
+        """A signed query's answer: the decision the page would get now, without indexing it; a
+        query founds no cluster, so a unique answer names none."""
+        return self._decide(page, founds=False)
+
     def remove(self, page_id: str) -> bool:
         """Retract a page from the index; False if it was not indexed."""
         removed = self.index.remove(page_id)
@@ -187,7 +195,7 @@ class Deduplicator:
             self._insert(page, decision)
         return decision
 
-    def _decide(self, page: SignedPage) -> Decision:
+    def _decide(self, page: SignedPage, *, founds: bool = True) -> Decision:
         """The index's candidates, verified, handed to the decision rule."""
         prepared = page.prepared
         exact = self.index.exact(prepared.content_hash)
@@ -200,13 +208,16 @@ class Deduplicator:
                     Match(c.id, j, c.cluster_id, k)
                     for c, j, k in zip(found, jaccard, containment, strict=True)
                 ]
+                verified = sum(self.rule.match(j, k) is not None for j, k in zip(jaccard, containment))
+                self.candidates["verified"] += verified
+                self.candidates["rejected"] += len(found) - verified
         decision = decide(
             prepared.id,
             signed=page.signed,
             exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
             candidates=candidates,
             rule=self.rule,
-            founds=cluster_name(prepared.id, self.index.clusters),
+            founds=cluster_name(prepared.id, self.index.clusters) if founds else None,
         )
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)

@@ -62,6 +62,7 @@ class WindowIndex(ABC):
     def __init__(self, scheme: Scheme, banding: Banding) -> None:
         if banding.num_perm != scheme.num_perm:
             raise ValueError(f"banding is for {banding.num_perm} values, scheme has {scheme.num_perm}")
+        self.evicted = 0  # ids the bucket cap has pushed out of their buckets (a sign of hot buckets)
         self.scheme = scheme
         self.banding = banding
 
@@ -192,7 +193,7 @@ class LSHIndex(WindowIndex):
     def insert(self, entry: IndexEntry) -> None:
         self._check_entry(entry)
         self.remove(entry.id)
-        self.window.insert(entry.id, entry)
+        self.evicted += self.window.insert(entry.id, entry)
         self.cluster_sizes[entry.cluster_id] = self.cluster_sizes.get(entry.cluster_id, 0) + 1
 
     def remove(self, page_id: str) -> bool:

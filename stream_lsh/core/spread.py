@@ -303,13 +303,16 @@ class SpreadTracker:
     """The spread of every cluster, fed with joins, leaves and the window's expiry (see the module doc).
 
     Args:
-        rules: the levels to alert on and the span they must be met within.
+        rules: the levels to alert on and the span they must be met within; None follows the
+            clusters (their members, for the stream's cluster records) and fires nothing.
     """
 
-    def __init__(self, rules: AlertRules) -> None:
-        if not isinstance(rules, AlertRules):
-            raise ValueError(f"rules must be AlertRules, got {rules!r}")
+    def __init__(self, rules: AlertRules | None) -> None:
+        if rules is not None and not isinstance(rules, AlertRules):
+            raise ValueError(f"rules must be AlertRules or None, got {rules!r}")
         self.rules = rules
+        # clusters whose members changed since the caller last took them (see take_touched)
+        self._touched: dict[str, None] = {}
         self._clusters: dict[str, _Cluster] = {}
         self._homes: dict[str, str] = {}  # page id -> its cluster
         self._expiry: list[tuple[float, str, str]] = []  # (event time, page, cluster); stale ones skipped
@@ -348,6 +351,7 @@ class SpreadTracker:
             cluster = self._clusters[cluster_id] = _Cluster(first_page or member.page_id)
         cluster.add(member)
         self._homes[member.page_id] = cluster_id
+        self._touched[cluster_id] = None
         if member.event_time is not None:
             heapq.heappush(self._expiry, (member.event_time, member.page_id, cluster_id))
         return self._fire(cluster_id, cluster, member)
@@ -360,6 +364,7 @@ class SpreadTracker:
         del self._homes[page_id]
         cluster = self._clusters[cluster_id]
         cluster.remove(page_id)
+        self._touched[cluster_id] = None
         if not cluster.members:
             self._retire(cluster_id, cluster)
         return True
@@ -399,7 +404,7 @@ class SpreadTracker:
     # -- the rule -----------------------------------------------------------------------------------
     def _fire(self, cluster_id: str, cluster: _Cluster, member: Member) -> list[Alert]:
         """Every level not fired yet that a window holding ``member`` meets fires, lowest first."""
-        if member.event_time is None:
+        if member.event_time is None or self.rules is None:
             return []
         alerts = []
         for number, level in enumerate(self.rules.levels, 1):
@@ -415,6 +420,7 @@ class SpreadTracker:
     def _window(self, cluster: _Cluster, moment: float, level: SpreadLevel) -> list[_Timed] | None:
         """The earliest window of ``within_s`` seconds that holds ``moment`` and meets ``level``: a
         sweep over the window starts at members' event times in [moment - within_s, moment]."""
+        assert self.rules is not None  # only called from _fire, which needs rules
         timeline, within = cluster.timeline, self.rules.within_s
         start = bisect_left(timeline, (moment - within, ""))
         while start > 0 and moment - timeline[start - 1][0] <= within:  # the same test as below
@@ -447,7 +453,7 @@ class SpreadTracker:
         trigger: Member,
         window: list[_Timed],
     ) -> Alert:
-        assert trigger.event_time is not None
+        assert trigger.event_time is not None and self.rules is not None
         return Alert(
             cluster_id=cluster_id,
             level=number,
@@ -477,12 +483,34 @@ class SpreadTracker:
             levels_fired=tuple(sorted(cluster.fired)),
         )
 
+    def take_touched(self) -> list[str]:
+        """The clusters whose members changed since the last call, in the order they first changed
+        (the stream sends each one's new record, :meth:`record`)."""
+        touched, self._touched = list(self._touched), {}
+        return touched
+
+    def record(self, cluster_id: str, recent: int = 20) -> dict[str, Any] | None:
+        """The cluster as the output topic carries it: its first page, its live size, its ``recent``
+        newest members and the newest event time it has had; None when it has no live member (a
+        tombstone: compaction forgets it)."""
+        cluster = self._clusters.get(cluster_id)
+        if cluster is None or not cluster.members:
+            return None
+        members = list(cluster.members)
+        return {
+            "cluster_id": cluster_id,
+            "first": cluster.first_page,
+            "size": len(members),
+            "members": members[-recent:],
+            "updated_at": cluster.latest,
+        }
+
     # -- durable form -------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
         """The tracker as JSON-friendly data (for ``--state`` files). Fired levels are saved as the
         levels they were (pages, sources), so state loaded under other levels keeps those fired
         that are still asked for."""
-        levels = self.rules.levels
+        levels = () if self.rules is None else self.rules.levels
         return {
             "format": STATE_FORMAT,
             "horizon": self.horizon,
@@ -506,7 +534,8 @@ class SpreadTracker:
             raise ValueError(
                 f"unsupported spread state format {state.get('format')!r} (this version reads {STATE_FORMAT})"
             )
-        numbers = {(level.pages, level.sources): n for n, level in enumerate(self.rules.levels, 1)}
+        levels = () if self.rules is None else self.rules.levels
+        numbers = {(level.pages, level.sources): n for n, level in enumerate(levels, 1)}
         self.horizon = state["horizon"]
         for row in state["clusters"]:
             cluster = self._clusters[row["id"]] = _Cluster(row["first"])
