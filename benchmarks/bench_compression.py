@@ -443,8 +443,6 @@ def main() -> None:
         environ={},  # the defaults, whatever the environment says: they are what is measured
         input_partitions=p,
         site_partitions=p,
-        band_partitions=p,
-        home_partitions=p,
         boilerplate=False if args.no_boilerplate else None,
     )
     print(

@@ -113,7 +113,7 @@ def run_stream(
         seen[0] += len(new)
         delays.extend(fed[0] - 1 - position[pid] for pid, _ in new)
         step_delays.extend(clock[0] - fed_at[pid] for pid, _ in new)
-        held[0] = max(held[0], sum(len(getattr(s, "held", ())) for s in pipe.stages["bands"]))
+        held[0] = max(held[0], len(pipe.stages["decide"][0].held))
 
     quiet = Counter()
     for part in range(INPUT_PARTITIONS):
@@ -149,7 +149,7 @@ def run_stream(
     while pipe.step():
         clock[0] += 1
         observe()
-    stats["late"] = sum(getattr(s, "late", 0) for s in pipe.stages["bands"])
+    stats["late"] = pipe.stages["decide"][0].late
     stats.update(delays=delays, step_delays=step_delays, held=held[0], **messages)
     return [v for _, v in pipe.outputs.decisions]
 
@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--mode", default="chunks", choices=["file", "chunks", "extreme", "serial"])
     ap.add_argument("--steps", type=int, default=40, help="most scheduler steps between two ingest batches")
-    ap.add_argument("--layout", default="8,8,8")
+    ap.add_argument("--sites", type=int, default=8, help="site partitions")
     ap.add_argument(
         "--idle-after",
         type=int,
@@ -175,10 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--arrival-order",
         action="store_true",
-        help="no watermarks: band partitions apply probes as they arrive (the stream's --order arrival)",
+        help="no watermarks: the decide partition applies pages as they come (the stream's --order arrival)",
     )
     args = ap.parse_args(argv)
-    layout = Layout(*map(int, args.layout.split(",")))
+    layout = Layout(args.sites)
     pipe_kwargs = {} if args.arrival_order else {"inputs": INPUT_PARTITIONS}
     pages = generate_corpus(args.pages, seed=args.corpus_seed).pages
     truth_decisions = batch(pages)

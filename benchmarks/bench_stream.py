@@ -401,8 +401,6 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
             data_dir=str(data / app),  # + STREAM_LSH_* of the environment
             input_partitions=args.partitions,
             site_partitions=args.partitions,
-            band_partitions=args.partitions,
-            home_partitions=args.partitions,
             fetch_wait_ms=args.fetch_wait_ms,
             web_port=args.web_port,
             **topics,

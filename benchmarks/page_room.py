@@ -59,7 +59,7 @@ def main() -> None:
     args = parser.parse_args()
     ingest = Ingest(
         Preparer(DedupConfig()),
-        Layout(1, 1, 1),
+        Layout(1),
         max_page_bytes=1 << 40,
         limit=RecordLimit(args.max_message_bytes),
     )

@@ -42,8 +42,6 @@ def stream_settings(broker, tmp_path, **overrides) -> Settings:
         data_dir=str(tmp_path / "data"),
         input_partitions=4,
         site_partitions=3,
-        band_partitions=4,
-        home_partitions=3,
         log_level=os.environ.get("STREAM_LSH_TEST_LOG_LEVEL", "warning"),
     )  # info: to see why a test failed
     values.update(overrides)

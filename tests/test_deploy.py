@@ -376,8 +376,6 @@ def test_compose_worker_replicas_each_get_their_own_data_volume(compose):
     partitions = min(
         settings.stream.input_partitions,
         settings.stream.site_partitions,
-        settings.stream.band_partitions,
-        settings.stream.home_partitions,
     )
     assert 1 <= worker["deploy"]["replicas"] <= partitions
     assert int(str(worker["stop_grace_period"]).rstrip("s")) >= 30
@@ -539,9 +537,7 @@ def test_statefulset_pods(manifests, configmap):
     pod = spec["template"]["spec"]
     labels = spec["template"]["metadata"]["labels"]
     assert spec["selector"]["matchLabels"].items() <= labels.items()
-    partitions = min(
-        int(configmap[f"STREAM_LSH_{stage}_PARTITIONS"]) for stage in ("INPUT", "SITE", "BAND", "HOME")
-    )
+    partitions = min(int(configmap[f"STREAM_LSH_{stage}_PARTITIONS"]) for stage in ("INPUT", "SITE"))
     assert 1 <= spec["replicas"] <= partitions
     assert pod["terminationGracePeriodSeconds"] >= 60  # Faust: finish the batch, commit, close RocksDB
     assert pod["enableServiceLinks"] is False  # Faust would read injected *_PORT variables as settings
@@ -727,7 +723,7 @@ def test_compose_topics_service_against_a_broker(broker, compose):
     again = _stream_lsh(service["command"], env)  # `docker compose up` runs it every time
     assert again.returncode == 0 and f"0 of {len(expected)} topics created" in again.stderr, again.stderr
 
-    other_shape = {**env, "STREAM_LSH_BAND_PARTITIONS": str(settings.stream.band_partitions + 1)}
+    other_shape = {**env, "STREAM_LSH_SITE_PARTITIONS": str(settings.stream.site_partitions + 1)}
     reshaped = _stream_lsh(service["command"], other_shape)
     assert reshaped.returncode != 0 and "partitions" in reshaped.stderr, reshaped.stderr
 

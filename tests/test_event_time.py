@@ -136,7 +136,7 @@ def feeds(draw: st.DrawFn, *, outlets: bool = False) -> Feed:
             record["text"] = f"{record['text']}\n{prose(100 + sites.index(record['source']), 40)}"
         lines.append(orjson.dumps(record))
     inputs = draw(st.integers(1, 4))
-    layout = Layout(draw(st.integers(1, 3)), draw(st.integers(1, 4)), draw(st.integers(1, 3)))
+    layout = Layout(draw(st.integers(1, 3)))
     return Feed(lines, layout, inputs, draw(st.integers(0, 2**32 - 1)))
 
 

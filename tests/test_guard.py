@@ -57,7 +57,7 @@ async def test_state_built_with_another_scheme_is_refused_before_the_worker_star
     result = worker(settings, "--num-perm", "64")
     assert result.returncode == 2, result.stderr[-2000:]
     assert "num_perm: stored 128, running 64" in result.stderr and "Traceback" not in result.stderr
-    relaid = settings.replace(home_partitions=5)
+    relaid = settings.replace(site_partitions=5)
     with pytest.raises(Exception, match="partitions"):  # the topics' shape says so first
         await prepare(relaid, broker.bootstrap, state_guard(Preparer(relaid.dedup_config()), relaid))
 
@@ -78,7 +78,7 @@ def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(b
     planned = [orjson.loads(line) for line in topics("--dry-run").stdout.splitlines()]
     assert {t["name"] for t in planned} >= {
         settings.stream.input_topic,
-        f"{settings.stream.app_id}-bands-state-changelog",
+        f"{settings.stream.app_id}-decide-state-changelog",
         f"{settings.stream.app_id}-__assignor-__leader",
         f"{settings.stream.app_id}-guard",
     }
@@ -91,7 +91,7 @@ def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(b
         [sys.executable, "-m", "stream_lsh", "topics"],
         capture_output=True,
         text=True,
-        env={**env, "STREAM_LSH_BAND_PARTITIONS": "5"},
+        env={**env, "STREAM_LSH_SITE_PARTITIONS": "5"},
         timeout=60,
     )
-    assert other.returncode == 2 and "has 4 partitions, the settings say 5" in other.stderr, other.stderr
+    assert other.returncode == 2 and "has 3 partitions, the settings say 5" in other.stderr, other.stderr

@@ -80,7 +80,7 @@ def test_every_topic_the_app_makes_takes_exactly_the_limit():
 
 
 def _ingest(limit: RecordLimit | None) -> Ingest:
-    return Ingest(Preparer(DedupConfig()), Layout(2, 2, 2), max_page_bytes=10_000_000, limit=limit)
+    return Ingest(Preparer(DedupConfig()), Layout(2), max_page_bytes=10_000_000, limit=limit)
 
 
 def _message(value: bytes, offset: int = 0) -> Message:
@@ -130,7 +130,7 @@ def test_the_in_process_pipeline_under_a_small_limit_decides_as_batch():
     big = {"id": "too-big", "url": "https://a.example/big", "text": "word " * 20_000}
     pipe = LocalPipeline(
         DedupConfig(boilerplate=False),
-        Layout(2, 3, 2),
+        Layout(2),
         max_message_bytes=SMALL,
         rng=random.Random(3),
         inputs=1,  # clock order, as the stream's default: the decisions do not depend on interleaving

@@ -28,12 +28,12 @@ def test_a_record_is_one_line_of_json_with_its_context_and_traceback():
             "stream_lsh.x", logging.ERROR, __file__, 1, "page %s: %s", ("p1", "late"), None
         )
         record.exc_info = __import__("sys").exc_info()
-    record.page_id, record.partition, record.stage = "p1", 3, "homes"
+    record.page_id, record.partition, record.stage = "p1", 0, "decide"
     line = formatter.format(record)
     assert "\n" not in line
     parsed = orjson.loads(line)
     assert parsed["message"] == "page p1: late" and parsed["level"] == "error"
-    assert (parsed["page_id"], parsed["partition"], parsed["stage"]) == ("p1", 3, "homes")
+    assert (parsed["page_id"], parsed["partition"], parsed["stage"]) == ("p1", 0, "decide")
     assert "ValueError: boom" in parsed["exception"] and parsed["time"].endswith("+00:00")
     assert Settings.load(environ={"STREAM_LSH_LOG_FORMAT": "JSON"}).stream.log_format is LogFormat.JSON
 

@@ -84,7 +84,7 @@ def _labels_of_every_series() -> dict[str, set[str]]:
         flattened=1,
         retractions=1,
         queries=1,
-        late_probes=1,
+        late_pages=1,
         verified=1,
         rejected=1,
         evicted=1,
@@ -100,13 +100,13 @@ def _labels_of_every_series() -> dict[str, set[str]]:
             tally=tally,
         )
     )
-    metrics.snapshots.labels(stage="homes").observe(0.1)
+    metrics.snapshots.labels(stage="decide").observe(0.1)
     metrics.stuck_pages.inc()
     gauges = Gauges(
         window_pages=1, waiting=1, oldest_wait_s=1.0, boilerplate_blocks=1, alerts_frontier_ms=1.0
     )
     reading = WorkerReading(
-        partitions=[PartitionReading(stage, 0, gauges, 1, 1) for stage in ("sites", "bands", "homes")],
+        partitions=[PartitionReading(stage, 0, gauges, 1, 1) for stage in ("sites", "decide")],
         input_lag={0: 1},
         assigned={"pages": 1},
     )

@@ -22,21 +22,10 @@ from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.spread import AlertRules, SpreadTracker
-from stream_lsh.core.verification import Verification
 from stream_lsh.evaluation import pair_scores
-from stream_lsh.pipeline.candidates import Candidate
-from stream_lsh.pipeline.gather import Gather
 from stream_lsh.pipeline.ingest import Ingest, Message
 from stream_lsh.pipeline.local import LocalPipeline
-from stream_lsh.pipeline.messages import (
-    Ask,
-    BandAnswer,
-    InputMark,
-    Registration,
-    RetractionAtHome,
-    Standing,
-    Tell,
-)
+from stream_lsh.pipeline.messages import InputMark
 from stream_lsh.pipeline.routing import Layout
 from stream_lsh.synthetic import generate_corpus
 
@@ -82,7 +71,12 @@ def decisions(pipe: LocalPipeline) -> list[dict]:
     return [value for _, value in pipe.outputs.decisions]
 
 
-@pytest.mark.parametrize("layout", [Layout(1, 1, 1), Layout(3, 4, 3), Layout(2, 7, 5)])
+def window(pipe: LocalPipeline) -> list:
+    """The pages in the decide partition's window."""
+    return list(pipe.stages["decide"][0].engine.index)
+
+
+@pytest.mark.parametrize("layout", [Layout(1), Layout(3), Layout(2)])
 def test_one_page_at_a_time_gives_exactly_the_batch_decisions(corpus, batch_decisions, layout):
     pipe = LocalPipeline(DedupConfig(), layout)
     for record in corpus:
@@ -94,7 +88,7 @@ def test_one_page_at_a_time_gives_exactly_the_batch_decisions(corpus, batch_deci
 @pytest.mark.parametrize("seed", range(4))
 def test_any_interleaving_gives_one_decision_per_page_and_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
-    pipe = LocalPipeline(DedupConfig(), Layout(3, 4, 3), rng=rng)
+    pipe = LocalPipeline(DedupConfig(), Layout(3), rng=rng)
     lines = [orjson.dumps(record) for record in corpus]
     for start in range(0, len(lines), 40):  # pages keep coming while earlier ones are in flight
         pipe.feed(lines[start : start + 40])
@@ -110,10 +104,10 @@ def test_any_interleaving_gives_one_decision_per_page_and_the_batch_clusters(cor
 
 
 def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
-    """Two copies from different site partitions, each indexed first at some band partition (the
-    order of batches from different senders is arbitrary): exactly one founds the cluster, the
-    earlier by (clock, id), whichever came in first."""
-    layout = Layout(2, 3, 4)
+    """Two copies from different site partitions, whose batches reach the decide partition in
+    either order (the order of batches from different senders is arbitrary): exactly one founds
+    the cluster, the earlier by (clock, id), whichever came in first."""
+    layout = Layout(2)
     sources = [f"outlet{i}.example" for i in range(20)]
     one = next(s for s in sources if layout.site(s) == 0)
     two = next(s for s in sources if layout.site(s) == 1)
@@ -126,8 +120,8 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
         received = [at("2026-03-01T12:05:00Z"), at("2026-03-01T12:00:00Z")]
         pipe.feed([copies[i] for i in order], timestamps=[received[i] for i in order])
         pipe.drain("sites")
-        pipe.queues[("bands", 0)].reverse()  # the two senders' batches cross at one band partition
-        pipe.drain("bands")
+        pipe.queues[("decide", 0)].reverse()  # the two senders' batches cross at the decide partition
+        pipe.drain("decide")
         pipe.run()
         by_id = {d["id"]: d for d in decisions(pipe)}
         assert len(decisions(pipe)) == 2
@@ -136,7 +130,7 @@ def test_copies_that_see_each_other_in_flight_are_settled_by_clock_then_id():
 
 
 def test_a_copy_decided_before_the_next_arrives_stays_first_as_in_batch():
-    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4))
+    pipe = LocalPipeline(DedupConfig(), Layout(2))
     for record in (
         page("late-a", STORY, "2026-03-01T12:05:00Z"),
         page("early-b", STORY, "2026-03-01T12:00:00Z"),
@@ -147,7 +141,7 @@ def test_a_copy_decided_before_the_next_arrives_stays_first_as_in_batch():
 
 
 def test_a_redelivered_page_gets_the_same_decision_and_no_second_cluster():
-    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2))
+    pipe = LocalPipeline(DedupConfig(), Layout(2))
     for record in (page("a", STORY), page("b", STORY + " More."), page("a", STORY)):
         pipe.feed([record])
         pipe.run()
@@ -158,7 +152,7 @@ def test_a_redelivered_page_gets_the_same_decision_and_no_second_cluster():
 
 
 def test_a_retracted_page_no_longer_matches():
-    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2))
+    pipe = LocalPipeline(DedupConfig(), Layout(2))
     pipe.feed([page("a", STORY)])
     pipe.run()
     pipe.feed([orjson.dumps({"id": "a", "op": "delete"})])
@@ -166,12 +160,12 @@ def test_a_retracted_page_no_longer_matches():
     pipe.feed([page("b", STORY)])
     pipe.run()
     assert [d["status"] for d in decisions(pipe)] == ["unique", "unique"]
-    assert all(len(shard) == 1 or len(shard) == 0 for shard in pipe.stages["bands"])
+    assert [entry.id for entry in window(pipe)] == ["b"]
     assert (("a", None)) in pipe.outputs.clusters  # the emptied cluster is tombstoned
 
 
 def test_a_query_is_answered_and_never_indexed():
-    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 2))
+    pipe = LocalPipeline(DedupConfig(), Layout(2))
     pipe.feed([page("a", STORY)])
     pipe.run()
     pipe.feed([orjson.dumps({"correlation_id": "q-1", "text": STORY + " Seen again."})], topic="queries")
@@ -180,7 +174,7 @@ def test_a_query_is_answered_and_never_indexed():
     answers = dict(pipe.outputs.answers)
     assert answers["q-1"]["status"] == "duplicate" and answers["q-1"]["cluster_id"] == "a"
     assert answers["q-2"]["status"] == "unique" and answers["q-2"]["cluster_id"] is None
-    assert sum(len(shard) for shard in pipe.stages["bands"]) <= 3  # only "a"'s entries
+    assert [entry.id for entry in window(pipe)] == ["a"]
     pipe.feed([page("c", OTHER)])
     pipe.run()
     assert decisions(pipe)[-1]["status"] == "unique"  # the query did not found a cluster
@@ -188,29 +182,22 @@ def test_a_query_is_answered_and_never_indexed():
 
 def test_pages_older_than_the_window_stop_matching_and_state_shrinks():
     config = DedupConfig(ttl=3600.0)
-    pipe = LocalPipeline(config, Layout(2, 3, 2))
+    pipe = LocalPipeline(config, Layout(2))
     noon, two = at("2026-03-01T12:00:00Z"), at("2026-03-01T14:00:00Z")
     pipe.feed(
         [page(f"old-{i}", f"{STORY} Item {i}.", "2026-03-01T12:00:00Z") for i in range(3)],
         timestamps=[noon + i for i in range(3)],
     )
     pipe.run()
-    held = sum(len(shard) for shard in pipe.stages["bands"])
+    held = len(window(pipe))
     pipe.feed([page("new", STORY, "2026-03-01T14:00:00Z")], timestamps=[two])
     pipe.run()
     assert decisions(pipe)[-1]["status"] == "unique"
-    assert sum(len(shard) for shard in pipe.stages["bands"]) < held
-    # a home forgets a decided page once every band partition's clock has passed its window
-    pipe.feed(
-        [page(f"later-{i}", f"{OTHER} Note {i}.", "2026-03-01T14:00:00Z") for i in range(8)],
-        timestamps=[two + 1 + i for i in range(8)],
-    )
-    pipe.run()
-    assert all(not any(k.startswith("old") for k in home.done) for home in pipe.stages["homes"])
+    assert [entry.id for entry in window(pipe)] == ["new"] and held == 3
 
 
 def test_bad_input_goes_to_dead_letters_with_its_reason_and_without_its_body():
-    pipe = LocalPipeline(DedupConfig(), Layout(1, 2, 1), max_page_bytes=1000)
+    pipe = LocalPipeline(DedupConfig(), Layout(1), max_page_bytes=1000)
     bad = [
         b"{not json",
         b"\xff\xfe{}",
@@ -300,7 +287,7 @@ def test_with_watermarks_any_partition_interleaving_gives_exactly_the_batch_deci
     engine = Deduplicator(config)
     reference = {p["id"]: engine.process(page_from_dict(p)).to_dict() for p in corpus}
     rng = random.Random(seed)
-    pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS)
+    pipe = LocalPipeline(config, Layout(3), rng=rng, inputs=INPUTS)
     feed_interleaved(
         pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2
     )
@@ -327,7 +314,7 @@ def test_with_watermarks_any_partition_interleaving_raises_exactly_the_batch_ale
     expected = batch_alerts(spreading, config, ALERTS)
     assert len(expected) >= 40 and {a["level"] for a in expected.values()} == {1, 2, 3}
     rng = random.Random(seed)
-    pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS, alerts=ALERTS)
+    pipe = LocalPipeline(config, Layout(3), rng=rng, inputs=INPUTS, alerts=ALERTS)
     order = interleaved(spreading, rng, one_first=seed % 2 == 1)
     feed_interleaved(pipe, spreading, order, rng, marks_say_caught_up=seed >= 2)
     assert Counter(key for key, _ in pipe.outputs.alerts) == Counter(list(expected))  # each once
@@ -351,7 +338,7 @@ def test_a_query_that_matches_a_cluster_gets_its_spread(spreading):
     widest, pages = sizes.most_common(1)[0]
     assert pages >= 30
     rng = random.Random(0)
-    pipe = LocalPipeline(config, Layout(3, 4, 3), rng=rng, inputs=INPUTS, alerts=ALERTS)
+    pipe = LocalPipeline(config, Layout(3), rng=rng, inputs=INPUTS, alerts=ALERTS)
     feed_interleaved(pipe, spreading, interleaved(spreading, rng, one_first=False), rng)
     copy = next(p for p in spreading if p["id"] == widest)
     query = {key: value for key, value in copy.items() if key != "id"} | {"correlation_id": "q-1"}
@@ -383,7 +370,7 @@ def test_a_retraction_lowers_the_spread_and_the_level_never_fires_again():
         rejects=RejectSink(io.BytesIO),
         alerts=SpreadAlerts(SpreadTracker(rules), batch),
     )
-    pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(2, 3, 2), inputs=1, alerts=rules)
+    pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(2), inputs=1, alerts=rules)
     for line in lines:
         pipe.feed([line])
         pipe.run()
@@ -396,7 +383,7 @@ def test_a_retraction_lowers_the_spread_and_the_level_never_fires_again():
 @pytest.mark.parametrize("seed", range(4))
 def test_with_watermarks_any_partition_interleaving_gives_the_batch_clusters(corpus, batch_decisions, seed):
     rng = random.Random(seed)
-    pipe = LocalPipeline(DedupConfig(), Layout(3, 4, 3), rng=rng, inputs=INPUTS)
+    pipe = LocalPipeline(DedupConfig(), Layout(3), rng=rng, inputs=INPUTS)
     feed_interleaved(
         pipe, corpus, interleaved(corpus, rng, one_first=seed % 2 == 1), rng, marks_say_caught_up=seed >= 2
     )
@@ -413,7 +400,7 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
     """The later copy's input partition is consumed first: without watermarks it is decided
     before the earlier copy is registered and founds the cluster (see the test above); with them
     its probes wait at the band partitions until the other input partition's mark passes them."""
-    layout = Layout(2, 3, 4)
+    layout = Layout(2)
     pipe = LocalPipeline(DedupConfig(), layout, inputs=2)
     pipe.feed(
         [page("late-a", STORY, "2026-03-01T12:05:00Z")], partition=1, timestamps=[at("2026-03-01T12:05:00Z")]
@@ -438,7 +425,7 @@ def test_with_watermarks_the_earlier_copy_founds_the_cluster_even_if_decided_aft
 
 
 def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule():
-    pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4), inputs=1)
+    pipe = LocalPipeline(DedupConfig(), Layout(2), inputs=1)
     pipe.feed(
         [page("new", STORY, "2026-03-01T12:05:00Z")], timestamps=[at("2026-03-01T12:05:00Z")], caught_up={0}
     )
@@ -449,14 +436,14 @@ def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule()
     )
     pipe.run()
     assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("new", "unique"), ("old", "duplicate")]
-    assert sum(shard.late for shard in pipe.stages["bands"]) >= 1
+    assert pipe.stages["decide"][0].late >= 1
 
 
 def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next_page():
     """A live feed: the mark of a partition's last record says it is idle after it, so the other
     partition's later page is decided without waiting for its next page or for the idle timer."""
     for caught_up in (False, True):
-        pipe = LocalPipeline(DedupConfig(), Layout(2, 3, 4), inputs=2)
+        pipe = LocalPipeline(DedupConfig(), Layout(2), inputs=2)
         pipe.feed(
             [page("early-b", STORY, "2026-03-01T12:00:00Z")],
             partition=0,
@@ -504,11 +491,11 @@ def test_with_watermarks_a_lateness_keeps_caught_up_partitions_waiting():
     """With a lateness, a partition's later pages may be older than its mark: being caught up does
     not make it idle (only the idle timer does)."""
     preparer = Preparer(DedupConfig())
-    ingest = Ingest(preparer, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True, lateness=60.0)
+    ingest = Ingest(preparer, Layout(2), max_page_bytes=1 << 20, watermarks=True, lateness=60.0)
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
     marks = [r for records in out.internal["sites"].values() for r in records if isinstance(r, InputMark)]
     assert marks and not any(r.idle for r in marks)
-    ingest = Ingest(preparer, Layout(2, 3, 4), max_page_bytes=1 << 20, watermarks=True)
+    ingest = Ingest(preparer, Layout(2), max_page_bytes=1 << 20, watermarks=True)
     out = ingest.pages([Message("pages", 0, 7, None, page("a", STORY))], caught_up={0})
     marks = [r for records in out.internal["sites"].values() for r in records if isinstance(r, InputMark)]
     assert len(marks) == 2 and all(r.idle for r in marks)
@@ -521,7 +508,7 @@ def test_two_versions_with_one_record_timestamp_each_get_their_decision():
     """A producer's batch on a broker that stamps log-append time gives several records one
     timestamp: two versions of a page with one clock are still two deliveries."""
     for inputs in (None, 1):
-        pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(1, 2, 1), inputs=inputs)
+        pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(1), inputs=inputs)
         t = at("2026-03-01T12:00:00Z")
         pipe.feed([page("a", STORY), page("a", OTHER)], timestamps=[t, t])
         pipe.finish()
@@ -530,14 +517,14 @@ def test_two_versions_with_one_record_timestamp_each_get_their_decision():
             ("a", "unique"),
             ("a", "unique"),
         ]
-        assert not any(home.flight for home in pipe.stages["homes"])
+        assert not pipe.stages["decide"][0].held
 
 
 def test_a_query_with_no_content_is_answered_no_content_as_in_batch():
     engine = Deduplicator(DedupConfig(boilerplate=False))
     query = orjson.dumps({"id": "q1", "text": "Too short."})
     expected = engine.probe(page_from_dict(orjson.loads(query))).to_dict()
-    pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(1, 2, 1), inputs=1)
+    pipe = LocalPipeline(DedupConfig(boilerplate=False), Layout(1), inputs=1)
     pipe.feed([page("a", STORY)], caught_up={0})
     pipe.run()
     pipe.feed([query], topic="queries")
@@ -548,7 +535,7 @@ def test_a_query_with_no_content_is_answered_no_content_as_in_batch():
 
 def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
     """y's new version rejoins cluster x with a later time: y's first expiry must not take it out."""
-    pipe = LocalPipeline(DedupConfig(boilerplate=False, ttl=6 * 3600), Layout(1, 1, 1), inputs=1)
+    pipe = LocalPipeline(DedupConfig(boilerplate=False, ttl=6 * 3600), Layout(1), inputs=1)
     when = "2026-03-01T%02d:00:00Z"
     for page_id, text, hour in (
         ("x", STORY, 0),
@@ -558,51 +545,6 @@ def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
     ):
         pipe.feed([page(page_id, text, when % hour)], timestamps=[at(when % hour)], caught_up={0})
         pipe.run()
-    home = pipe.stages["homes"][0]
-    assert "y" in pipe.stages["bands"][0].entries  # the new version is still in the window (4:00 + 6 h)
-    assert "y" in home.clusters["x"].live and pipe.outputs.clusters[-1][1] is not None
-
-
-def _tell_for(home: Gather, asker: str, clock: int) -> Tell:
-    """What ``home`` answers a band partition that met page "p" while probing ``asker`` at ``clock``
-    (the asker lives at home 1, so the answer is a message to it)."""
-    out = home.handle([Ask("p", asker, 1, False, clock, 0, 1.0, band_partition=0, band_clock=None)])
-    [tell] = out.internal["homes"][1]
-    assert isinstance(tell, Tell)
-    return tell
-
-
-def _decide(home: Gather, page_id: str, clock: int, body_hash: int, copy_of: str | None = None) -> None:
-    """A delivery registered, answered by its one band partition (``copy_of`` its candidate, asked
-    about as that band partition would), and decided."""
-    candidates = () if copy_of is None else (Candidate(copy_of, 1.0, 0, 0, 0, None),)
-    asks = [] if copy_of is None else [Ask(copy_of, page_id, 0, False, clock, body_hash, 1.0, 0, None)]
-    home.handle(
-        [
-            Registration(page_id, False, clock, clock / 1000, None, body_hash, (0,), False),
-            *asks,
-            BandAnswer(page_id, False, 0, clock, body_hash, None, None, candidates),
-        ]
-    )
-    assert home.done[page_id].clock == clock
-
-
-def test_a_question_that_comes_after_a_new_version_or_a_retraction_is_about_the_page_as_the_asker_met_it():
-    """Band partitions ask as they apply probes, in clock order, but their questions reach a home
-    in any order: one about p, asked for a page read before p's new version or retraction, may come
-    after it. Batch met p as it stood then; so must the answer."""
-    home = Gather(0, Layout(bands=1, homes=2), rule=Verification(0.5), ttl=None)
-    base = at("2026-03-01T12:00:00Z")
-    _decide(home, "x", base + 1, body_hash=9)
-    _decide(home, "p", base + 5, body_hash=1, copy_of="x")  # p joins cluster x
-    _decide(home, "p", base + 10, body_hash=2)  # a new version of p: a story of its own
-    assert home.done["p"].decision.cluster_id == "p"
-    home.handle([RetractionAtHome("p", base + 20)])
-
-    told = _tell_for(home, "a", base + 6)
-    assert (told.standing, told.cluster) == (Standing.DECIDED, "x")
-    told = _tell_for(home, "b", base + 11)
-    assert (told.standing, told.cluster) == (Standing.DECIDED, "p")
-    assert _tell_for(home, "c", base + 21).standing == Standing.GONE  # retracted before c was read
-    home.handle([BandAnswer("nobody", False, 0, 0, 0, base + 20, None, ())])
-    assert not home.history, "every band partition is past the retraction: none asks about p as it was"
+    decider = pipe.stages["decide"][0]
+    assert decider.engine.index.get("y") is not None  # the new version is still in the window (4:00 + 6 h)
+    assert decider.spread.cluster_of("y") == "x" and pipe.outputs.clusters[-1][1] is not None

@@ -112,17 +112,21 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
 
 
 async def test_a_crash_during_a_fast_feed_loses_no_page(broker, tmp_path):
-    """kill -9 while hundreds of pages are in flight, restart without the disk."""
-    pages = generate_corpus(300, seed=14).pages
+    """kill -9 while hundreds of pages are in flight, restart without the disk. Fed at 200 pages/s:
+    a burst sent at once is decided in one release of the watermark, before any kill could land."""
+    pages = generate_corpus(600, seed=14).pages
     settings, pool, progress, reader = await started(broker, tmp_path, snapshot_mb=0.02)
     names = TopicNames.from_settings(settings)
     try:
-        progress.fed = await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
+        fed = asyncio.create_task(
+            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=200.0)
+        )
         await wait_until(lambda: len(progress.decisions) >= 60, pool, timeout=60)
         assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
         pool.stop(how=signal.SIGKILL)
         shutil.rmtree(Path(settings.stream.data_dir) / "worker-0")
         pool = Workers(settings, settings.stream.broker, 1)
+        progress.fed = await fed
         await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
         assert sorted(progress.decisions) == sorted(p["id"] for p in pages)
@@ -144,7 +148,7 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
     reader = follow_decisions(settings.stream.broker, names.decisions, progress)
     try:
         fed = asyncio.create_task(
-            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=150.0)
+            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=40.0)
         )
         await wait_until(lambda: len(progress.decisions) >= 80, first)
         second = Workers(
@@ -246,13 +250,16 @@ async def test_kill_9_mid_stream_changes_no_alert(broker, tmp_path):
     names = TopicNames.from_settings(settings)
     expected = batch_alerts(pages, settings.dedup_config(), settings.engine.alert_rules())
     assert {record["level"] for record in expected.values()} == {1, 2, 3}
-    try:
-        progress.fed = await feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages])
+    try:  # paced: a burst is decided in one release of the watermark, before a kill could land
+        fed = asyncio.create_task(
+            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=150.0)
+        )
         await wait_until(lambda: len(progress.decisions) >= 80, pool, timeout=60)
         assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
         pool.stop(how=signal.SIGKILL)
         shutil.rmtree(Path(settings.stream.data_dir) / "worker-0")
         pool = Workers(settings, settings.stream.broker, 1)
+        progress.fed = await fed
         await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
         sent = await read_alerts(settings.stream.broker, names.alerts, expected)

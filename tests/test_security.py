@@ -109,8 +109,6 @@ def _environment(cluster, mode: str, tmp_path: Path) -> dict[str, str]:
         tmp_path,
         input_partitions=2,
         site_partitions=2,
-        band_partitions=2,
-        home_partitions=2,
         log_level="info",  # the most a worker logs: the secrets must be in none of it
     )
     return {**os.environ, **settings.to_environ(), **security}

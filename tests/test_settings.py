@@ -164,10 +164,10 @@ def test_flags_that_help_shows_per_command():
 
 def test_replace_changes_settings_by_their_flat_names_and_validates():
     settings = Settings.load(environ={})
-    changed = settings.replace(seed=7, home_partitions=5, now="2026-11-24T10:00:00Z")
-    assert (changed.engine.seed, changed.stream.home_partitions) == (7, 5)
+    changed = settings.replace(seed=7, site_partitions=5, now="2026-11-24T10:00:00Z")
+    assert (changed.engine.seed, changed.stream.site_partitions) == (7, 5)
     assert changed.input.now_ms() == 1_795_514_400_000 and settings.engine.seed == 1
     with pytest.raises(SettingsError, match="unknown settings: sed"):
         settings.replace(sed=7)
-    with pytest.raises(SettingsError, match="home_partitions must be >= 1"):
-        settings.replace(home_partitions=0)
+    with pytest.raises(SettingsError, match="site_partitions must be >= 1"):
+        settings.replace(site_partitions=0)

@@ -45,7 +45,7 @@ async def test_rows_are_awaited_and_a_row_the_broker_refuses_fails_the_batch(bro
     )
     store = StageStore(
         app,
-        "homes",
+        "decide",
         2,
         lambda partition: None,
         {},

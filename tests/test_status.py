@@ -67,9 +67,7 @@ def busy_worker() -> WorkerMetrics:
     metrics.read_from(
         lambda: WorkerReading(
             partitions=[
-                PartitionReading("homes", 0, Gauges(window_pages=10, waiting=3, oldest_wait_s=1.5), 100, 20),
-                PartitionReading("homes", 2, Gauges(window_pages=5, waiting=0), 40, 0),
-                PartitionReading("bands", 1, Gauges(window_pages=99, waiting=2, oldest_wait_s=0.25), 50, 0),
+                PartitionReading("decide", 0, Gauges(window_pages=15, waiting=3, oldest_wait_s=1.5), 190, 20),
                 PartitionReading("sites", 0, Gauges(boilerplate_blocks=4), 7, 0),
             ],
             input_lag={0: 5, 1: 0},
@@ -85,7 +83,7 @@ def report_of(metrics: WorkerMetrics, *, at: float = 1010.0, started: float = 10
     reporter = StatusReporter(
         metrics.registry, worker="host:1", app_id="app", interval_s=5.0, started_at=started
     )
-    return reporter.report(Assignment(input=[0, 1], homes=[0, 2], bands=[1], sites=[0]), now=at)
+    return reporter.report(Assignment(input=[0, 1], decide=[0], sites=[0]), now=at)
 
 
 def test_a_report_carries_the_numbers_the_metrics_page_serves():
@@ -108,10 +106,8 @@ def test_a_report_carries_the_numbers_the_metrics_page_serves():
     assert report.backlog == Backlog(
         pending_pages=3,
         pending_oldest_s=1.5,
-        held_probes=2,
-        held_oldest_s=0.25,
         input_lag={0: 5, 1: 0},
-        window_pages=15,  # homes only: a page is remembered by one home, but by many band partitions
+        window_pages=15,
         state_bytes=217,
     )
     assert report.health.ready and report.health.live and not report.health.recovering
@@ -143,11 +139,12 @@ def test_a_report_survives_json_and_other_versions_are_refused():
     raw = report.to_json()
     assert StatusReport.from_json(raw) == report
     data = orjson.loads(raw)
-    assert data["backlog"]["input_lag"] == {"0": 5, "1": 0} and data["version"] == 1
+    assert data["backlog"]["input_lag"] == {"0": 5, "1": 0} and data["version"] == 2
     newer_fields = {**data, "added_later": 1, "health": {**data["health"], "also_later": True}}
     assert StatusReport.from_json(orjson.dumps(newer_fields)) == report  # added fields are ignored
     for bad in (
-        orjson.dumps({**data, "version": 2}),
+        orjson.dumps({**data, "version": 1}),  # a report of a worker with band partitions and homes
+        orjson.dumps({**data, "version": 3}),
         orjson.dumps({**data, "sent_at": "yesterday"}),
         orjson.dumps({k: v for k, v in data.items() if k != "worker"}),
         b"[1, 2]",
@@ -204,13 +201,13 @@ def test_the_text_shows_each_worker_its_partitions_rates_backlog_and_the_group_l
     block = lines[lines.index(next(line for line in lines if line.startswith("worker host:1"))) :]
     assert block[0].startswith("worker host:1: up, last report 1.2 s ago (every 5 s); ready; stream-lsh ")
     assert block[0].endswith("running 5.0 s")
-    assert block[1] == "  partitions   input 0-1, sites 0, bands 1, homes 0,2"
+    assert block[1] == "  partitions   input 0-1, sites 0, decide 0"
     assert block[2].startswith("  rates        0.6 decisions/s (0.4 unique, 0.2 duplicate), 1.0 inputs/s")
     assert block[3] == (
         "  totals       3 decisions (2 unique, 1 duplicate), 1 dead letters (1 invalid json), "
         "5 inputs, 1 answers"
     )
-    assert block[4].startswith("  backlog      3 pages pending (oldest 1.5 s), 2 probes held (oldest 0.2 s);")
+    assert block[4].startswith("  backlog      3 pages pending (oldest 1.5 s); 15 pages in the window,")
     assert block[5].startswith("  input lag    5 records (by partition 0: 5, 1: 0;")
     assert "worker other:7: STALE, last report 47 s ago (every 5 s);" in text
     assert "workers up, together: 0.6 decisions/s" in text and "; input lag 5 records" in text
@@ -235,7 +232,7 @@ def test_runs_live_line_adds_up_the_workers():
     line = live_line([w.report for w in status.workers], now=5000.0)
     assert line == (
         "2 workers (1 stale): 6 decisions sent (4 unique, 2 duplicate), 2 dead letters; "
-        "now 0.6 decisions/s, 1.0 inputs/s, 0.2 dead letters/s; 3 pages pending, 2 probes held; "
+        "now 0.6 decisions/s, 1.0 inputs/s, 0.2 dead letters/s; 3 pages pending; "
         "input lag 5 records"
     )
 
@@ -316,8 +313,7 @@ async def test_status_lists_the_worker_its_partitions_and_the_decisions_on_the_t
             "input": [0, 1, 2, 3],
             "queries": [0, 1, 2, 3],
             "sites": [0, 1, 2],
-            "bands": [0, 1, 2, 3],
-            "homes": [0, 1, 2],
+            "decide": [0],
         }
         group = found["group"]
         assert group["error"] is None and [p["partition"] for p in group["partitions"]] == [0, 1, 2, 3]
@@ -325,7 +321,7 @@ async def test_status_lists_the_worker_its_partitions_and_the_decisions_on_the_t
         text = await asyncio.to_thread(status_command, environ)
         assert text.returncode == 0, text.stderr
         assert f"app {settings.stream.app_id}: 1 of 1 worker up" in text.stdout
-        assert "  partitions   input 0-3, queries 0-3, sites 0-2, bands 0-3, homes 0-2" in text.stdout
+        assert "  partitions   input 0-3, queries 0-3, sites 0-2, decide 0" in text.stdout
     finally:
         pool.stop()
     await asyncio.sleep(3.2)  # three intervals without a report

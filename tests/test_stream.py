@@ -56,9 +56,8 @@ async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(br
 @pytest.mark.parametrize("workers", [1, 2])
 async def test_pages_fed_at_once_raise_exactly_the_batch_alerts(broker, tmp_path, workers):
     """Stories spreading to 3-36 outlets, fed at once over 4 input partitions, some pages twice:
-    the alerts on the alerts topic are those ``dedup --alerts`` writes, record for record. Joins
-    reach a cluster's home in the order other homes decide; it applies them in clock order once
-    every home's decided frontier has passed them, as batch does. Without the boilerplate learner, whose
+    the alerts on the alerts topic are those ``dedup --alerts`` writes, record for record. The decide
+    partition feeds the spread in clock order, as batch does. Without the boilerplate learner, whose
     shared flags reach other site partitions at interleaving-dependent times and so may change
     a decision (and with it an alert)."""
     corpus = generate_corpus(500, seed=7, spreading=3).pages

@@ -1,9 +1,7 @@
 """The decision rule: what a page is, given the pages it was found to resemble.
 
-One pure function for batch (:class:`.dedup.Deduplicator`) and the stream's home partitions
-(:class:`stream_lsh.pipeline.gather.Gather`): they gather candidates differently (one index, or
-answers from many band partitions and homes), then both hand them here, so a page's decision
-cannot depend on which of the two made it.
+One pure function, called by the engine (:class:`.dedup.Deduplicator`), which batch and the
+stream's decide partition both run.
 
 The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
 

@@ -1,8 +1,6 @@
 """Band tables over a window of event time: the one store of indexed pages, batch's and the stream's.
 
-Batch's index (:class:`.index.LSHIndex`, every band key of every page) and each band partition of
-the stream (:class:`stream_lsh.pipeline.shard.Shard`, the keys that partition owns) keep the
-same structure with the same rules, so they hold the same pages when they meet the same page:
+The engine's window in memory (:class:`.index.LSHIndex`, every band key of every page) keeps:
 
 * **buckets** (MMDS sec. 3.4.1): band key -> ids of the pages that hashed there, oldest first. Band
   keys mix in their band number (:meth:`.banding.Banding.band_keys`), so all bands share one

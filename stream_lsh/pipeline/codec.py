@@ -3,8 +3,8 @@
 The Faust app, the in-process pipeline and the journal all go through it: a batch of messages for
 one stage partition is one Kafka message (a JSON array of wire records, see :mod:`.messages`),
 and a journal segment holds such batches exactly as they were received. Kinds are named per
-stage (``delete`` and ``wm`` mean one thing to a band partition and another to a home or a site
-partition), so decoding needs the stage the bytes are for; a record that stage never receives is
+stage (``wm`` means one thing to a site partition and another to the decide partition), so
+decoding needs the stage the bytes are for; a record that stage never receives is
 a :class:`~stream_lsh.errors.ProtocolError`, never silently skipped.
 
 Snapshots are plain JSON objects (each stage's ``snapshot()`` names its fields); this module
@@ -20,24 +20,14 @@ import orjson
 
 from ..errors import ProtocolError
 from .messages import (
-    AnswerVia,
-    Ask,
-    BandAnswer,
-    BandClock,
-    BandMark,
     Flags,
-    Frontier,
     InputMark,
-    Join,
-    Leave,
     Message,
     OwnerChange,
     PageToSign,
-    Probe,
-    Registration,
+    ReleaseMark,
     Retraction,
-    RetractionAtHome,
-    Tell,
+    SignedForDecision,
     Wire,
 )
 from .outbox import Stage
@@ -58,25 +48,18 @@ _KINDS: dict[str, dict[str, Any]] = {
     Stage.SITES: {
         "page": PageToSign,
         "query": PageToSign,
+        Retraction.KIND: Retraction,
         Flags.KIND: Flags,
         InputMark.KIND: InputMark,
         OwnerChange.KIND: OwnerChange,
     },
-    Stage.BANDS: {Probe.KIND: Probe, Retraction.KIND: Retraction, BandMark.KIND: BandMark},
-    Stage.HOMES: {
-        Registration.KIND: Registration,
-        BandAnswer.KIND: BandAnswer,
-        Ask.KIND: Ask,
-        Tell.KIND: Tell,
-        Join.KIND: Join,
-        Leave.KIND: Leave,
-        BandClock.KIND: BandClock,
-        Frontier.KIND: Frontier,
-        AnswerVia.KIND: AnswerVia,
-        RetractionAtHome.KIND: RetractionAtHome,
+    Stage.DECIDE: {
+        SignedForDecision.KIND: SignedForDecision,
+        Retraction.KIND: Retraction,
+        ReleaseMark.KIND: ReleaseMark,
     },
 }
-_STAGE_NAMES = {Stage.SITES: "site", Stage.BANDS: "band", Stage.HOMES: "home"}
+_STAGE_NAMES = {Stage.SITES: "site", Stage.DECIDE: "decide"}
 
 
 def encode(messages: Sequence[Message]) -> bytes:

@@ -54,7 +54,7 @@ class Message:
 
 
 class Ingest:
-    """Turns input messages into site-stage records (pages, queries) and home records (retractions)."""
+    """Turns input messages into site-stage records: pages, queries, retractions and marks."""
 
     def __init__(
         self,
@@ -133,14 +133,9 @@ class Ingest:
         return parsed if isinstance(parsed, Rejected) else self._to_sign(parsed[0], message)
 
     def _retract(self, page_id: str, timestamp_ms: int, out: Outbox) -> None:
-        """To every band partition, which drops the page in clock order (held like a probe), and
-        one of which passes it on to the page's home (:meth:`Layout.retraction_band`); sent before
-        the batch's marks, so no release can pass it first."""
-        retraction = Retraction(
-            page_id, timestamp_ms, self.layout.home(page_id), self.layout.retraction_band(page_id)
-        )
-        for band in range(self.layout.bands):
-            out.send(Stage.BANDS, band, retraction, first=True)
+        """To one site partition, which passes it on to the decide partition in order with its
+        pages; sent before the batch's marks, so no release point can pass it first."""
+        out.send(Stage.SITES, self.layout.retraction_site(page_id), Retraction(page_id, timestamp_ms))
 
     def idle(self, partition: int) -> Outbox:
         """What a timer sends for an input partition that is caught up and quiet: it holds nothing

@@ -1,13 +1,13 @@
 """The durable form of one stage partition: a snapshot plus the batches handled since it.
 
-Why not one table row per bucket or per page: a page touches every band partition and its home,
-and one Faust table write costs ~200 µs here (mostly its changelog message), so per-key rows would
-cap the stream at a few hundred pages/s. A stage partition is instead a deterministic state
-machine, and its state is *the snapshot, replayed with every batch handled after it*. One row per
-handled batch makes it durable (a *segment*: the records exactly as the stage received them); once
-the segments outweigh the snapshot, a new snapshot is written in chunks and everything older is
-tombstoned, so the rows (and the compacted changelog behind them) stay proportional to the live
-state, which the TTL bounds. The cost is a few rows per batch, not per page.
+Why not one table row per bucket or per page: one Faust table write costs ~200 µs here (mostly
+its changelog message), so per-key rows would cap the stream at a few thousand pages/s. A stage
+partition is instead a deterministic state machine, and its state is *the snapshot, replayed with
+every batch handled after it*. One row per handled batch makes it durable (a *segment*: the
+records exactly as the stage received them); once the segments outweigh the snapshot, a new
+snapshot is written in chunks and everything older is tombstoned, so the rows (and the compacted
+changelog behind them) stay proportional to the live state, which the TTL bounds. The cost is a
+few rows per batch, not per page.
 
 Restoring a partition (after a restart, a rebalance, or on a worker that lost its disk and got the
 rows back from the changelog) loads the snapshot and hands every later segment to ``handle`` again
@@ -21,9 +21,8 @@ share a key (Faust's RocksDB store deletes a key from every partition database t
 head row carries the *guard*: what the state was built with (signature scheme, banding, partition
 layout). State is never loaded under another guard: :class:`StateMismatchError` says what differs.
 
-The head row also names the *format* the snapshot was written in. An older format this version
-knows is migrated on load (:mod:`.migrate`) and rewritten in the current one at the next
-compaction; a format it does not know is refused with :class:`StateMismatchError`, never guessed.
+The head row also names the *format* the snapshot was written in; a format this version does not
+read is refused with :class:`StateMismatchError`, never guessed.
 
 Pure: rows in, rows out. :mod:`stream_lsh.stream.state` puts them in a RocksDB-backed Faust table.
 """
@@ -39,14 +38,11 @@ import orjson
 
 from ..errors import StateMismatchError
 from . import codec
-from .migrate import upgrade
 
 __all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
-FORMAT = 4  # 2: pages ordered and windowed by their clock; 3: snapshots with named fields;
-# 4: the boilerplate learner saves each page's sample once (format 3 of its own; an older version
-# would misread it, so it must refuse it)
-READS = (2, 3, 4)  # formats a journal loads (older ones are migrated: stream_lsh.pipeline.migrate)
+FORMAT = 5  # 5: one decide partition in place of band partitions and homes (stream-lsh 0.x, issue 31)
+READS = (5,)  # formats a journal loads
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
@@ -75,7 +71,7 @@ def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:
 
 
 class Replayable(Protocol):
-    """A stage partition's state machine (Signer, Shard, Gather)."""
+    """A stage partition's state machine (Signer, Decider)."""
 
     @property
     def stage(self) -> str: ...
@@ -184,7 +180,7 @@ class Journal:
                 )
             blob = b"".join(parts)  # type: ignore[arg-type]
             self.snapshot_bytes = len(blob)
-            stage.restore(upgrade(stage.stage, codec.load_state(blob), self.format))
+            stage.restore(codec.load_state(blob))
         self.stale = [self._chunk_key(g, i) for g, i in chunks if g != self.generation]
         replayed = 0
         for number in sorted(segments):
@@ -203,7 +199,16 @@ class Journal:
         return replayed
 
     def _check(self, head: dict[str, Any]) -> None:
-        if head.get("format") not in READS:
+        written = head.get("format")
+        if isinstance(written, int) and written < min(READS):
+            raise StateMismatchError(
+                f"partition {self.partition}: state format {written}, written by an earlier stream-lsh "
+                "whose internal stages this version replaced (band partitions and homes became one "
+                "decide partition), so it cannot be loaded. Start from empty state (a new app id, or "
+                "delete the app's internal topics and data directories) and feed the window's input "
+                'again (docs/operating.md, "Upgrading").'
+            )
+        if written not in READS:
             raise StateMismatchError(
                 f"partition {self.partition}: state format {head.get('format')!r}; this version of "
                 f"stream-lsh reads formats {', '.join(map(str, READS))}. State written by a newer "

@@ -1,16 +1,13 @@
-"""Watermarks, so that band partitions apply probes in (clock, id) order, as batch does.
+"""Watermarks, so that the decide partition applies pages in (clock, id) order, as batch does.
 
-Why: a band partition applies probes in the order they reach it. When a later copy is applied
-first and decided before the earlier copy is even registered, it founds the cluster, and a page
-that batch would have joined to the earlier copy may found a second one. If instead every band
-partition applies the probes it holds in ``(clock, id)`` order (the clock: the record's timestamp,
-:mod:`stream_lsh.core.clock`), a later page always finds the earlier ones in its buckets, never the
-reverse, and the gather's rules (registration before probe; an earlier candidate in flight is
-waited for) give batch's decisions, whatever the interleaving of partitions upstream. A file fed
-with ``stream-lsh produce`` carries the file's clock, one millisecond apart per line, so that
-order is the file's.
+Why: pages reach the decide partition from several site partitions, in an order that depends on
+which worker ran first. Applied as they come, a later copy could found a cluster before the
+earlier copy arrived. Held until nothing earlier can still come, and applied in ``(clock, id)``
+order (the clock: the record's timestamp, :mod:`stream_lsh.core.clock`), they meet the engine in
+batch's order, whatever the interleaving upstream. A file fed with ``stream-lsh produce`` carries
+the file's clock, one millisecond apart per line, so that order is the file's.
 
-How a band partition knows that nothing earlier is still coming: watermarks, over two hops.
+How the decide partition knows that nothing earlier is still coming: watermarks, over two hops.
 
 * ingest, after each batch, for every input partition in it: ``{"k": "wm", "src": partition,
   "w": [clock, id]}`` to every site partition, the largest (clock, id) of the batch's records from
@@ -23,15 +20,15 @@ How a band partition knows that nothing earlier is still coming: watermarks, ove
   left unread (its owner stopped or crashed, its successor still starting), the partition would
   let the others release past the records that pile up in it meanwhile, and those would come late;
   withdrawn, it holds the release point at its last mark until its new owner reads it;
-* a site partition (:class:`InputMarks`) forwards, after its batch's probes, its *release point*
-  to every band partition: the smallest mark of its input partitions that are not idle, less the
+* a site partition (:class:`InputMarks`) forwards, after its batch's pages, its *release point*
+  to the decide partition: the smallest mark of its input partitions that are not idle, less the
   lateness, at a whole millisecond (a partition's next record may have the same clock and a smaller
   id); or, when every input partition is idle, the largest mark (everything received);
-* a band partition (:class:`ReleasePoints`) applies, in (clock, id) order, every probe at or below
-  the smallest release point of all site partitions.
+* the decide partition (:class:`ReleasePoints`) applies, in (clock, id) order, every page and
+  retraction at or below the smallest release point of all site partitions.
 
-A source that has never spoken holds everything back. A probe at or below what a band partition
-has released already is *late* and is applied on arrival: a partition whose record timestamps go
+A source that has never spoken holds everything back. A page at or below what the decide
+partition has released already is *late* and is applied on arrival: a partition whose record timestamps go
 backwards by more than the lateness, or one that resumes after being declared idle with a record
 older than what others released meanwhile. Queries are never held.
 
@@ -123,7 +120,7 @@ class InputMarks:
 
 
 class ReleasePoints:
-    """At a band partition: the release point each site partition forwarded last."""
+    """At the decide partition: the release point each site partition forwarded last."""
 
     def __init__(self, sources: int) -> None:
         self.sources = sources

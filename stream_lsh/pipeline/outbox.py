@@ -20,9 +20,8 @@ class Stage:
     """Names of the internal stages (their topics are ``<app>-<stage>``)."""
 
     SITES = "sites"
-    BANDS = "bands"
-    HOMES = "homes"
-    ALL = (SITES, BANDS, HOMES)
+    DECIDE = "decide"
+    ALL = (SITES, DECIDE)
 
 
 @dataclass
@@ -35,9 +34,8 @@ class Outbox:
     are (key, value) pairs for the output topics; a value of None is a tombstone. ``tally`` says what
     happened meanwhile, for the metrics (:mod:`.telemetry`); it is not sent.
 
-    ``first`` holds messages that must be durable before any record of ``internal`` is sent:
-    registrations at a page's home go before its probes, so that any later question about the
-    page finds its home already knows it (the causal order the gather relies on).
+    ``first`` holds messages the transport sends, and waits for, before any record of ``internal``
+    (a site partition's learner flags for the others).
     """
 
     first: dict[str, dict[int, list[Message]]] = field(

@@ -5,22 +5,31 @@ order: a site's pages pass through one partition, in the order they came in, as 
 of known boilerplate blocks is shared by all sites (prose shared by a network of outlets is learnt
 once), so a block one partition flags is broadcast to the others (``flags`` records).
 
-A signed page is *registered* at its home partition (where its decision will be made) and probes
-every band partition that owns one of its band keys or its content hash. Registrations are
-``first``: they are durable before any probe is sent, so a home that is asked about a page it
-does not know can be sure the page is gone, not on its way.
+Signed pages, and the retractions ingest routed here, go on to the one decide partition in the
+order they came, followed by this partition's release point (:mod:`.order`): the decide
+partition applies everything at or below the smallest release point of all site partitions, in
+(clock, id) order.
 """
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.prepare import PreparedPage, Preparer, SignedPage
-from .messages import BandMark, Flags, InputMark, OwnerChange, PageToSign, Probe, Registration, SiteMessage
+from .messages import (
+    Flags,
+    InputMark,
+    OwnerChange,
+    PageToSign,
+    ReleaseMark,
+    Retraction,
+    SignedForDecision,
+    SiteMessage,
+    pack_array,
+)
 from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
@@ -77,6 +86,7 @@ class Signer:
         out = Outbox()
         flagged: dict[str, list[int]] = {}  # by the site they are boilerplate of
         prepared: list[tuple[PageToSign, PreparedPage]] = []
+        passed: list[Retraction | int] = []  # what goes on to decide, in order: retractions, pages by number
         for message in messages:
             if isinstance(message, Flags):
                 if self.learner is not None:
@@ -87,16 +97,22 @@ class Signer:
             elif isinstance(message, OwnerChange):
                 if self.marks is not None:
                     self.marks.withdraw(message.source)
+            elif isinstance(message, Retraction):
+                passed.append(message)
             else:
                 page, newly = self._prepare(message)
+                passed.append(len(prepared))
                 prepared.append((message, page))
                 if newly:
                     flagged.setdefault(message.site, []).extend(newly)
                 if self.learner is not None and not message.query:
                     out.tally.blocks_dropped.append(page.blocks_dropped)
         signed = self.preparer.sign([page for _, page in prepared])
-        for (message, _), signed_page in zip(prepared, signed):
-            self._route(message, signed_page, out)
+        for item in passed:
+            if isinstance(item, Retraction):
+                out.send(Stage.DECIDE, 0, item)
+            else:
+                out.send(Stage.DECIDE, 0, _for_decision(prepared[item][0], signed[item]))
         if self.marks is not None:
             self._forward_mark(out)
         for site, blocks in flagged.items():
@@ -106,8 +122,8 @@ class Signer:
         return out
 
     def _forward_mark(self, out: Outbox) -> None:
-        """After the batch's probes: the release point of the input partitions (see
-        :class:`.order.InputMarks`) to every band partition, with the input partitions that hold
+        """After the batch's pages: the release point of the input partitions (see
+        :class:`.order.InputMarks`) to the decide partition, with the input partitions that hold
         it back (``by``: for reports of pages that wait)."""
         assert self.marks is not None
         point = self.marks.release_point()
@@ -116,8 +132,7 @@ class Signer:
         if [wire, by] == self.sent:
             return
         self.sent = [wire, by]
-        for partition in range(self.layout.bands):
-            out.send(Stage.BANDS, partition, BandMark(self.partition, wire, tuple(by)))
+        out.send(Stage.DECIDE, 0, ReleaseMark(self.partition, wire, tuple(by)))
 
     def _prepare(self, page: PageToSign) -> tuple[PreparedPage, list[int]]:
         """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
@@ -133,52 +148,22 @@ class Signer:
             learn=not page.query,
         )
 
-    def _route(self, page: PageToSign, signed_page: SignedPage, out: Outbox) -> None:
-        layout = self.layout
-        page_id, query = page.id, page.query
-        home = layout.home(page_id)
-        # Every band partition answers every delivery: those that hold none of its band keys get a
-        # probe without keys, which applies a new version's replacement of the old one in clock
-        # order there too, and makes the page's home hear from every band partition before it
-        # decides (so that it has every question about an older version first; see Gather).
-        by_partition: dict[int, list[list[int]]] = {partition: [] for partition in range(layout.bands)}
-        prepared = signed_page.prepared
-        signed = signed_page.signature is not None and signed_page.band_keys is not None
-        exact_partition = None
-        signature = None
-        if signed:
-            assert signed_page.signature is not None and signed_page.band_keys is not None
-            for band, key in enumerate(signed_page.band_keys.tolist()):
-                by_partition[layout.band(key)].append([band, key])
-            exact_partition = layout.band(prepared.content_hash)
-            # one base64 string, not 128 JSON numbers: the probe goes to every band partition, and
-            # encoding and decoding number lists was a sixth of a worker's time under steady load
-            signature = base64.b64encode(signed_page.signature.astype("<u4").tobytes()).decode("ascii")
-        registration = Registration(
-            page_id,
-            query,
-            page.clock,
-            page.event_time,
-            page.date_ignored,
-            prepared.body_hash,
-            tuple(sorted(by_partition)),
-            not signed,
-            None if query else page.raw,
-            page.received,
-            None if query else page.site or None,
-        )
-        out.send(Stage.HOMES, home, registration, first=True)
-        for partition, keys in by_partition.items():
-            owns_hash = partition == exact_partition
-            probe = Probe(
-                page_id,
-                query,
-                home,
-                page.clock,
-                page.event_time,
-                prepared.body_hash,
-                signature if keys or owns_hash else None,
-                tuple((band, key) for band, key in keys),
-                prepared.content_hash if owns_hash else None,
-            )
-            out.send(Stage.BANDS, partition, probe)
+
+def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
+    """A signed page as the decide partition reads it (:class:`.messages.SignedForDecision`)."""
+    prepared = signed.prepared
+    return SignedForDecision(
+        page.id,
+        page.query,
+        page.clock,
+        page.event_time,
+        page.date_ignored,
+        prepared.body_hash,
+        prepared.content_hash,
+        pack_array(signed.signature, "<u4"),
+        pack_array(signed.band_keys, "<u8"),
+        pack_array(signed.shingles, "<u8"),
+        None if page.query else page.raw,
+        None if page.query else page.site or None,
+        page.received,
+    )

@@ -1,6 +1,6 @@
 """How a partition of each stage is built: one recipe for the stream's workers, the in-process
 pipeline and anything that rebuilds a partition from its rows (a state machine built with other
-arguments than the one that wrote the rows would restore it wrongly, e.g. drop its held probes)."""
+arguments than the one that wrote the rows would restore it wrongly, e.g. drop its held pages)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,9 @@ from typing import Any
 
 from ..core.prepare import Preparer
 from ..core.spread import AlertRules
-from .gather import Gather
+from .decide import Decider
 from .outbox import Stage
 from .routing import Layout
-from .shard import Shard
 from .signer import Signer
 
 __all__ = ["stage_factories"]
@@ -31,26 +30,12 @@ def stage_factories(
     under clock order (watermarks, :mod:`.order`), None for arrival order; ``lateness_ms``: how far
     one input partition's record timestamps may go backwards; ``clock``: seconds, for when waits
     began (:mod:`.waits`); ``alerts``: the story-spread rules, None for no alerts."""
-    config = preparer.config
-    sources = None if inputs is None else layout.sites
     return {
         Stage.SITES: lambda p: Signer(preparer, layout, p, inputs=inputs, lateness_ms=lateness_ms),
-        Stage.BANDS: lambda p: Shard(
-            p,
-            bucket_cap=config.bucket_cap,
-            ttl=config.ttl,
-            rule=config.verification(),
-            sources=sources,
-            homes=None if alerts is None or inputs is None else layout.homes,
-            clock=clock,
-        ),
-        Stage.HOMES: lambda p: Gather(
-            p,
-            layout,
-            rule=config.verification(),
-            ttl=config.ttl,
+        Stage.DECIDE: lambda p: Decider(
+            preparer.config,
+            sources=None if inputs is None else layout.sites,
             alerts=alerts,
-            ordered=inputs is not None,
             clock=clock,
         ),
     }

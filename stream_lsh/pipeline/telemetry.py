@@ -33,19 +33,19 @@ class Tally:
     flattened: int = 0  # ingest: ... whose text held a whole article on one line (.core.text.flattened)
     retractions: int = 0  # ingest: retractions read
     queries: int = 0  # ingest: queries read
-    late_probes: int = 0  # bands: probes applied at once, behind the watermark
+    late_pages: int = 0  # decide: pages applied at once, behind the release point
     verified: int = 0  # bands: bucket collisions whose resemblance makes them a match
     rejected: int = 0  # bands: ... below it (LSH false positives)
     evicted: int = 0  # bands: ids pushed out of a full bucket by the bucket cap
     blocks_dropped: list[int] = field(default_factory=list)  # sites: boilerplate blocks dropped, per page
-    decided: list[DecisionTiming] = field(default_factory=list)  # homes: one per fresh decision
+    decided: list[DecisionTiming] = field(default_factory=list)  # decide: one per fresh decision
 
     def add(self, other: Tally) -> None:
         self.pages += other.pages
         self.flattened += other.flattened
         self.retractions += other.retractions
         self.queries += other.queries
-        self.late_probes += other.late_probes
+        self.late_pages += other.late_pages
         self.verified += other.verified
         self.rejected += other.rejected
         self.evicted += other.evicted
@@ -57,12 +57,11 @@ class Tally:
 class Gauges:
     """What one stage partition holds now.
 
-    ``window_pages``: pages it remembers (band partitions: pages indexed; homes: decided pages
-    kept for questions). ``waiting``: band partitions: probes held for event-time order; homes:
-    deliveries not yet decided. ``oldest_wait_s``: how long the oldest of those has waited, in
-    seconds (None when none waits). ``boilerplate_blocks``: site partitions: blocks learnt.
-    ``alerts_frontier_ms``: homes: how far every join and leave of the clusters it owns is applied
-    to their spread, so their alerts are out, as a record clock: every one before it, and, when
+    ``window_pages``: the decide partition: pages in the window. ``waiting``: the decide
+    partition: pages held for the release point. ``oldest_wait_s``: how long the oldest of those
+    has waited, in seconds (None when none waits). ``boilerplate_blocks``: site partitions: blocks learnt.
+    ``alerts_frontier_ms``: the decide partition: how far every decision is applied to its
+    cluster's spread, so its alerts are out, as a record clock: every one before it, and, when
     it ends in .5, those at its whole millisecond up to some page too (None: not known yet, or no
     alerts). Fed by ``stream-lsh produce`` (one record per millisecond), ``> t`` means: every
     record up to the one at ``t`` has its alerts out.

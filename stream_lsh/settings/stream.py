@@ -63,8 +63,6 @@ class StreamSettings:
     site_partitions: int = setting(
         8, int, "partitions of the site stage (boilerplate learning, signing)", TOPICS
     )
-    band_partitions: int = setting(8, int, "partitions of the band tables", TOPICS)
-    home_partitions: int = setting(8, int, "partitions of page state (gather and decision)", TOPICS)
     batch_size: int = setting(256, int, "most input messages per micro-batch", STREAM)
     batch_wait_ms: float = setting(
         10.0, float, "longest wait to fill a micro-batch of an internal stage, milliseconds", STREAM
@@ -152,8 +150,6 @@ class StreamSettings:
         for name in (
             "input_partitions",
             "site_partitions",
-            "band_partitions",
-            "home_partitions",
             "batch_size",
             "fetch_wait_ms",
             "replication_factor",

@@ -81,17 +81,14 @@ def faust_broker_url(bootstrap: str) -> str:
 
 def state_guard(preparer: Preparer, settings: Settings) -> dict[str, Any]:
     """What stored state depends on: signatures (the scheme), band keys (the banding) and where
-    keys live (the partition layout). Stored with every partition's state and checked on load."""
+    sites' learners live (the site partitions). Stored with every partition's state and checked
+    on load."""
     banding = preparer.banding
     guard = {
         "scheme": preparer.scheme.fingerprint,
         "scheme_params": preparer.scheme.to_dict(),
         "banding": [banding.bands, banding.rows],
-        "layout": [
-            settings.stream.site_partitions,
-            settings.stream.band_partitions,
-            settings.stream.home_partitions,
-        ],
+        "layout": [settings.stream.site_partitions],
     }
     if stage_inputs(settings) is not None:  # the stages count watermarks per input partition
         guard["order"] = ["clock", stage_inputs(settings)]

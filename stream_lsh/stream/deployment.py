@@ -262,9 +262,8 @@ def _worker_lines(worker: WorkerState) -> list[str]:
         f"  totals       {_int(totals.decided)} decisions{_split(totals.decisions, _int)}, "
         f"{_int(totals.dead)} dead letters{_split(totals.dead_letters, _int)}, "
         f"{_int(totals.taken)} inputs, {_int(totals.answers)} answers",
-        f"  backlog      {b.pending_pages:,} pages pending{_oldest(b.pending_oldest_s)}, "
-        f"{b.held_probes:,} probes held{_oldest(b.held_oldest_s)}; {b.window_pages:,} pages in the window, "
-        f"{_bytes(b.state_bytes)} of state",
+        f"  backlog      {b.pending_pages:,} pages pending{_oldest(b.pending_oldest_s)}; "
+        f"{b.window_pages:,} pages in the window, {_bytes(b.state_bytes)} of state",
         f"  input lag    {_partition_lag(b.input_lag)}",
     ]
 
@@ -299,9 +298,8 @@ def _backlog_clause(up: list[StatusReport]) -> str:
     """What the workers that are up hold, added up."""
     backlog = [report.backlog for report in up]
     lags = [records for b in backlog for records in b.input_lag.values()]
-    return (
-        f"{sum(b.pending_pages for b in backlog):,} pages pending, {sum(b.held_probes for b in backlog):,} "
-        "probes held" + (f"; input lag {sum(lags):,} records" if lags else "")
+    return f"{sum(b.pending_pages for b in backlog):,} pages pending" + (
+        f"; input lag {sum(lags):,} records" if lags else ""
     )
 
 
@@ -343,7 +341,7 @@ def _partition_lag(lag: dict[int, int]) -> str:
 def _assignment(held: Assignment) -> str:
     parts = [
         f"{role} {_ranges(getattr(held, role))}"
-        for role in ("input", "queries", "sites", "bands", "homes")
+        for role in ("input", "queries", "sites", "decide")
         if getattr(held, role)
     ]
     return ", ".join(parts) or "none"

@@ -129,9 +129,9 @@ class WorkerMetrics:
             "Page ids pushed out of a full LSH bucket by the bucket cap (hot buckets)",
             registry=registry,
         )
-        self.late_probes = Counter(
-            "stream_lsh_late_probes",
-            "Probes that reached a band partition behind its watermark and were applied at once",
+        self.late_pages = Counter(
+            "stream_lsh_late_pages",
+            "Pages that reached the decide partition behind its release point and were applied at once",
             registry=registry,
         )
         self.flattened = Counter(
@@ -183,7 +183,7 @@ class WorkerMetrics:
         _inc(self.checks.labels(result="verified"), tally.verified)
         _inc(self.checks.labels(result="rejected"), tally.rejected)
         _inc(self.evictions, tally.evicted)
-        _inc(self.late_probes, tally.late_probes)
+        _inc(self.late_pages, tally.late_pages)
         _inc(self.flattened, tally.flattened)
         for dropped in tally.blocks_dropped:
             self.blocks_dropped.observe(dropped)
@@ -217,18 +217,19 @@ class _ReadingCollector(Collector):
 
     @staticmethod
     def _families(r: WorkerReading) -> Iterator[Metric]:
-        held = _by_partition("held_probes", "Probes a band partition holds back for event-time order")
-        held_age = _by_partition("held_oldest_seconds", "How long the oldest held probe has waited")
-        pending = _by_partition("pending_pages", "Pages (and queries) at their home not yet decided")
+        pending = _by_partition(
+            "pending_pages", "Pages at the decide partition not yet decided (held for (clock, id) order)"
+        )
         pending_age = _by_partition("pending_oldest_seconds", "How long the oldest pending page has waited")
         blocks = _by_partition("boilerplate_blocks", "Blocks a site partition has learnt as boilerplate")
         alerts = _by_partition(
             "alerts_frontier_seconds",
-            "Record clock before which a home has applied every join and leave of its clusters (alerts out)",
+            "Record clock before which the decide partition has applied every decision to its cluster's "
+            "spread (alerts out)",
         )
         window = GaugeMetricFamily(
             "stream_lsh_window_pages",
-            "Pages a stage partition remembers (bands: indexed; homes: decided, kept for questions)",
+            "Pages in the window of the decide partition",
             labels=["stage", "partition"],
         )
         size = GaugeMetricFamily(
@@ -242,17 +243,14 @@ class _ReadingCollector(Collector):
                 window.add_metric([p.stage, number], g.window_pages)
             size.add_metric([p.stage, number, "snapshot"], p.snapshot_bytes)
             size.add_metric([p.stage, number, "journal"], p.journal_bytes)
-            if p.stage == "bands":
-                held.add_metric([number], g.waiting)
-                held_age.add_metric([number], g.oldest_wait_s or 0.0)
-            elif p.stage == "homes":
+            if p.stage == "decide":
                 pending.add_metric([number], g.waiting)
                 pending_age.add_metric([number], g.oldest_wait_s or 0.0)
             if g.boilerplate_blocks is not None:
                 blocks.add_metric([number], g.boilerplate_blocks)
             if g.alerts_frontier_ms is not None:
                 alerts.add_metric([number], g.alerts_frontier_ms / 1000.0)
-        yield from (held, held_age, pending, pending_age, blocks, alerts, window, size)
+        yield from (pending, pending_age, blocks, alerts, window, size)
         lag = _by_partition("input_lag_records", "Records of an input partition not yet taken by this worker")
         for partition, records in sorted(r.input_lag.items()):
             lag.add_metric([str(partition)], records)

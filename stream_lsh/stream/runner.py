@@ -69,18 +69,19 @@ class Progress:
         self.alerts.setdefault(key, record)  # an alert sent again (after a crash) is the same record
 
     def alerts_out(self, reports: LatestReports | None, since: float) -> bool:
-        """Whether every alert of the fed pages is out: every worker holding home partitions has
-        reported, since ``since`` (wall clock), that its homes applied every join and leave before
-        a clock past the last fed record's (see :class:`stream_lsh.pipeline.gather.Gather`)."""
+        """Whether every alert of the fed pages is out: the worker holding the decide partition has
+        reported, since ``since`` (wall clock), that its decide partition applied every decision
+        to its cluster's spread before a clock past the last fed record's
+        (:class:`stream_lsh.pipeline.decide.Decider`)."""
         clocks = [f.clock for f in self.fed if f.clock is not None]
         if not clocks:
             return True
         if reports is None:
             return False
-        homes = [r for r in reports.reports() if r.sent_at >= since and r.partitions.homes]
-        return bool(homes) and all(
+        deciders = [r for r in reports.reports() if r.sent_at >= since and r.partitions.decide]
+        return bool(deciders) and all(
             r.backlog.alerts_frontier_ms is not None and r.backlog.alerts_frontier_ms > max(clocks)
-            for r in homes
+            for r in deciders
         )
 
     def on_decision(self, record: dict[str, Any]) -> None:

@@ -49,7 +49,7 @@ log = logging.getLogger(__name__)
 
 #: The report's format. A reader refuses other versions (it cannot know what they mean); fields
 #: added later get defaults, so adding one does not need a new version.
-STATUS_VERSION = 1
+STATUS_VERSION = 2  # 2: one decide partition (no band partitions or homes, no held probes)
 #: A worker with no report for this many of its own intervals is stale: stopped, hung, or cut off.
 STALE_AFTER_INTERVALS = 3
 
@@ -61,8 +61,7 @@ class Assignment:
     input: list[int] = field(default_factory=list)
     queries: list[int] = field(default_factory=list)
     sites: list[int] = field(default_factory=list)
-    bands: list[int] = field(default_factory=list)
-    homes: list[int] = field(default_factory=list)
+    decide: list[int] = field(default_factory=list)
 
     @classmethod
     def of(cls, assigned: Iterable[Any], names: TopicNames) -> Assignment:
@@ -71,8 +70,7 @@ class Assignment:
             names.input: "input",
             names.queries: "queries",
             names.sites: "sites",
-            names.bands: "bands",
-            names.homes: "homes",
+            names.decide: "decide",
         }
         held: dict[str, list[int]] = {role: [] for role in roles.values()}
         for tp in assigned:
@@ -127,14 +125,12 @@ def _combine(a: Counts, b: Counts, op: Callable[[float, float], float]) -> Count
 class Backlog:
     """What a worker holds now (its gauges), summed over its stage partitions."""
 
-    pending_pages: int = 0  # at their homes, not yet decided
+    pending_pages: int = 0  # at the decide partition, not yet decided (held for clock order)
     pending_oldest_s: float = 0.0
-    held_probes: int = 0  # at band partitions, held back for clock order
-    held_oldest_s: float = 0.0
     input_lag: dict[int, int] = field(default_factory=dict)  # input partition -> records not yet taken
-    window_pages: int = 0  # pages its homes remember (every page has one home)
+    window_pages: int = 0  # pages in its decide partition's window
     state_bytes: int = 0  # its stage partitions' durable rows
-    # the record clock (ms) before which its homes' clusters have every alert out; None: not known
+    # the record clock (ms) before which every alert is out; None: not known (or not the decider)
     alerts_frontier_ms: float | None = None
 
 
@@ -271,19 +267,17 @@ def counts_of(samples: Samples) -> Counts:
 
 
 def backlog_of(samples: Samples) -> Backlog:
-    homes = [
-        value for labels, value in samples.get("stream_lsh_window_pages", ()) if labels["stage"] == "homes"
+    window = [
+        value for labels, value in samples.get("stream_lsh_window_pages", ()) if labels["stage"] == "decide"
     ]
     return Backlog(
         pending_pages=_total(samples, "stream_lsh_pending_pages"),
         pending_oldest_s=_oldest(samples, "stream_lsh_pending_oldest_seconds"),
-        held_probes=_total(samples, "stream_lsh_held_probes"),
-        held_oldest_s=_oldest(samples, "stream_lsh_held_oldest_seconds"),
         input_lag={
             int(labels["partition"]): round(value)
             for labels, value in samples.get("stream_lsh_input_lag_records", ())
         },
-        window_pages=round(sum(homes)),
+        window_pages=round(sum(window)),
         state_bytes=_total(samples, "stream_lsh_state_bytes"),
         alerts_frontier_ms=_earliest_ms(samples, "stream_lsh_alerts_frontier_seconds"),
     )

@@ -84,8 +84,7 @@ class TopicNames:
     answers: str
     dead_letters: str
     sites: str
-    bands: str
-    homes: str
+    decide: str
     guard: str
     status: str  # the workers' status reports (stream_lsh.stream.status)
     app_id: str
@@ -103,8 +102,7 @@ class TopicNames:
             answers=settings.stream.answers_topic,
             dead_letters=settings.stream.dead_letters_topic,
             sites=f"{prefix}-{Stage.SITES}",
-            bands=f"{prefix}-{Stage.BANDS}",
-            homes=f"{prefix}-{Stage.HOMES}",
+            decide=f"{prefix}-{Stage.DECIDE}",
             guard=f"{prefix}-guard",
             status=f"{prefix}-status",
             app_id=prefix,
@@ -115,7 +113,7 @@ class TopicNames:
         return f"{self.app_id}-{state_table(stage)}-changelog"
 
     def internal(self, stage: str) -> str:
-        return {Stage.SITES: self.sites, Stage.BANDS: self.bands, Stage.HOMES: self.homes}[stage]
+        return {Stage.SITES: self.sites, Stage.DECIDE: self.decide}[stage]
 
 
 def state_table(stage: str) -> str:
@@ -124,11 +122,7 @@ def state_table(stage: str) -> str:
 
 
 def layout_of(settings: Settings) -> Layout:
-    return Layout(
-        sites=settings.stream.site_partitions,
-        bands=settings.stream.band_partitions,
-        homes=settings.stream.home_partitions,
-    )
+    return Layout(sites=settings.stream.site_partitions)
 
 
 def topic_specs(settings: Settings) -> list[TopicSpec]:

@@ -1,0 +1,352 @@
+"""Stage 3, the one decide partition: batch's engine, fed signed pages in (clock, id) order.
+
+Why one partition: deciding needs the whole window in one order, and the engine's step per page
+(probe the buckets, verify, apply the rule, index) costs tens of microseconds, far less than
+spreading it over partitions and settling their races did. So the window, its clusters and their
+spread live here, in a :class:`~stream_lsh.core.dedup.Deduplicator`, and every page is decided by
+the same code that decides it in batch: ``decide_signed`` for pages, ``remove`` for retractions,
+:mod:`stream_lsh.core.spread_feed` for the spread. Batch and the stream agree by construction.
+
+Order (:mod:`.order`): every site partition sends its signed pages, the retractions routed
+through it, and then its release point. A page or retraction waits here (*held*) until the
+smallest release point of all site partitions reaches its (clock, id); then everything released
+is applied in (clock, id) order, as batch applies a file's lines. One at or below what was
+released already is *late*, and is applied on arrival. Queries are never held: they read the
+window as it is.
+
+A site partition that restarts may send pages again (it sends a batch's outputs before it
+journals the batch). A delivery the engine has already indexed, the same page with the same body,
+gets its decision again from the engine's redelivery rule (the record is the same; nothing
+changes); one still held is held once; an older delivery of a page replaced since is dropped.
+"""
+
+from __future__ import annotations
+
+import base64
+import heapq
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..core.clock import EventTime
+from ..core.config import DedupConfig
+from ..core.decision import UNIQUE, Decision
+from ..core.dedup import Deduplicator, export_state, import_state
+from ..core.prepare import PreparedPage, SignedPage
+from ..core.spread import AlertRules, SpreadTracker
+from ..core.spread_feed import follow_decision, follow_retraction
+from .messages import DecideMessage, ReleaseMark, Retraction, SignedForDecision, unpack_array
+from .order import Mark, ReleasePoints, decode_mark, encode_mark
+from .outbox import Outbox, Stage
+from .telemetry import DecisionTiming, Gauges
+from .waits import Wait, clock_text
+
+__all__ = ["Decider"]
+
+Applied = SignedForDecision | Retraction
+RECENT_MEMBERS = 20  # members a cluster record lists, newest last
+
+
+class Decider:
+    """The decide partition (see the module doc).
+
+    Args:
+        config: the engine's settings (the scheme, the window, the rule).
+        sources: the number of site partitions, to apply pages in (clock, id) order under their
+            release points; None applies them in arrival order.
+        alerts: the story-spread rules (None: clusters are followed for their records, no alerts).
+        clock: seconds, for how long pages have been held (reports of stuck waits).
+    """
+
+    stage: ClassVar[str] = Stage.DECIDE
+
+    def __init__(
+        self,
+        config: DedupConfig,
+        *,
+        sources: int | None,
+        alerts: AlertRules | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.engine = Deduplicator(config)
+        self.alerts = alerts
+        self.spread = SpreadTracker(alerts)
+        self.points = ReleasePoints(sources) if sources is not None else None
+        self.released: Mark | None = None
+        self.held: list[tuple[int, str, int, Applied]] = []  # a heap by (clock, id, arrival)
+        self._held_keys: set[tuple[str, int, int]] = set()  # (id, clock, body hash) of held pages
+        self._sequence = 0
+        self.late = 0
+        # the clock of the delivery each indexed page was decided for (see _superseded)
+        self.delivered: dict[str, int] = {}
+        self.newest: int | None = None  # the largest clock applied (arrival order's frontier)
+        # not state: when the release point last moved, for reports of stuck waits (.waits)
+        self._monotonic = clock
+        self._moved_at = clock()
+        self._held_since: dict[int, float] = {}
+        self._held_back_by: dict[int, list[int]] = {}
+        self._stall_reported = False
+
+    # -- handling -------------------------------------------------------------------------------
+    def handle(self, messages: Sequence[DecideMessage]) -> Outbox:
+        out = Outbox()
+        late, before = self.late, self._counts()
+        for message in messages:
+            if isinstance(message, ReleaseMark):
+                self._release(message, out)
+            elif isinstance(message, SignedForDecision) and message.query:
+                self._answer(message, out)
+            elif self._holds(message):
+                self._hold(message)
+            else:
+                self._apply([message], out)
+        out.tally.late_pages = self.late - late
+        out.tally.verified, out.tally.rejected, out.tally.evicted = (
+            now - then for now, then in zip(self._counts(), before, strict=True)
+        )
+        return out
+
+    def _counts(self) -> tuple[int, int, int]:
+        """The engine's candidates verified and rejected, and bucket evictions, so far."""
+        candidates = self.engine.candidates
+        return candidates["verified"], candidates["rejected"], self.engine.index.evicted
+
+    def _holds(self, message: Applied) -> bool:
+        """Whether a page or retraction waits for the release point (not in arrival order, nor late)."""
+        if self.points is None:
+            return False
+        if self.released is None or (message.clock, message.id) > self.released:
+            return True
+        self.late += 1
+        return False
+
+    def _hold(self, message: Applied) -> None:
+        if isinstance(message, SignedForDecision):
+            key = (message.id, message.clock, message.body_hash)
+            if key in self._held_keys:
+                return  # a site partition's resend of a page held already
+            self._held_keys.add(key)
+        if not self.held:
+            self._moved()
+        self._sequence += 1
+        self._held_since[self._sequence] = self._monotonic()
+        heapq.heappush(self.held, (message.clock, message.id, self._sequence, message))
+
+    def _release(self, mark: ReleaseMark, out: Outbox) -> None:
+        if self.points is None:
+            return
+        self.points.update(mark.source, mark.mark)
+        self._held_back_by[mark.source] = list(mark.held_back_by)
+        low = self.points.low()
+        if low is None or (self.released is not None and low <= self.released):
+            return
+        self.released = low
+        self._moved()
+        ready: list[Applied] = []
+        while self.held and (self.held[0][0], self.held[0][1]) <= low:
+            _, _, sequence, message = heapq.heappop(self.held)
+            self._held_since.pop(sequence, None)
+            if isinstance(message, SignedForDecision):
+                self._held_keys.discard((message.id, message.clock, message.body_hash))
+            ready.append(message)
+        self._apply(ready, out)
+
+    def _apply(self, messages: list[Applied], out: Outbox) -> None:
+        """Apply in order: runs of pages as one micro-batch of the engine, a retraction between them."""
+        run: list[SignedForDecision] = []
+        for message in messages:
+            if isinstance(message, Retraction):
+                self._decide(run, out)
+                run = []
+                self._retract(message, out)
+            elif self._superseded(message):
+                continue
+            else:
+                run.append(message)
+        self._decide(run, out)
+
+    def _superseded(self, page: SignedForDecision) -> bool:
+        """An older delivery of a page than the one the window holds: a site partition sent it
+        again after a restart, and it was decided when it came. Decided again, it would replace
+        the newer version, over a window that has moved on."""
+        newer = self.delivered.get(page.id)
+        return newer is not None and page.clock < newer
+
+    def _decide(self, run: list[SignedForDecision], out: Outbox) -> None:
+        if not run:
+            return
+        signed = [self._signed(page) for page in run]
+        decisions = self.engine.decide_signed(signed)
+        for page, prepared, decision in zip(run, signed, decisions, strict=True):
+            self._decided(page, prepared.prepared, decision, out)
+        self._clusters_out(out)
+        self._forget_delivered()
+
+    def _decided(
+        self, page: SignedForDecision, prepared: PreparedPage, decision: Decision, out: Outbox
+    ) -> None:
+        self.newest = page.clock if self.newest is None else max(self.newest, page.clock)
+        if decision.cluster_id is not None and not decision.replayed:
+            self.delivered[page.id] = page.clock
+        alerts = follow_decision(
+            self.spread,
+            decision,
+            site=page.site,
+            clock_ms=prepared.clock_ms,
+            event_time=prepared.time.seconds,
+            ttl=self.engine.index.ttl,
+        )
+        if self.alerts is not None:
+            out.alerts.extend((alert.key, alert.to_dict()) for alert in alerts)
+        out.decisions.append((decision.id, decision.to_dict()))
+        if decision.status == UNIQUE and not decision.replayed and page.raw is not None:
+            out.unique_pages.append((decision.id, page.raw.encode("utf-8")))
+        out.tally.decided.append(DecisionTiming(page.received, page.event_time))
+
+    def _retract(self, retraction: Retraction, out: Outbox) -> None:
+        """As batch retracts at that line: the page leaves the window and its cluster."""
+        self.newest = retraction.clock if self.newest is None else max(self.newest, retraction.clock)
+        self.engine.remove(retraction.id)
+        self.delivered.pop(retraction.id, None)
+        follow_retraction(self.spread, retraction.id)
+        self._clusters_out(out)
+
+    def _clusters_out(self, out: Outbox) -> None:
+        """The new record of every cluster whose members changed (a tombstone for one left empty)."""
+        for cluster_id in self.spread.take_touched():
+            out.clusters.append((cluster_id, self.spread.record(cluster_id, RECENT_MEMBERS)))
+
+    def _forget_delivered(self) -> None:
+        """Drop the deliveries of pages the window has let go (expired, replaced, retracted)."""
+        if len(self.delivered) > 2 * len(self.engine.index) + 1024:
+            index = self.engine.index
+            self.delivered = {
+                page_id: delivery
+                for page_id, delivery in self.delivered.items()
+                if index.get(page_id) is not None
+            }
+
+    def _answer(self, query: SignedForDecision, out: Outbox) -> None:
+        """A query's answer: the decision it would get now, with its cluster's spread."""
+        decision = self.engine.query_signed(self._signed(query))
+        answer = decision.to_dict()
+        answer["correlation_id"] = answer.pop("id")
+        if self.alerts is not None and decision.cluster_id is not None:
+            spread = self.spread.spread(decision.cluster_id)
+            answer["spread"] = None if spread is None else spread.to_dict()
+        out.answers.append((query.id, answer))
+
+    def _signed(self, page: SignedForDecision) -> SignedPage:
+        """The engine's form of a signed page, from its wire form."""
+        prepared = PreparedPage(
+            id=page.id,
+            lang=None,
+            clock_ms=page.clock,
+            time=EventTime(page.event_time, page.date_ignored),
+            text="",
+            content_hash=page.content_hash,
+            body_hash=page.body_hash,
+        )
+        return SignedPage(
+            prepared,
+            unpack_array(page.signature, "<u4", np.uint32),
+            unpack_array(page.band_keys, "<u8", np.uint64),
+            unpack_array(page.shingles, "<u8", np.uint64),
+        )
+
+    # -- what the guard and the metrics read -----------------------------------------------------
+    def _moved(self) -> None:
+        self._moved_at = self._monotonic()
+        self._stall_reported = False
+
+    def stalled(self, bound: float) -> list[Wait]:
+        """The oldest held page, once, if the release point has not moved for ``bound`` seconds
+        while pages wait: with the site partitions that hold it back, and their input partitions."""
+        waited = self._monotonic() - self._moved_at
+        if not self.held or self._stall_reported or waited <= bound or self.points is None:
+            return []
+        self._stall_reported = True
+        clock, page_id, _, _ = self.held[0]
+        sites = self.points.holding_back()
+        inputs = sorted({source for site in sites for source in self._held_back_by.get(site, [])})
+        released = "nothing yet" if self.released is None else f"clock {clock_text(self.released[0])}"
+        cause = (
+            f"the watermark: {len(self.held)} pages held, released up to {released}; site partitions "
+            f"{_listed(sites)} hold it back"
+            + (f" (waiting for input partitions {_listed(inputs)})" if inputs else "")
+        )
+        return [Wait(Stage.DECIDE, 0, page_id, clock, waited, cause)]
+
+    def gauges(self) -> Gauges:
+        """Pages in the window, pages held for the release point and how long the oldest has waited,
+        and how far every alert is out (see :class:`.telemetry.Gauges`)."""
+        oldest = next(iter(self._held_since.values()), None) if self.held else None
+        return Gauges(
+            window_pages=len(self.engine.index),
+            waiting=len(self.held),
+            oldest_wait_s=None if oldest is None else max(0.0, self._monotonic() - oldest),
+            alerts_frontier_ms=None if self.alerts is None else self._frontier(),
+        )
+
+    def _frontier(self) -> float | None:
+        """Every record before it has its alerts out: under release points, everything released
+        (``clock + 0.5`` when the release point names a page at its clock); in arrival order, what
+        arrived."""
+        if self.points is None:
+            return None if self.newest is None else self.newest + 0.5
+        if self.released is None:
+            return None
+        clock, page = self.released
+        return clock + 0.5 if page else float(clock)
+
+    # -- durable form ---------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        header, arrays = export_state(self.engine)
+        return {
+            "engine": header,
+            "arrays": {name: _pack(values) for name, values in arrays.items()},
+            "spread": self.spread.state(),
+            "points": None if self.points is None else self.points.state(),
+            "released": encode_mark(self.released),
+            "held": [message.to_wire() for _, _, _, message in sorted(self.held)],
+            "delivered": [[page_id, clock] for page_id, clock in self.delivered.items()],
+            "late": self.late,
+            "newest": self.newest,
+        }
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.engine = Deduplicator(self.engine.config)
+        import_state(self.engine, state["engine"], {k: _unpack(v) for k, v in state["arrays"].items()})
+        self.spread = SpreadTracker(self.alerts)
+        self.spread.load_state(state["spread"])
+        if self.points is not None and state["points"] is not None:
+            self.points.load(state["points"])
+        self.released = decode_mark(state["released"])
+        self.held, self._held_keys, self._held_since = [], set(), {}
+        for wire in state["held"]:
+            message = (
+                SignedForDecision.from_wire(wire)
+                if wire["k"] == SignedForDecision.KIND
+                else Retraction.from_wire(wire)
+            )
+            self._hold(message)
+        self.delivered = {page_id: clock for page_id, clock in state["delivered"]}
+        self.late = state["late"]
+        self.newest = state["newest"]
+        self._moved()
+
+
+def _pack(values: np.ndarray) -> list[Any]:
+    return [values.dtype.str, list(values.shape), base64.b64encode(values.tobytes()).decode("ascii")]
+
+
+def _unpack(packed: list[Any]) -> np.ndarray:
+    dtype, shape, data = packed
+    values = np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape)
+    return np.array(values, copy=True)
+
+
+def _listed(numbers: list[int]) -> str:
+    return ", ".join(map(str, numbers)) if numbers else "none"
