@@ -14,16 +14,18 @@ is applied in (clock, id) order, as batch applies a file's lines. One at or belo
 released already is *late*, and is applied on arrival. Queries are never held: they read the
 window as it is.
 
-A site partition that restarts may send pages again (it sends a batch's outputs before it
-journals the batch). A delivery the engine has already indexed, the same page with the same body,
-gets its decision again from the engine's redelivery rule (the record is the same; nothing
-changes); one still held is held once; an older delivery of a page replaced since is dropped.
+The same input record can come twice: read again after a crash before its offset was committed,
+or sent again by a site partition that restarts (it sends a batch's outputs before it journals
+the batch). A delivery already applied (the same page, clock and body), or an older one than
+the page's last, is dropped: its decision went out when it was applied. One still held is held
+once. A *redelivery* (the same page sent again, as a new record) is the engine's to answer.
 """
 
 from __future__ import annotations
 
 import base64
 import heapq
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
@@ -47,6 +49,7 @@ __all__ = ["Decider"]
 
 Applied = SignedForDecision | Retraction
 RECENT_MEMBERS = 20  # members a cluster record lists, newest last
+REMEMBERED_GONE = 50_000  # deliveries remembered of pages that have left the window
 
 
 class Decider:
@@ -79,8 +82,9 @@ class Decider:
         self._held_keys: set[tuple[str, int, int]] = set()  # (id, clock, body hash) of held pages
         self._sequence = 0
         self.late = 0
-        # the clock of the delivery each indexed page was decided for (see _superseded)
-        self.delivered: dict[str, int] = {}
+        # the last delivery (clock, body hash) applied of each page, oldest first: those of the
+        # window's pages and of the last REMEMBERED_GONE that left it (see _applied_already)
+        self.delivered: dict[str, tuple[int, int]] = {}
         self.newest: int | None = None  # the largest clock applied (arrival order's frontier)
         # not state: when the release point last moved, for reports of stuck waits (.waits)
         self._monotonic = clock
@@ -161,18 +165,24 @@ class Decider:
                 self._decide(run, out)
                 run = []
                 self._retract(message, out)
-            elif self._superseded(message):
+            elif self._applied_already(message):
                 continue
             else:
                 run.append(message)
         self._decide(run, out)
 
-    def _superseded(self, page: SignedForDecision) -> bool:
-        """An older delivery of a page than the one the window holds: a site partition sent it
-        again after a restart, and it was decided when it came. Decided again, it would replace
-        the newer version, over a window that has moved on."""
-        newer = self.delivered.get(page.id)
-        return newer is not None and page.clock < newer
+    def _applied_already(self, page: SignedForDecision) -> bool:
+        """A delivery this partition has applied already, or an older one than it applied: the
+        same input record read again (a crash before its offset was committed) or a site
+        partition's resend after a restart. Its decision went out when it was applied (outputs are
+        sent before the state that holds them is journaled), so it is dropped: decided again, it
+        would be judged against a window that has moved on, past its page's expiry perhaps, and
+        an older version would replace the newer one."""
+        known = self.delivered.get(page.id)
+        if known is None:
+            return False
+        clock, body = known
+        return page.clock < clock or (page.clock == clock and page.body_hash == body)
 
     def _decide(self, run: list[SignedForDecision], out: Outbox) -> None:
         if not run:
@@ -188,8 +198,9 @@ class Decider:
         self, page: SignedForDecision, prepared: PreparedPage, decision: Decision, out: Outbox
     ) -> None:
         self.newest = page.clock if self.newest is None else max(self.newest, page.clock)
-        if decision.cluster_id is not None and not decision.replayed:
-            self.delivered[page.id] = page.clock
+        if not decision.replayed:
+            self.delivered.pop(page.id, None)  # to the end: the newest delivery
+            self.delivered[page.id] = (page.clock, page.body_hash)
         alerts = follow_decision(
             self.spread,
             decision,
@@ -209,7 +220,6 @@ class Decider:
         """As batch retracts at that line: the page leaves the window and its cluster."""
         self.newest = retraction.clock if self.newest is None else max(self.newest, retraction.clock)
         self.engine.remove(retraction.id)
-        self.delivered.pop(retraction.id, None)
         follow_retraction(self.spread, retraction.id)
         self._clusters_out(out)
 
@@ -219,14 +229,18 @@ class Decider:
             out.clusters.append((cluster_id, self.spread.record(cluster_id, RECENT_MEMBERS)))
 
     def _forget_delivered(self) -> None:
-        """Drop the deliveries of pages the window has let go (expired, replaced, retracted)."""
-        if len(self.delivered) > 2 * len(self.engine.index) + 1024:
+        """Remember the deliveries of the window's pages and of the last REMEMBERED_GONE pages that
+        left it: a record read again comes seconds after the original, but in a backfill those
+        seconds can carry the clock past the window."""
+        excess = len(self.delivered) - len(self.engine.index) - REMEMBERED_GONE
+        if excess > 0:
             index = self.engine.index
-            self.delivered = {
-                page_id: delivery
-                for page_id, delivery in self.delivered.items()
-                if index.get(page_id) is not None
-            }
+            for page_id in list(itertools.islice(self.delivered, 2 * excess)):
+                if excess <= 0:
+                    break
+                if index.get(page_id) is None:
+                    del self.delivered[page_id]
+                    excess -= 1
 
     def _answer(self, query: SignedForDecision, out: Outbox) -> None:
         """A query's answer: the decision it would get now, with its cluster's spread."""
@@ -311,7 +325,7 @@ class Decider:
             "points": None if self.points is None else self.points.state(),
             "released": encode_mark(self.released),
             "held": [message.to_wire() for _, _, _, message in sorted(self.held)],
-            "delivered": [[page_id, clock] for page_id, clock in self.delivered.items()],
+            "delivered": [[page_id, clock, body] for page_id, (clock, body) in self.delivered.items()],
             "late": self.late,
             "newest": self.newest,
         }
@@ -332,7 +346,7 @@ class Decider:
                 else Retraction.from_wire(wire)
             )
             self._hold(message)
-        self.delivered = {page_id: clock for page_id, clock in state["delivered"]}
+        self.delivered = {page_id: (clock, body) for page_id, clock, body in state["delivered"]}
         self.late = state["late"]
         self.newest = state["newest"]
         self._moved()
