@@ -36,8 +36,10 @@ async def test_a_worker_started_before_its_broker_waits_for_it_then_works(tmp_pa
     settings = stream_settings(SimpleNamespace(bootstrap=f"127.0.0.1:{port}"), tmp_path)  # not there yet
     pool = Workers(settings, settings.stream.broker, 1)
     try:
-        time.sleep(4.0)  # several attempts, with backoff
-        pool.check()  # still running: not an exit into a crash loop
+        deadline = time.monotonic() + 60  # several attempts, with backoff (slower on a busy machine)
+        while pool.logs[0].read_text().count("trying again in") < 3 and time.monotonic() < deadline:
+            pool.check()  # still running: not an exit into a crash loop
+            time.sleep(0.2)
         log = pool.logs[0].read_text()
         assert log.count("trying again in") >= 3, log[-2000:]
         assert "cannot reach a Kafka broker at 127.0.0.1:" in log

@@ -27,6 +27,8 @@ from stream_helpers import (
     stream_settings,
 )
 
+from stream_lsh.core.clock import FileClock
+from stream_lsh.core.config import DedupConfig
 from stream_lsh.errors import ExitCode
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline import codec
@@ -58,6 +60,24 @@ async def wait_until(done, *pools: Workers, timeout: float = 120.0) -> None:
         for pool in pools:
             pool.check()
         await asyncio.sleep(0.02)
+
+
+async def in_flight_when_killed(settings, names, pages, progress, pool, *, first: int):
+    """Feed ``first`` pages at once and wait until most are decided, then start feeding the rest
+    at 150 pages/s: returns when that has begun, so that a kill now lands mid-stream with pages in
+    every stage (a burst fed at once is decided in one release of the watermark, and on a busy
+    machine a worker may take it all before a kill could land). Returns what was fed, and the task
+    feeding the rest."""
+    lines = [orjson.dumps(p) for p in pages]
+    clock = FileClock(max_future=DedupConfig().max_future)  # one file's clock for both parts
+    fed = await feed_lines(settings.stream.broker, names.input, lines[:first], clock=clock)
+    await wait_until(lambda: len(progress.decisions) >= first * 0.8, pool, timeout=60)
+    rest = asyncio.create_task(
+        feed_lines(settings.stream.broker, names.input, lines[first:], clock=clock, rate=150.0)
+    )
+    await asyncio.sleep(0.5)
+    assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
+    return fed, rest
 
 
 # one plan per broker, so that each broker sees a kill and a wipe (tests/test_chaos.py has more)
@@ -112,21 +132,16 @@ async def test_restarts_mid_stream_leave_the_batch_decisions(broker, tmp_path):
 
 
 async def test_a_crash_during_a_fast_feed_loses_no_page(broker, tmp_path):
-    """kill -9 while hundreds of pages are in flight, restart without the disk. Fed at 200 pages/s:
-    a burst sent at once is decided in one release of the watermark, before any kill could land."""
-    pages = generate_corpus(600, seed=14).pages
+    """kill -9 while hundreds of pages are in flight, restart without the disk."""
+    pages = generate_corpus(400, seed=14).pages
     settings, pool, progress, reader = await started(broker, tmp_path, snapshot_mb=0.02)
     names = TopicNames.from_settings(settings)
     try:
-        fed = asyncio.create_task(
-            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=200.0)
-        )
-        await wait_until(lambda: len(progress.decisions) >= 60, pool, timeout=60)
-        assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
+        fed, rest = await in_flight_when_killed(settings, names, pages, progress, pool, first=100)
         pool.stop(how=signal.SIGKILL)
         shutil.rmtree(Path(settings.stream.data_dir) / "worker-0")
         pool = Workers(settings, settings.stream.broker, 1)
-        progress.fed = await fed
+        progress.fed = fed + await rest
         await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
         assert sorted(progress.decisions) == sorted(p["id"] for p in pages)
@@ -250,16 +265,12 @@ async def test_kill_9_mid_stream_changes_no_alert(broker, tmp_path):
     names = TopicNames.from_settings(settings)
     expected = batch_alerts(pages, settings.dedup_config(), settings.engine.alert_rules())
     assert {record["level"] for record in expected.values()} == {1, 2, 3}
-    try:  # paced: a burst is decided in one release of the watermark, before a kill could land
-        fed = asyncio.create_task(
-            feed_lines(settings.stream.broker, names.input, [orjson.dumps(p) for p in pages], rate=150.0)
-        )
-        await wait_until(lambda: len(progress.decisions) >= 80, pool, timeout=60)
-        assert 0 < len(progress.decisions) < len(pages), "the crash must come mid-stream"
+    try:
+        fed, rest = await in_flight_when_killed(settings, names, pages, progress, pool, first=100)
         pool.stop(how=signal.SIGKILL)
         shutil.rmtree(Path(settings.stream.data_dir) / "worker-0")
         pool = Workers(settings, settings.stream.broker, 1)
-        progress.fed = await fed
+        progress.fed = fed + await rest
         await wait_until(progress.complete, pool)
         assert progress.complete(), progress.summary()
         sent = await read_alerts(settings.stream.broker, names.alerts, expected)
