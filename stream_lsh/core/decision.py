@@ -46,6 +46,9 @@ class Decision:
     match: str | None = None  # which measure made it a duplicate: "jaccard" or "containment"
     containment: float | None = None  # of the candidate ``similarity`` belongs to
     replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
+    # of ``candidates``, those whose resemblance matches (not part of the record: the stream's
+    # metrics count LSH false positives from it)
+    verified: int = field(default=0, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -121,6 +124,8 @@ def decide(
     if not signed:
         return Decision(page_id, NO_CONTENT, None)
     verdicts = [(c, rule.match(c.similarity, c.contained)) for c in candidates]
+    others = [c for c, how in verdicts if how is None]
+    verified = len(verdicts) - len(others)
     earlier = [(c, how) for c, how in verdicts if how is not None and c.cluster_id is not None]
     if earlier:
         best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
@@ -133,13 +138,20 @@ def decide(
             len(candidates),
             match=how,
             containment=best.contained,
+            verified=verified,
         )
-    others = [c for c, how in verdicts if how is None]
     if not others:
-        return Decision(page_id, UNIQUE, founds, None, None, len(candidates))
+        return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
     closest = max(others, key=lambda c: c.similarity)
     return Decision(
-        page_id, UNIQUE, founds, None, closest.similarity, len(candidates), containment=closest.contained
+        page_id,
+        UNIQUE,
+        founds,
+        None,
+        closest.similarity,
+        len(candidates),
+        containment=closest.contained,
+        verified=verified,
     )
 
 

@@ -103,7 +103,7 @@ class Deduplicator:
         )  # indexed pages whose published_at was not used, by reason
         # candidates checked: "verified" (their resemblance makes them a match) or "rejected"
         # (LSH false positives), for the stream's metrics
-        self.candidates: Counter[str] = Counter()
+        self.checks: Counter[str] = Counter()
 
     @property
     def clock_ms(self) -> int | None:
@@ -208,9 +208,6 @@ class Deduplicator:
                     Match(c.id, j, c.cluster_id, k)
                     for c, j, k in zip(found, jaccard, containment, strict=True)
                 ]
-                verified = sum(self.rule.match(j, k) is not None for j, k in zip(jaccard, containment))
-                self.candidates["verified"] += verified
-                self.candidates["rejected"] += len(found) - verified
         decision = decide(
             prepared.id,
             signed=page.signed,
@@ -219,6 +216,8 @@ class Deduplicator:
             rule=self.rule,
             founds=cluster_name(prepared.id, self.index.clusters) if founds else None,
         )
+        self.checks["verified"] += decision.verified
+        self.checks["rejected"] += len(candidates) - decision.verified
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 

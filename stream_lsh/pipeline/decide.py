@@ -23,7 +23,6 @@ once. A *redelivery* (the same page sent again, as a new record) is the engine's
 
 from __future__ import annotations
 
-import base64
 import heapq
 import itertools
 import time
@@ -39,7 +38,7 @@ from ..core.dedup import Deduplicator, export_state, import_state
 from ..core.prepare import PreparedPage, SignedPage
 from ..core.spread import AlertRules, SpreadTracker
 from ..core.spread_feed import follow_decision, follow_retraction
-from .messages import DecideMessage, ReleaseMark, Retraction, SignedForDecision, unpack_array
+from .messages import DecideMessage, ReleaseMark, Retraction, SignedForDecision, pack_array, unpack_array
 from .order import Mark, ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .telemetry import DecisionTiming, Gauges
@@ -74,8 +73,7 @@ class Decider:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.engine = Deduplicator(config)
-        self.alerts = alerts
-        self.spread = SpreadTracker(alerts)
+        self.spread = SpreadTracker(alerts)  # its rules: None for no alerts
         self.points = ReleasePoints(sources) if sources is not None else None
         self.released: Mark | None = None
         self.held: list[tuple[int, str, int, Applied]] = []  # a heap by (clock, id, arrival)
@@ -114,8 +112,8 @@ class Decider:
 
     def _counts(self) -> tuple[int, int, int]:
         """The engine's candidates verified and rejected, and bucket evictions, so far."""
-        candidates = self.engine.candidates
-        return candidates["verified"], candidates["rejected"], self.engine.index.evicted
+        checks = self.engine.checks
+        return checks["verified"], checks["rejected"], self.engine.index.evicted
 
     def _holds(self, message: Applied) -> bool:
         """Whether a page or retraction waits for the release point (not in arrival order, nor late)."""
@@ -197,7 +195,7 @@ class Decider:
     def _decided(
         self, page: SignedForDecision, prepared: PreparedPage, decision: Decision, out: Outbox
     ) -> None:
-        self.newest = page.clock if self.newest is None else max(self.newest, page.clock)
+        self._saw(page.clock)
         if not decision.replayed:
             self.delivered.pop(page.id, None)  # to the end: the newest delivery
             self.delivered[page.id] = (page.clock, page.body_hash)
@@ -209,7 +207,7 @@ class Decider:
             event_time=prepared.time.seconds,
             ttl=self.engine.index.ttl,
         )
-        if self.alerts is not None:
+        if self.spread.rules is not None:
             out.alerts.extend((alert.key, alert.to_dict()) for alert in alerts)
         out.decisions.append((decision.id, decision.to_dict()))
         if decision.status == UNIQUE and not decision.replayed and page.raw is not None:
@@ -218,10 +216,13 @@ class Decider:
 
     def _retract(self, retraction: Retraction, out: Outbox) -> None:
         """As batch retracts at that line: the page leaves the window and its cluster."""
-        self.newest = retraction.clock if self.newest is None else max(self.newest, retraction.clock)
+        self._saw(retraction.clock)
         self.engine.remove(retraction.id)
         follow_retraction(self.spread, retraction.id)
         self._clusters_out(out)
+
+    def _saw(self, clock: int) -> None:
+        self.newest = clock if self.newest is None else max(self.newest, clock)
 
     def _clusters_out(self, out: Outbox) -> None:
         """The new record of every cluster whose members changed (a tombstone for one left empty)."""
@@ -247,7 +248,7 @@ class Decider:
         decision = self.engine.query_signed(self._signed(query))
         answer = decision.to_dict()
         answer["correlation_id"] = answer.pop("id")
-        if self.alerts is not None and decision.cluster_id is not None:
+        if self.spread.rules is not None and decision.cluster_id is not None:
             spread = self.spread.spread(decision.cluster_id)
             answer["spread"] = None if spread is None else spread.to_dict()
         out.answers.append((query.id, answer))
@@ -301,7 +302,7 @@ class Decider:
             window_pages=len(self.engine.index),
             waiting=len(self.held),
             oldest_wait_s=None if oldest is None else max(0.0, self._monotonic() - oldest),
-            alerts_frontier_ms=None if self.alerts is None else self._frontier(),
+            alerts_frontier_ms=None if self.spread.rules is None else self._frontier(),
         )
 
     def _frontier(self) -> float | None:
@@ -333,7 +334,7 @@ class Decider:
     def restore(self, state: dict[str, Any]) -> None:
         self.engine = Deduplicator(self.engine.config)
         import_state(self.engine, state["engine"], {k: _unpack(v) for k, v in state["arrays"].items()})
-        self.spread = SpreadTracker(self.alerts)
+        self.spread = SpreadTracker(self.spread.rules)
         self.spread.load_state(state["spread"])
         if self.points is not None and state["points"] is not None:
             self.points.load(state["points"])
@@ -353,13 +354,16 @@ class Decider:
 
 
 def _pack(values: np.ndarray) -> list[Any]:
-    return [values.dtype.str, list(values.shape), base64.b64encode(values.tobytes()).decode("ascii")]
+    """An array of the engine's state as its dtype, shape and bytes (the messages' codec)."""
+    return [values.dtype.str, list(values.shape), pack_array(values.ravel(), values.dtype.str)]
 
 
 def _unpack(packed: list[Any]) -> np.ndarray:
     dtype, shape, data = packed
-    values = np.frombuffer(base64.b64decode(data), dtype=np.dtype(dtype)).reshape(shape)
-    return np.array(values, copy=True)
+    values = unpack_array(data, dtype, np.dtype(dtype).type)
+    assert values is not None  # _pack writes a string
+    values.shape = tuple(shape)  # a fresh array (astype): its own to shape
+    return values
 
 
 def _listed(numbers: list[int]) -> str:

@@ -130,7 +130,7 @@ class StreamApp:
         if settings.engine.verify != "signature":
             raise SettingsError(
                 "the stream verifies candidates by signature agreement (verify=signature); "
-                "verify=jaccard needs shingle sets that the band tables do not keep"
+                "verify=jaccard needs shingle sets, which the decide partition's window does not keep"
             )
         self.settings = settings
         self.names = TopicNames.from_settings(settings)
