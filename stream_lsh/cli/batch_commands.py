@@ -94,6 +94,8 @@ def dedup(
       match               which measure made it a duplicate: jaccard | containment
       containment         how much of the smaller page lies in the larger
       date_ignored        why its published_at was not used (only when it was not)
+      refused_by          the fuller page of a story that kept it out of that story's
+                          cluster (only then: it holds the story's teaser, not the story)
     Ends with a summary line and any warnings on stderr. Exit status 1 if any line was rejected
     (see --rejects), 2 for a usage error.
     """
@@ -279,6 +281,17 @@ def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> 
     "label: NOT a duplicate of the story it quotes.",
 )
 @click.option(
+    "--digests",
+    type=float,
+    default=0.0,
+    show_default=True,
+    callback=_hard_case_share,
+    metavar="SHARE",
+    help="Share of pages (0 to 0.5) that are digests: a newsletter listing 4-9 of the day's stories, "
+    "each as a headline and its first sentence or two. Each has its own label: NOT a duplicate of "
+    "the stories it lists, though it holds a teaser of each.",
+)
+@click.option(
     "--short-stories",
     type=float,
     default=0.0,
@@ -324,6 +337,7 @@ def generate(
     messy_dates: bool,
     teasers: float,
     quotes: float,
+    digests: float,
     short_stories: float,
     spreading: int,
     prose: str,
@@ -345,6 +359,7 @@ def generate(
             spreading=spreading,
             prose=prose,
             shapes=shaped,
+            digests=digests,
         )
     except (StreamLshError, ValueError) as error:
         raise click.UsageError(str(error)) from None
@@ -353,6 +368,8 @@ def generate(
     order = " in arrival order with messy dates" if messy_dates else ""
     kinds = Counter(page.kind for page in truth.values())
     hard = f"; {kinds['teaser']:,} teasers, {kinds['quote']:,} quoting pages" if teasers or quotes else ""
+    if digests:
+        hard += f"; {kinds['digest']:,} digests"
     if spreading:
         spread = Counter(page.label for page in truth.values() if page.spreading)
         sizes = ", ".join(str(size) for size in spread.values())

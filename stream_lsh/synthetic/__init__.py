@@ -70,6 +70,9 @@ from .feed import (
     WRONG_YEAR,
 )
 from .hard_cases import (
+    DIGEST_DELAY_HOURS,
+    DIGEST_ITEM_SENTENCES,
+    DIGEST_ITEMS,
     MAX_HARD_CASE_SHARE,
     QUOTE_DELAY_HOURS,
     QUOTE_HIGH_SHARE,
@@ -91,6 +94,9 @@ __all__ = [
     "CRAWL_DELAY_SECONDS",
     "DATE_FORM_SHARES",
     "DEFAULT_LANGUAGES",
+    "DIGEST_DELAY_HOURS",
+    "DIGEST_ITEMS",
+    "DIGEST_ITEM_SENTENCES",
     "EPOCH",
     "EVENT_SPREAD_HOURS",
     "LATE_DELAY_SECONDS",

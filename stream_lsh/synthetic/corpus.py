@@ -54,6 +54,7 @@ def generate_corpus_with_truth(
     spreading: int = 0,
     prose: str = "pseudo",
     shapes: Shapes = NO_SHAPES,
+    digests: float = 0.0,
 ) -> tuple[SyntheticCorpus, dict[str, PageTruth]]:
     """Like :func:`generate_corpus`, plus what the generator knows about each page (by page id).
 
@@ -61,7 +62,7 @@ def generate_corpus_with_truth(
     event siblings?) without parsing the pages back, and, with ``messy_dates``, what each page's
     date really is, and, with ``spreading``, which pages are copies of a spreading story.
     """
-    hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories)
+    hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories, digests=digests)
     if languages is None:  # the prose's own: every language of the pseudo-words, English for real news
         languages = ("en",) if prose == "real" else DEFAULT_LANGUAGES
     _check_arguments(pages, seed, languages, hard, spreading)
@@ -115,6 +116,7 @@ def generate_corpus(
     spreading: int = 0,
     prose: str = "pseudo",
     shapes: Shapes = NO_SHAPES,
+    digests: float = 0.0,
 ) -> SyntheticCorpus:
     """Exactly ``pages`` synthetic news pages, sorted by publication time, with cluster labels.
 
@@ -138,6 +140,10 @@ def generate_corpus(
       paragraph, 35-50% of their words (20-30% for a third of them).
     * ``short_stories``: share of stories written SHORT_STORY_WORDS (60-100) words long rather
       than about 150 or 800.
+    * ``digests``: share of the pages that are digests (a newsletter, a "morning briefing"): 4-9
+      stories of one language published one after another, each as a copy's first one or two
+      sentences, mostly under its headline. Each has a label of its own: it holds a teaser of every
+      story it lists, and is NOT a duplicate of any.
 
     With all of them at 0 the corpus is byte-identical to one of a generator without them: their
     choices come from a generator of their own.
@@ -163,6 +169,7 @@ def generate_corpus(
         spreading=spreading,
         prose=prose,
         shapes=shapes,
+        digests=digests,
     )[0]
 
 

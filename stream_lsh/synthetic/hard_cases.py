@@ -1,10 +1,13 @@
-"""Hard cases on request: short stories, teasers (duplicates) and quoting pages (not duplicates).
+"""Hard cases on request: short stories, teasers (duplicates), quoting pages and digests (not
+duplicates).
 
 Real feeds carry pages that pull a Jaccard threshold in opposite directions. A teaser (an RSS item,
 a partner site's excerpt, an "in brief" column) holds only the first third of a story, yet it IS
 that story; a page quoting a long passage of an earlier story (a statement, a court ruling, a wire
-paragraph) shares much of its text, yet it is NOT that story. Short stories of 60-100 words have
-few shingles, so a few edits move their similarity a lot.
+paragraph) shares much of its text, yet it is NOT that story. A digest (a newsletter, a "morning
+briefing") gives the day's stories' headlines and first sentences: it holds a teaser of each of
+them whole, yet it is none of them. Short stories of 60-100 words have few shingles, so a few edits
+move their similarity a lot.
 
 Which story is short, which copy a teaser excerpts or a quoting page quotes, which sentences,
 share band, outlet and time: every such choice comes from a generator of its own, seeded from the
@@ -31,7 +34,7 @@ from .world import COPY_DELAY_HOURS, STORY_ENTITIES, STORY_WINDOW_HOURS, _paragr
 
 # --- Shares and shapes --------------------------------------------------------------------------
 
-#: The largest share that ``teasers``, ``quotes`` or ``short_stories`` may ask for.
+#: The largest share that ``teasers``, ``quotes``, ``digests`` or ``short_stories`` may ask for.
 MAX_HARD_CASE_SHARE = 0.5
 #: Article words (the product's tokens, inclusive) of a short story.
 SHORT_STORY_WORDS = (60, 100)
@@ -63,6 +66,14 @@ QUOTE_INTRO_CHANCE = 0.5
 QUOTE_INTRO_WORDS = (8, 16)
 #: A quoting page comes 1 minute to this many hours after the page it quotes.
 QUOTE_DELAY_HOURS = 24
+#: A digest lists this many stories (inclusive) of one language, consecutive in publication time
+#: (the day's stories), each as a copy's first sentences (this many, inclusive), under the copy's
+#: headline for DIGEST_HEADLINE_CHANCE of them. It comes 1 minute to DIGEST_DELAY_HOURS after the
+#: last copy it lists, at an outlet of that language.
+DIGEST_ITEMS = (4, 9)
+DIGEST_ITEM_SENTENCES = (1, 2)
+DIGEST_HEADLINE_CHANCE = 0.8
+DIGEST_DELAY_HOURS = 12
 
 # A sentence: up to a full stop before a space or the end ("3.3 per cent" is one sentence of real
 # prose; the pseudo-word text has no full stop inside a sentence, and splits as it always did).
@@ -74,11 +85,13 @@ _T = TypeVar("_T")
 
 @dataclass(frozen=True)
 class HardCases:
-    """The shares asked for: teasers and quoting pages of the pages, short stories of the stories."""
+    """The shares asked for: teasers, quoting pages and digests of the pages, short stories of the
+    stories."""
 
     teasers: float = 0.0
     quotes: float = 0.0
     short_stories: float = 0.0
+    digests: float = 0.0
 
     def check(self) -> None:
         """Refuse a share outside [0, MAX_HARD_CASE_SHARE] (NaN included), naming the argument."""
@@ -86,6 +99,7 @@ class HardCases:
             ("teasers", self.teasers),
             ("quotes", self.quotes),
             ("short_stories", self.short_stories),
+            ("digests", self.digests),
         ):
             if not 0.0 <= share <= MAX_HARD_CASE_SHARE:
                 raise ValueError(f"{name} must be a share in [0, {MAX_HARD_CASE_SHARE}], got {share!r}")
@@ -109,21 +123,25 @@ class _HardCasePlanner:
             return self.rng.randint(*SHORT_STORY_WORDS)
         return None
 
-    def page_counts(self, pages: int, room: int) -> tuple[int, int]:
-        """Teasers and quoting pages among ``pages``, of which ``room`` may carry articles: at
-        least one of those stays a story for them to excerpt or quote (this only bites in a
-        corpus of a handful of pages)."""
+    def page_counts(self, pages: int, room: int) -> tuple[int, int, int]:
+        """Teasers, quoting pages and digests among ``pages``, of which ``room`` may carry
+        articles: at least one of those stays a story for them to excerpt or quote (this only
+        bites in a corpus of a handful of pages)."""
         teasers = min(round(pages * self.shares.teasers), max(0, room - 1))
         quotes = min(round(pages * self.shares.quotes), max(0, room - 1 - teasers))
-        return teasers, quotes
+        digests = min(round(pages * self.shares.digests), max(0, room - 1 - teasers - quotes))
+        return teasers, quotes, digests
 
-    def drafts(self, told: Sequence[_Told], teasers: int, quotes: int, seq: int, label: int) -> list[_Draft]:
-        """The teasers and quoting pages of the stories told, with seq numbers from ``seq`` and
-        new story labels from ``label``.
+    def drafts(
+        self, told: Sequence[_Told], counts: tuple[int, int, int], seq: int, label: int
+    ) -> list[_Draft]:
+        """The teasers, quoting pages and digests (``counts``) of the stories told, with seq
+        numbers from ``seq`` and new story labels from ``label``.
 
         A slot no story can fill (a corpus of a handful of stories) becomes one more story, so the
         corpus keeps its size; it never happens at the sizes the tests use.
         """
+        teasers, quotes, digests = counts
         drafts: list[_Draft] = []
         quotable = _with_copies(told, _passages) if quotes else []
         for _ in range(quotes):
@@ -136,6 +154,10 @@ class _HardCasePlanner:
             if teaser is None:
                 teaser, label = self._stand_in(seq + len(drafts), label), label + 1
             drafts.append(teaser)
+        for _ in range(digests):
+            digest = self._digest(told, seq + len(drafts), label)
+            drafts.append(digest or self._stand_in(seq + len(drafts), label))
+            label += 1
         return drafts
 
     def _stand_in(self, seq: int, label: int) -> _Draft:
@@ -221,6 +243,43 @@ class _HardCasePlanner:
             paragraphs=(*paragraphs[:cut], *intro, *_paragraphs(passage), *paragraphs[cut:]),
             entities=entities,
             quoted=story.label,
+        )
+
+    # Digests ---------------------------------------------------------------------------------------
+
+    def _digest(self, told: Sequence[_Told], seq: int, label: int) -> _Draft | None:
+        """A newsletter of the day's stories of one language: each a copy's headline and first
+        sentences; None if that language has fewer than two stories told."""
+        rng, world = self.rng, self.world
+        carried = [(story, copies) for story, copies in told if copies]
+        if not carried:
+            return None
+        anchor, _ = rng.choice(carried)
+        day = sorted(
+            ((rng.choice(copies), story) for story, copies in carried if story.lang == anchor.lang),
+            key=lambda item: (item[0].when, item[0].seq),
+        )
+        if len(day) < 2:
+            return None
+        count = min(len(day), rng.randint(*DIGEST_ITEMS))
+        start = rng.randrange(len(day) - count + 1)
+        paragraphs: list[str] = []
+        for copy, _ in day[start : start + count]:
+            if rng.random() < DIGEST_HEADLINE_CHANCE:
+                paragraphs.append(" ".join(copy.title).capitalize())
+            sentences = _tagged(copy.paragraphs)[: rng.randint(*DIGEST_ITEM_SENTENCES)]
+            paragraphs.append(" ".join(sentence for _, sentence in sentences))
+        last = max(copy.when for copy, _ in day[start : start + count])
+        return _Draft(
+            when=last + rng.randint(60, DIGEST_DELAY_HOURS * 3600),
+            seq=seq,
+            outlet=rng.choice(world.by_lang[anchor.lang]),
+            label=f"s{label:05d}",
+            kind="digest",
+            event=None,
+            title=tuple(world.headline(anchor.lang, anchor.entities[:1])),
+            paragraphs=tuple(paragraphs),
+            entities=anchor.entities[:1],
         )
 
 

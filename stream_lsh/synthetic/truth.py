@@ -21,8 +21,9 @@ class SyntheticCorpus:
 class PageTruth:
     """What the generator knows about one page, for tests and error analysis.
 
-    ``kind`` is "wire", "local", "no-content", "teaser" (an excerpt of a story, with its label) or
-    "quote" (a story of its own, with its own label, quoting a passage of another); ``article``
+    ``kind`` is "wire", "local", "no-content", "teaser" (an excerpt of a story, with its label),
+    "quote" (a story of its own, with its own label, quoting a passage of another) or "digest" (a
+    newsletter of other stories' first sentences, with its own label); ``article``
     the article paragraphs as placed in the page (empty for no-content pages; a teaser's "Read
     more" line is not part of it); ``site_prose`` the outlet's site-wide paragraphs; ``event`` the
     event id shared by sibling stories, or None; ``published`` the true publication time (the

@@ -503,15 +503,15 @@ def _plan(
 ) -> list[_Draft]:
     """Draw stories (alone or as an event's siblings) until exactly ``pages`` drafts exist.
 
-    ``hard`` decides which stories are short, and adds its teasers and quoting pages of the stories
+    ``hard`` decides which stories are short, and adds its teasers, quoting pages and digests of the stories
     drawn (in the pages it asks to keep for them) before the no-content pages; ``spread`` adds the
     copies of its spreading stories after them.
     """
     rng = world.rng
     blanks = round(pages * NO_CONTENT_SHARE)
-    teasers, quotes = (0, 0) if hard is None else hard.page_counts(pages, pages - blanks)
-    spreading = 0 if spread is None else spread.page_count(pages - blanks - teasers - quotes)
-    wanted = pages - blanks - teasers - quotes - spreading
+    counts = (0, 0, 0) if hard is None else hard.page_counts(pages, pages - blanks)
+    spreading = 0 if spread is None else spread.page_count(pages - blanks - sum(counts))
+    wanted = pages - blanks - sum(counts) - spreading
     drafts: list[_Draft] = []
     told: list[tuple[_Story, list[_Draft]]] = []
     stories = events = 0
@@ -535,7 +535,7 @@ def _plan(
             told.append((story, carried))
             drafts += carried
     if hard is not None:
-        drafts += hard.drafts(told, teasers, quotes, len(drafts), stories)
+        drafts += hard.drafts(told, counts, len(drafts), stories)
     if spread is not None:
         drafts += spread.drafts(len(drafts), spreading)
     for number in range(blanks):
