@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_lsh.core.minhash import MinHasher, signature_matrix
-from stream_lsh.core.verification import MIN_SHARE, Verification, estimate, of_sets
+from stream_lsh.core.verification import MIN_SHARE, Verification, estimate, measure, of_sets, shares_of_sets
 
 # MMDS Fig. 3.2 / Example 3.8: rows a..e = 0..4
 S1, S3, S4 = {0, 3}, {1, 3, 4}, {0, 2, 3}
@@ -28,6 +28,29 @@ def test_over_every_permutation_the_estimates_are_the_true_jaccard_and_containme
     assert jaccard[0] == pytest.approx(2 / 3) and containment[0] == pytest.approx(1.0)  # S1 inside S4
     jaccard, containment = estimate(s3, s4[None, :])
     assert jaccard[0] == pytest.approx(1 / 5) and containment[0] == pytest.approx(1 / 3)  # {d} of 3
+
+
+def test_over_every_permutation_the_shares_are_exact():
+    """The share of each set in the other, from the same split of the union: S1 = {a, d} lies
+    whole in S4 = {a, c, d}, which lies 2/3 in S1."""
+    s1, s3, s4 = _all_permutations([S1, S3, S4])
+    _, _, of_page, of_other = measure(s1, s4[None, :])
+    assert of_page[0] == pytest.approx(1.0) and of_other[0] == pytest.approx(2 / 3)
+    _, _, of_page, of_other = measure(s3, np.stack([s4, s3]))
+    assert of_page == pytest.approx([1 / 3, 1.0]) and of_other == pytest.approx([1 / 3, 1.0])
+    a, b = np.array(sorted(S1), np.uint64), np.array(sorted(S4), np.uint64)
+    assert shares_of_sets(a, b) == pytest.approx((1.0, 2 / 3))
+    assert shares_of_sets(a, np.zeros(0, np.uint64)) == (0.0, 0.0)
+
+
+def test_the_estimated_shares_give_a_teasers_size_against_its_story():
+    """A quarter-size teaser inside its story: the ratio of the two shares is the size ratio."""
+    rng = np.random.default_rng(5)
+    teaser, story = _pair(rng, 250, 1000, 250)
+    hasher = MinHasher(128, seed=3)
+    _, _, of_page, of_other = measure(hasher.signature(story), hasher.signature(teaser)[None, :])
+    assert of_other[0] == pytest.approx(1.0)
+    assert of_page[0] / of_other[0] == pytest.approx(0.25, abs=0.1)
 
 
 def test_exact_resemblance_of_sets():

@@ -12,6 +12,9 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
    containment threshold) is the original (most similar by Jaccard similarity; ties: the candidate
    batch meets first); with none, the page is ``unique`` and founds a cluster named after itself
    (:func:`cluster_name`).
+4. but a page joins no cluster only through smaller pages it holds when a fuller page of that
+   story, among its candidates, says most of the page is something else (:mod:`.fuller`: a digest
+   or a roundup holds a story's teaser; it is not that story).
 
 Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
 """
@@ -22,6 +25,7 @@ from collections.abc import Container, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
+from .fuller import Neighbours, refusals
 from .verification import JACCARD, Verification
 
 __all__ = ["DUPLICATE", "NO_CONTENT", "UNIQUE", "Decision", "Match", "Status", "cluster_name", "decide"]
@@ -49,6 +53,8 @@ class Decision:
     # of ``candidates``, those whose resemblance matches (not part of the record: the stream's
     # metrics count LSH false positives from it)
     verified: int = field(default=0, compare=False)
+    # the fuller page of a story that kept the page out of that story's cluster (.fuller)
+    refused_by: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -63,6 +69,8 @@ class Decision:
         }
         if self.date_ignored is not None:
             record["date_ignored"] = self.date_ignored
+        if self.refused_by is not None:
+            record["refused_by"] = self.refused_by
         return record
 
     @classmethod
@@ -78,6 +86,7 @@ class Decision:
             record.get("date_ignored"),
             record.get("match"),  # records written before containment have neither
             record.get("containment"),
+            refused_by=record.get("refused_by"),
         )
 
 
@@ -86,12 +95,16 @@ class Match(NamedTuple):
     is not an earlier page (it came later, or is gone), which it cannot then be the original of,
     and its containment (:mod:`.verification`). A containment of None was not estimated (a
     candidate reported before containment existed): the Jaccard similarity, its lower bound,
-    stands in for it."""
+    stands in for it. ``of_page`` and ``of_candidate``: the share of the page that lies in the
+    candidate and the share of the candidate that lies in the page (:func:`.verification.measure`),
+    for the fuller-member check (:mod:`.fuller`); None leaves the candidate out of it."""
 
     id: str
     similarity: float
     cluster_id: str | None
     containment: float | None = None
+    of_page: float | None = None
+    of_candidate: float | None = None
 
     @property
     def contained(self) -> float:
@@ -106,6 +119,7 @@ def decide(
     candidates: Sequence[Match],
     rule: Verification,
     founds: str | None,
+    neighbours: Neighbours | None = None,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -116,6 +130,8 @@ def decide(
             (ties go to the first); those ``rule`` does not match only count and report the
             best similarity.
         founds: the name of the cluster the page founds if it is unique (:func:`cluster_name`).
+        neighbours: the window's other members of the candidates' clusters, for the
+            fuller-member check (:mod:`.fuller`); None skips the check.
     """
     if exact is not None and exact.cluster_id is not None:
         return Decision(
@@ -124,9 +140,23 @@ def decide(
     if not signed:
         return Decision(page_id, NO_CONTENT, None)
     verdicts = [(c, rule.match(c.similarity, c.contained)) for c in candidates]
-    others = [c for c, how in verdicts if how is None]
-    verified = len(verdicts) - len(others)
-    earlier = [(c, how) for c, how in verdicts if how is not None and c.cluster_id is not None]
+    verified = sum(how is not None for _, how in verdicts)
+    refused: dict[str, str] = {}
+    if neighbours is not None and verified:  # a refusal needs a match
+        refused = refusals(candidates, [how for _, how in verdicts], neighbours)
+    refused_by = None
+    if refused:
+        closest_refused = max(
+            (c for c, how in verdicts if how is not None and c.cluster_id in refused),
+            key=lambda c: c.similarity,
+        )
+        refused_by = refused[closest_refused.cluster_id or ""]
+    others = [c for c, how in verdicts if how is None or c.cluster_id in refused]
+    earlier = [
+        (c, how)
+        for c, how in verdicts
+        if how is not None and c.cluster_id is not None and c.cluster_id not in refused
+    ]
     if earlier:
         best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
         return Decision(
@@ -139,6 +169,7 @@ def decide(
             match=how,
             containment=best.contained,
             verified=verified,
+            refused_by=refused_by,
         )
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
@@ -152,6 +183,7 @@ def decide(
         len(candidates),
         containment=closest.contained,
         verified=verified,
+        refused_by=refused_by,
     )
 
 

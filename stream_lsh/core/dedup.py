@@ -45,7 +45,7 @@ from .index import IndexEntry, LSHIndex, WindowIndex
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
-from .verification import estimate, of_sets
+from .verification import Measures, measure, of_sets, shares_of_sets
 
 __all__ = [
     "DUPLICATE",
@@ -200,14 +200,12 @@ class Deduplicator:
         prepared = page.prepared
         exact = self.index.exact(prepared.content_hash)
         candidates: list[Match] = []
+        neighbours = None
         if exact is None and page.band_keys is not None:
-            found = self.index.query(page.band_keys, self.scheme.fingerprint)
-            if found:
-                jaccard, containment = self._resemblance(page, found)
-                candidates = [
-                    Match(c.id, j, c.cluster_id, k)
-                    for c, j, k in zip(found, jaccard, containment, strict=True)
-                ]
+            entries = self.index.query(page.band_keys, self.scheme.fingerprint)
+            if entries:
+                neighbours = _Neighbours(self, page, entries)
+                candidates = neighbours.measured(entries)
         decision = decide(
             prepared.id,
             signed=page.signed,
@@ -215,20 +213,31 @@ class Deduplicator:
             candidates=candidates,
             rule=self.rule,
             founds=cluster_name(prepared.id, self.index.clusters) if founds else None,
+            neighbours=neighbours,
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
+        if decision.refused_by is not None:
+            self.checks["refused"] += 1
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 
-    def _resemblance(self, page: SignedPage, candidates: list[IndexEntry]) -> tuple[list[float], list[float]]:
-        """Jaccard similarity and containment of the page with each candidate."""
-        assert page.signature is not None
-        if self.config.verify == "jaccard" and page.shingles is not None:
-            mine = page.shingles
-            pairs = [of_sets(mine, c.shingles) if c.shingles is not None else (0.0, 0.0) for c in candidates]
-            return [j for j, _ in pairs], [k for _, k in pairs]
-        return estimate(page.signature, np.stack([c.signature for c in candidates]))
+    def measure(
+        self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
+    ) -> Measures:
+        """How a page (its signature, or its shingle set when verification is exact) resembles
+        each candidate: Jaccard similarity and containment, and the shares of each in the other
+        (for the fuller-member check, .fuller)."""
+        if self.config.verify == "jaccard" and shingles is not None:
+            found = Measures([], [], [], [])
+            for candidate in candidates:
+                theirs = candidate.shingles if candidate.shingles is not None else np.zeros(0, np.uint64)
+                jaccard, containment = of_sets(shingles, theirs)
+                of_page, of_other = shares_of_sets(shingles, theirs)
+                for values, value in zip(found, (jaccard, containment, of_page, of_other), strict=True):
+                    values.append(value)
+            return found
+        return measure(signature, np.stack([c.signature for c in candidates]))
 
     def _insert(self, page: SignedPage, decision: Decision) -> None:
         prepared = page.prepared
@@ -251,6 +260,41 @@ class Deduplicator:
                 decision=decision,
             )
         )
+
+
+class _Neighbours:
+    """The window around one page, for the fuller-member check (:mod:`.fuller`): its candidates,
+    and the pages they were decided copies of, read and measured against the page only when the
+    check asks."""
+
+    def __init__(self, engine: Deduplicator, page: SignedPage, entries: list[IndexEntry]) -> None:
+        assert page.signature is not None
+        self.engine, self.page, self.signature = engine, page, page.signature
+        self.entries = {entry.id: entry for entry in entries}
+
+    def measured(self, entries: Sequence[IndexEntry]) -> list[Match]:
+        """The entries as the rule sees them, measured against the page."""
+        found = self.engine.measure(self.signature, self.page.shingles, entries)
+        return [
+            Match(entry.id, j, entry.cluster_id, k, p, q)
+            for entry, j, k, p, q in zip(entries, *found, strict=True)
+        ]
+
+    def agree(self, first: Match, second: Match) -> bool:
+        one, other = self.entries[first.id], self.entries[second.id]
+        pair = self.engine.measure(one.signature, one.shingles, [other])
+        return self.engine.rule.match(pair.jaccard[0], pair.containment[0]) is not None
+
+    def original(self, member: Match) -> tuple[Match, str | None] | None:
+        decision = self.entries[member.id].decision
+        if decision is None or decision.duplicate_of is None:
+            return None
+        entry = self.entries.get(decision.duplicate_of) or self.engine.index.get(decision.duplicate_of)
+        if entry is None or entry.id == self.page.prepared.id:
+            return None
+        self.entries[entry.id] = entry
+        (match,) = self.measured([entry])
+        return match, self.engine.rule.match(match.similarity, match.contained)
 
 
 #: 4: the buckets of all bands in one table (3 kept one table per band; read and migrated).

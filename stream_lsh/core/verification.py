@@ -35,7 +35,18 @@ from typing import Final, NamedTuple
 
 import numpy as np
 
-__all__ = ["CONTAINMENT", "JACCARD", "MIN_SHARE", "Resemblance", "Verification", "estimate", "of_sets"]
+__all__ = [
+    "CONTAINMENT",
+    "JACCARD",
+    "MIN_SHARE",
+    "Measures",
+    "Resemblance",
+    "Verification",
+    "estimate",
+    "measure",
+    "of_sets",
+    "shares_of_sets",
+]
 
 JACCARD: Final = "jaccard"
 CONTAINMENT: Final = "containment"
@@ -51,9 +62,22 @@ class Resemblance(NamedTuple):
     containment: float
 
 
-def estimate(signature: np.ndarray, others: np.ndarray) -> tuple[list[float], list[float]]:
-    """(Jaccard estimates, containment estimates) of one signature against each row of ``others``
-    (see the module doc): one value per row in each list.
+class Measures(NamedTuple):
+    """One page against each of several others, one value per other in each list: the Jaccard
+    similarity, the containment of the smaller page, the share of the page that lies in the other
+    (``|A∩B|/|A|``) and the share of the other that lies in the page (``|A∩B|/|B|``)."""
+
+    jaccard: list[float]
+    containment: list[float]
+    of_page: list[float]
+    of_other: list[float]
+
+
+def measure(signature: np.ndarray, others: np.ndarray) -> Measures:
+    """The :class:`Measures` of one signature against each row of ``others``, estimated from the
+    rows (see the module doc): the share of A that lies in B is ``equal / (equal + only_A)``, and
+    the ratio of the two shares is the ratio of the two sizes, which the fuller-member check
+    (:mod:`.fuller`) needs to tell a page that holds a teaser from the story.
 
     The two row counts are numpy's; the rest is plain arithmetic, since a page has few candidates
     and small-array numpy calls would cost more than they save."""
@@ -64,13 +88,31 @@ def estimate(signature: np.ndarray, others: np.ndarray) -> tuple[list[float], li
     equal_rows = np.count_nonzero(others == signature, axis=1).tolist()
     page_rows = np.count_nonzero(others > signature, axis=1).tolist()  # the minimum is in the page alone
     judged_from = MIN_SHARE * n
-    jaccard: list[float] = []
-    containment: list[float] = []
+    found = Measures([], [], [], [])
     for equal, only_page in zip(equal_rows, page_rows):
-        smaller_rows = equal + min(only_page, n - equal - only_page)  # the rows the smaller page holds
-        jaccard.append(equal / n)
-        containment.append(equal / smaller_rows if smaller_rows >= judged_from else equal / n)
-    return jaccard, containment
+        only_other = n - equal - only_page
+        smaller_rows = equal + min(only_page, only_other)  # the rows the smaller page holds
+        found.jaccard.append(equal / n)
+        found.containment.append(equal / smaller_rows if smaller_rows >= judged_from else equal / n)
+        found.of_page.append(equal / (equal + only_page) if equal else 0.0)
+        found.of_other.append(equal / (equal + only_other) if equal else 0.0)
+    return found
+
+
+def estimate(signature: np.ndarray, others: np.ndarray) -> tuple[list[float], list[float]]:
+    """(Jaccard estimates, containment estimates) of one signature against each row of ``others``:
+    the first two of its :func:`measure`."""
+    found = measure(signature, others)
+    return found.jaccard, found.containment
+
+
+def shares_of_sets(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    """Exact shares of two sets of distinct shingle hashes in each other: ``|A∩B|/|A|`` and
+    ``|A∩B|/|B|`` (the last two :class:`Measures`)."""
+    if a.size == 0 or b.size == 0:
+        return 0.0, 0.0
+    shared = np.intersect1d(a, b, assume_unique=True).size
+    return shared / a.size, shared / b.size
 
 
 def of_sets(a: np.ndarray, b: np.ndarray) -> Resemblance:
