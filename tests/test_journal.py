@@ -238,11 +238,26 @@ def test_rows_without_a_head_or_with_a_missing_chunk_are_refused():
     journal = Journal(0, {"g": 1}, chunk_bytes=10)
     rows = rows_of(journal, stage)
     headless = [(k, v) for k, v in rows if k[4:5] != b"h"]
-    with pytest.raises(StateMismatchError, match="no head row"):
+    with pytest.raises(StateMismatchError, match=r"no head row: this worker's copy .* is incomplete"):
         Journal(0, {"g": 1}).load(headless, stage)
     chunkless = [(k, v) for k, v in rows if k[4:5] != b"s" or k[-1] != 0]
     with pytest.raises(StateMismatchError, match="incomplete"):
         Journal(0, {"g": 1}).load(chunkless, stage)
+
+
+def test_a_load_names_the_segments_missing_between_the_snapshot_and_the_last_one():
+    """A copy of the rows that missed some segments cannot be told apart by replaying it: the load
+    names the gap, so the store can say the state is incomplete."""
+    stage = LocalPipeline(DedupConfig(), Layout(1)).stages[Stage.DECIDE][0]
+    journal = Journal(0, {"g": 1})
+    rows = [row for n in range(4) for row in journal.append([codec.encode([])], covered=n)]
+    whole = Journal(0, {"g": 1})
+    whole.load(rows, LocalPipeline(DedupConfig(), Layout(1)).stages[Stage.DECIDE][0])
+    assert whole.missing == []
+    gapped = [(k, v) for k, v in rows if k != journal._segment_key(1) and k != journal._segment_key(2)]
+    short = Journal(0, {"g": 1})
+    short.load(gapped, stage)
+    assert short.missing == [1, 2] and short.next_segment == 4
 
 
 def test_rows_of_other_partitions_are_ignored_and_keys_never_collide():

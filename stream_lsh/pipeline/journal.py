@@ -108,6 +108,9 @@ class Journal:
     stale: list[bytes] = field(default_factory=list)  # rows to delete with the next write
     format: int = FORMAT  # the format of the snapshot in charge (an older one until compaction)
     covered: int | None = None  # the last offset of the stage's input the journaled state covers
+    # segments a load found missing between the snapshot and the last one: batches the state lacks
+    # (a copy of the rows that missed some); loaded anyway, and logged by the store
+    missing: list[int] = field(default_factory=list)
     _head_written: bool = False
 
     def __post_init__(self) -> None:
@@ -162,8 +165,10 @@ class Journal:
         if head is None:
             if segments or chunks:
                 raise StateMismatchError(
-                    f"partition {self.partition} has state rows but no head row: the state "
-                    "was not written by this version of stream-lsh"
+                    f"partition {self.partition} has state rows but no head row: this worker's copy "
+                    "of the partition is incomplete (a standby copy misses the rows that were in the "
+                    "changelog when it started: docs/operating.md). Delete this worker's data "
+                    "directory and start it again: it then recovers the partition from the changelog."
                 )
             return 0
         self._check(head)
@@ -196,6 +201,7 @@ class Journal:
                 self.covered = covered
             replayed += 1
         self.next_segment = max([self.upto + 1, *(n + 1 for n in segments)])
+        self.missing = [n for n in range(self.upto + 1, self.next_segment) if n not in segments]
         return replayed
 
     def _check(self, head: dict[str, Any]) -> None:

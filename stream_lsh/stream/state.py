@@ -140,6 +140,17 @@ class StageStore:
         replayed = journal.load(
             self._rows(partition, journal.prefix), stage
         )  # StateMismatchError stops the worker
+        if journal.missing:
+            log.warning(
+                "%s partition %d: its rows lack %d segment(s) (%s): this worker's copy of the partition "
+                "is incomplete, and its state misses those batches; delete this worker's data directory "
+                "to recover the partition from the changelog",
+                self.stage,
+                partition,
+                len(journal.missing),
+                ", ".join(map(str, journal.missing[:10])),
+                extra={"stage": self.stage, "partition": partition},
+            )
         log.info(
             "%s partition %d: state loaded (snapshot %d, %d segments replayed)",
             self.stage,
