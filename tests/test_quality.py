@@ -82,4 +82,4 @@ def test_digests_in_real_prose_stay_apart_from_the_stories_they_list():
     """Newsletters of the day's stories hold a teaser of each; the fuller-member check keeps most
     of them out of those stories' clusters (stream_lsh.core.fuller): precision 0.9753 without it."""
     s = scores(DedupConfig(), **HARD_CASES, digests=0.03, **REAL_PROSE)
-    assert s.precision >= 0.98 and s.f1 >= 0.96, s  # measured 0.9829, 0.9644
+    assert s.precision >= 0.98 and s.f1 >= 0.96, s  # measured 0.9868, 0.9663
