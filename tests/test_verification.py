@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stream_lsh.core.minhash import MinHasher, signature_matrix
-from stream_lsh.core.verification import MIN_SHARE, Verification, estimate, measure, of_sets, shares_of_sets
+from stream_lsh.core.verification import MIN_SHARE, Verification, estimate, measure, measure_sets, of_sets
 
 # MMDS Fig. 3.2 / Example 3.8: rows a..e = 0..4
 S1, S3, S4 = {0, 3}, {1, 3, 4}, {0, 2, 3}
@@ -39,8 +39,8 @@ def test_over_every_permutation_the_shares_are_exact():
     _, _, of_page, of_other = measure(s3, np.stack([s4, s3]))
     assert of_page == pytest.approx([1 / 3, 1.0]) and of_other == pytest.approx([1 / 3, 1.0])
     a, b = np.array(sorted(S1), np.uint64), np.array(sorted(S4), np.uint64)
-    assert shares_of_sets(a, b) == pytest.approx((1.0, 2 / 3))
-    assert shares_of_sets(a, np.zeros(0, np.uint64)) == (0.0, 0.0)
+    _, _, of_page, of_other = measure_sets(a, [b, np.zeros(0, np.uint64), None])
+    assert of_page == pytest.approx([1.0, 0.0, 0.0]) and of_other == pytest.approx([2 / 3, 0.0, 0.0])
 
 
 def test_the_estimated_shares_give_a_teasers_size_against_its_story():

@@ -45,7 +45,7 @@ from .index import IndexEntry, LSHIndex, WindowIndex
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
-from .verification import Measures, measure, of_sets, shares_of_sets
+from .verification import Measures, measure, measure_sets
 
 __all__ = [
     "DUPLICATE",
@@ -229,14 +229,7 @@ class Deduplicator:
         each candidate: Jaccard similarity and containment, and the shares of each in the other
         (for the fuller-member check, .fuller)."""
         if self.config.verify == "jaccard" and shingles is not None:
-            found = Measures([], [], [], [])
-            for candidate in candidates:
-                theirs = candidate.shingles if candidate.shingles is not None else np.zeros(0, np.uint64)
-                jaccard, containment = of_sets(shingles, theirs)
-                of_page, of_other = shares_of_sets(shingles, theirs)
-                for values, value in zip(found, (jaccard, containment, of_page, of_other), strict=True):
-                    values.append(value)
-            return found
+            return measure_sets(shingles, [c.shingles for c in candidates])
         return measure(signature, np.stack([c.signature for c in candidates]))
 
     def _insert(self, page: SignedPage, decision: Decision) -> None:

@@ -78,11 +78,11 @@ def refusals(
             members.setdefault(candidate.cluster_id, []).append((candidate, verdict))
     refused: dict[str, str] = {}
     for cluster_id, found in members.items():
-        sizes = [_size(c) for c, verdict in found if verdict is not None]
+        matched = [c for c, verdict in found if verdict is not None]
+        sizes = [_size(c) for c in matched]
         if not sizes or any(size is None or size >= 1.0 for size in sizes):
             continue  # no match, a match the shares cannot size, or one that holds the page
         largest = max(size for size in sizes if size is not None)
-        matched = [c for c, verdict in found if verdict is not None]
         asked, known = list(found), {c.id for c, _ in found}
         for member in matched:
             original = neighbours.original(member)

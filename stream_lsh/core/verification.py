@@ -30,6 +30,7 @@ than half that of the estimate from the Jaccard estimate and the two shingle-set
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, NamedTuple
 
@@ -44,8 +45,8 @@ __all__ = [
     "Verification",
     "estimate",
     "measure",
+    "measure_sets",
     "of_sets",
-    "shares_of_sets",
 ]
 
 JACCARD: Final = "jaccard"
@@ -106,24 +107,35 @@ def estimate(signature: np.ndarray, others: np.ndarray) -> tuple[list[float], li
     return found.jaccard, found.containment
 
 
-def shares_of_sets(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
-    """Exact shares of two sets of distinct shingle hashes in each other: ``|A∩B|/|A|`` and
-    ``|A∩B|/|B|`` (the last two :class:`Measures`)."""
-    if a.size == 0 or b.size == 0:
-        return 0.0, 0.0
-    shared = np.intersect1d(a, b, assume_unique=True).size
-    return shared / a.size, shared / b.size
+def measure_sets(page: np.ndarray, others: Sequence[np.ndarray | None]) -> Measures:
+    """The exact :class:`Measures` of a set of distinct shingle hashes against each of ``others``
+    (a missing set shares nothing), each intersection counted once: the twin of :func:`measure`
+    for exact verification."""
+    found = Measures([], [], [], [])
+    for other in others:
+        values = _exact(page, other if other is not None else np.zeros(0, np.uint64))
+        for column, value in zip(found, values, strict=True):
+            column.append(value)
+    return found
 
 
 def of_sets(a: np.ndarray, b: np.ndarray) -> Resemblance:
     """Exact Jaccard similarity and containment of two sets of distinct shingle hashes."""
+    jaccard, containment, _, _ = _exact(a, b)
+    return Resemblance(jaccard, containment)
+
+
+def _exact(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float, float]:
+    """Jaccard similarity, containment of the smaller set, and the share of each set in the other,
+    of two sets of distinct hashes (the containment rule of the module doc, as :func:`measure`)."""
     if a.size == 0 or b.size == 0:
-        return Resemblance(0.0, 0.0)
+        return 0.0, 0.0, 0.0, 0.0
     shared = np.intersect1d(a, b, assume_unique=True).size
     union = a.size + b.size - shared
     smaller = min(a.size, b.size)
     jaccard = shared / union
-    return Resemblance(jaccard, shared / smaller if smaller >= MIN_SHARE * union else jaccard)
+    containment = shared / smaller if smaller >= MIN_SHARE * union else jaccard
+    return jaccard, containment, shared / a.size, shared / b.size
 
 
 @dataclass(frozen=True)
