@@ -166,8 +166,8 @@ class Journal:
             if segments or chunks:
                 raise StateMismatchError(
                     f"partition {self.partition} has state rows but no head row: this worker's copy "
-                    "of the partition is incomplete (a standby copy misses the rows that were in the "
-                    "changelog when it started: docs/operating.md). Delete this worker's data "
+                    "of the partition is incomplete (damaged, or copied in part: docs/operating.md). "
+                    "Delete this worker's data "
                     "directory and start it again: it then recovers the partition from the changelog."
                 )
             return 0

@@ -16,6 +16,18 @@ delivered, nothing committed).
 consumer group starts reading them anyway (``auto_offset_reset=earliest``): what was dropped comes
 again, and what had been delivered comes again as a repeat, which the stages ignore. Changelog
 partitions are left alone: Faust positions them itself from the offsets stored with the tables.
+
+**Records taken for partitions Faust does not read.** Faust asks aiokafka for the records of its
+*active* partitions (assigned and not paused: a table's changelog partitions are paused until
+recovery reads them), and hands aiokafka its own live set of them, from another thread. aiokafka
+reads that set again each time it waits for records, and reads an empty set as "every partition".
+So when recovery pauses the last active partition while a fetch waits (as it does when it has read
+the active changelogs), aiokafka hands over everything it has buffered, the records of paused
+partitions included; Faust drops those as not active, and aiokafka's position has moved past them.
+A standby copy (a warm copy of a partition another worker owns) lost its first rows that way, and
+a worker that later took the partition over from it refused to run ("no head row", exit 78;
+tests/test_restart.py). :meth:`RewindingConsumer._getmany` hands aiokafka a copy of the set taken
+when the fetch starts, and fetches nothing when it is empty.
 """
 
 from __future__ import annotations
@@ -45,7 +57,17 @@ async def rewind(consumer: AIOKafkaConsumer, partitions: Iterable[TopicPartition
 
 class RewindingConsumer(faust_aiokafka.Consumer):
     """Faust's aiokafka consumer whose seek to the committed offsets also rewinds the stream
-    partitions that have none (see the module docstring)."""
+    partitions that have none, and which never fetches for a partition Faust has paused (see the
+    module docstring)."""
+
+    async def _getmany(self, active_partitions: set[TP] | None, timeout: float) -> Any:
+        """Faust's fetch, with a copy of the partitions to read (see the module docstring): records
+        of a partition paused meanwhile stay in aiokafka's buffer until it is resumed."""
+        if active_partitions is not None:
+            active_partitions = set(active_partitions)
+            if not active_partitions:
+                return {}
+        return await super()._getmany(active_partitions, timeout)
 
     async def seek_to_committed(self) -> Mapping[TP, int]:
         committed = await super().seek_to_committed()
