@@ -29,13 +29,14 @@ from stream_lsh.synthetic import generate_corpus
 
 @pytest.mark.parametrize("workers", [1, 2])
 async def test_pages_fed_one_at_a_time_get_exactly_the_batch_decisions(broker, tmp_path, workers):
-    """With teasers, quoting pages and digests, so some decisions are made by containment and some
-    by the fuller-member check (``refused_by``)."""
-    pages = generate_corpus(80, seed=7, teasers=0.1, quotes=0.1, short_stories=0.2, digests=0.05).pages
+    """With teasers, quoting pages and digests, so some decisions are made by containment, some by
+    the fuller-member check (``refused_by``) and some by a short page's opening."""
+    pages = generate_corpus(80, seed=8, teasers=0.1, quotes=0.1, short_stories=0.2, digests=0.05).pages
     settings = stream_settings(broker, tmp_path)
     expected = batch_reference(pages)
     assert any(d["match"] == "containment" for d in expected)
     assert any("refused_by" in d for d in expected)
+    assert any(d["match"] == "opening" for d in expected)
     assert await run_page_by_page(settings, pages, workers) == expected
 
 

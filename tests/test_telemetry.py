@@ -21,6 +21,7 @@ class Entry:
     keys: list[int]
     content_hash: int | None = None
     event_time: float | None = None
+    opening: int = 0
 
 
 @pytest.fixture(scope="module")

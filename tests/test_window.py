@@ -15,6 +15,7 @@ class Entry:
     keys: list[int]
     content_hash: int | None = None
     event_time: float | None = 0.0
+    opening: int = 0
     tag: str = field(default="", compare=False)
 
 

@@ -91,7 +91,9 @@ def dedup(
       duplicate_of        the earlier page it repeats (duplicates)
       similarity          Jaccard similarity to that page (or to the closest candidate)
       candidates          pages that shared a band with it
-      match               which measure made it a duplicate: jaccard | containment
+      match               what made it a duplicate: jaccard | containment | opening
+                          (opening: a page of a sentence or two that opens with the
+                          earlier page's first words)
       containment         how much of the smaller page lies in the larger
       date_ignored        why its published_at was not used (only when it was not)
       refused_by          the fuller page of a story that kept it out of that story's

@@ -15,6 +15,9 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
 4. but a page joins no cluster only through smaller pages it holds when a fuller page of that
    story, among its candidates, says most of the page is something else (:mod:`.fuller`: a digest
    or a roundup holds a story's teaser; it is not that story).
+5. a short page that step 3 leaves ``unique``, or that could not be signed, is a duplicate of the
+   earlier page it opens like, when the engine found one (:mod:`.opening`: a teaser of one
+   sentence), ``match`` "opening".
 
 Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
 """
@@ -28,12 +31,24 @@ from typing import Any, Final, NamedTuple
 from .fuller import Neighbours, refusals
 from .verification import JACCARD, Verification
 
-__all__ = ["DUPLICATE", "NO_CONTENT", "UNIQUE", "Decision", "Match", "Status", "cluster_name", "decide"]
+__all__ = [
+    "DUPLICATE",
+    "NO_CONTENT",
+    "OPENING",
+    "UNIQUE",
+    "Decision",
+    "Match",
+    "Status",
+    "cluster_name",
+    "decide",
+]
 
 UNIQUE: Final = "unique"
 DUPLICATE: Final = "duplicate"
 NO_CONTENT: Final = "no_content"
 Status = str  # one of UNIQUE, DUPLICATE, NO_CONTENT
+#: The ``match`` of a short page joined to the earlier page it opens like (:mod:`.opening`).
+OPENING: Final = "opening"
 
 
 @dataclass(frozen=True)
@@ -47,7 +62,7 @@ class Decision:
     similarity: float | None = None
     candidates: int = 0
     date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
-    match: str | None = None  # which measure made it a duplicate: "jaccard" or "containment"
+    match: str | None = None  # what made it a duplicate: "jaccard", "containment" or "opening"
     containment: float | None = None  # of the candidate ``similarity`` belongs to
     replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
     # of ``candidates``, those whose resemblance matches (not part of the record: the stream's
@@ -120,6 +135,7 @@ def decide(
     rule: Verification,
     founds: str | None,
     neighbours: Neighbours | None = None,
+    opening: Match | None = None,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -132,12 +148,17 @@ def decide(
         founds: the name of the cluster the page founds if it is unique (:func:`cluster_name`).
         neighbours: the window's other members of the candidates' clusters, for the
             fuller-member check (:mod:`.fuller`); None skips the check.
+        opening: the earlier page this short page opens like, which it may join
+            (:mod:`.opening`; the engine checked that it may), with its resemblance when the page
+            is signed; None: no such page.
     """
     if exact is not None and exact.cluster_id is not None:
         return Decision(
             page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1, match=JACCARD, containment=1.0
         )
     if not signed:
+        if opening is not None and opening.cluster_id is not None:
+            return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=OPENING)
         return Decision(page_id, NO_CONTENT, None)
     verdicts = [(c, rule.match(c.similarity, c.contained)) for c in candidates]
     verified = sum(how is not None for _, how in verdicts)
@@ -159,18 +180,9 @@ def decide(
     ]
     if earlier:
         best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
-        return Decision(
-            page_id,
-            DUPLICATE,
-            best.cluster_id,
-            best.id,
-            best.similarity,
-            len(candidates),
-            match=how,
-            containment=best.contained,
-            verified=verified,
-            refused_by=refused_by,
-        )
+        return _copy(page_id, best, how, len(candidates), verified, refused_by)
+    if opening is not None and opening.cluster_id is not None and refused_by is None:
+        return _copy(page_id, opening, OPENING, len(candidates), verified, None)
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
     closest = max(others, key=lambda c: c.similarity)
@@ -182,6 +194,24 @@ def decide(
         closest.similarity,
         len(candidates),
         containment=closest.contained,
+        verified=verified,
+        refused_by=refused_by,
+    )
+
+
+def _copy(
+    page_id: str, original: Match, how: str, candidates: int, verified: int, refused_by: str | None
+) -> Decision:
+    """The decision that the page is a copy of ``original``, found by ``how``."""
+    return Decision(
+        page_id,
+        DUPLICATE,
+        original.cluster_id,
+        original.id,
+        original.similarity,
+        candidates,
+        match=how,
+        containment=original.contained,
         verified=verified,
         refused_by=refused_by,
     )

@@ -42,6 +42,7 @@ from .clock import FileClock
 from .config import DedupConfig
 from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide
 from .index import IndexEntry, LSHIndex, WindowIndex
+from .opening import joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .scheme import Scheme, check_compatible
@@ -154,7 +155,8 @@ class Deduplicator:
         :meth:`process_batch`, one micro-batch for the window's store (read at once, written at once)."""
         self.index.prefetch(
             [page.prepared.id for page in pages],
-            [page.prepared.content_hash for page in pages],
+            [page.prepared.content_hash for page in pages]
+            + [page.opening for page in pages if page.short and page.opening],
             [page.band_keys for page in pages if page.band_keys is not None],
         )
         decisions = [self.process_signed(page) for page in pages]
@@ -191,7 +193,7 @@ class Deduplicator:
         decision = self._decide(page)
         if prepared.time.date_ignored is not None:
             self.dates_ignored[prepared.time.date_ignored] += 1
-        if decision.status != NO_CONTENT:
+        if page.signed:  # an unsigned page has nothing to be found by, even joined by its opening
             self._insert(page, decision)
         return decision
 
@@ -214,6 +216,7 @@ class Deduplicator:
             rule=self.rule,
             founds=cluster_name(prepared.id, self.index.clusters) if founds else None,
             neighbours=neighbours,
+            opening=self._opening(page) if exact is None else None,
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
@@ -221,6 +224,28 @@ class Deduplicator:
             self.checks["refused"] += 1
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
+
+    def _opening(self, page: SignedPage) -> Match | None:
+        """The earlier page a short page opens like, if it may join it (:mod:`.opening`), measured
+        against the page when the page is signed."""
+        if not (page.short and page.opening):  # only a short page may join so: no lookup for others
+            return None
+        entry = self.index.opening(page.opening)
+        if entry is None or entry.id == page.prepared.id:
+            return None
+        if page.signature is None:
+            return Match(entry.id, 0.0, entry.cluster_id) if joins_by_opening(page.short, None) else None
+        found = self.measure(page.signature, page.shingles, [entry])
+        if not joins_by_opening(page.short, found.of_page[0]):
+            return None
+        return Match(
+            entry.id,
+            found.jaccard[0],
+            entry.cluster_id,
+            found.containment[0],
+            found.of_page[0],
+            found.of_other[0],
+        )
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
@@ -251,6 +276,7 @@ class Deduplicator:
                 body_hash=prepared.body_hash,
                 shingles=shingles if self.config.verify == "jaccard" else None,
                 decision=decision,
+                opening=page.opening,
             )
         )
 
@@ -325,6 +351,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         ),
         "content_hashes": np.array([e.content_hash for e in entries], dtype=np.uint64),
         "body_hashes": np.array([e.body_hash for e in entries], dtype=np.uint64),
+        "openings": np.array([e.opening for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
         "shingles": np.concatenate(shingles) if shingles else np.zeros(0, np.uint64),
     }
@@ -345,6 +372,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
         raise ValueError("state can only be loaded into an empty engine")
     offsets = np.concatenate([[0], np.cumsum(arrays["shingle_counts"])])
     keep_shingles = dedup.config.verify == "jaccard"
+    openings = arrays.get("openings")  # absent from state saved before openings were kept
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
@@ -360,6 +388,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 body_hash=int(arrays["body_hashes"][i]),
                 shingles=arrays["shingles"][offsets[i] : offsets[i + 1]].copy() if keep_shingles else None,
                 decision=Decision.from_dict(header["decisions"][i]),
+                opening=0 if openings is None else int(openings[i]),
             )
         )
     _in_memory(dedup).restore(entries, header["tables"], header["clock"])

@@ -30,6 +30,7 @@ from .config import DedupConfig
 from .hashing import TokenHasher, words, xxh64_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
+from .opening import openings
 from .page import Page
 from .scheme import Scheme
 from .shingles import ShingleKind, Shingler
@@ -84,6 +85,8 @@ class SignedPage:
     signature: np.ndarray | None
     band_keys: np.ndarray | None
     shingles: np.ndarray | None  # the shingle set, kept only to verify by exact Jaccard
+    opening: int = 0  # its opening key (.opening); 0: too few shingles to have one
+    short: bool = False  # all lead: it may join the earlier page it opens like (.opening)
 
     @property
     def id(self) -> str:
@@ -232,7 +235,9 @@ class Preparer:
             return []
         plain = self.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
         counts = plain.counts()
-        batch = with_lead(plain, self.config.lead_share, [p.lead_at for p in prepared])
+        begins = [p.lead_at for p in prepared]
+        batch = with_lead(plain, self.config.lead_share, begins)
+        opening_keys, short = openings(plain, begins)
         signatures = self.minhasher.signatures(batch.values, batch.offsets)
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"
@@ -243,6 +248,8 @@ class Preparer:
                 signatures[i] if counts[i] >= minimum else None,
                 keys[i] if counts[i] >= minimum else None,
                 batch.page_set(i) if keep_sets else None,
+                int(opening_keys[i]),
+                bool(short[i]),
             )
             for i, p in enumerate(prepared)
         ]

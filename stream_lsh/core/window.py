@@ -7,7 +7,8 @@ The engine's window in memory (:class:`.index.LSHIndex`, every band key of every
   table. A bucket keeps its ``bucket_cap`` newest ids: a bucket that many unrelated pages fall
   into (a frequent band of boilerplate) would otherwise make every query pay for all of them,
   while the newest members of a real cluster are enough to find it.
-* **the exact-content map** (sec. 3.9.1): content hash -> the earliest indexed page with it.
+* **the exact-content map** (sec. 3.9.1): content hash -> the earliest indexed page with it; and
+  opening key -> the earliest indexed page whose article opens so (:mod:`.opening`);
 * **the window**: the clock (:mod:`.clock`, never the wall clock) only moves forward; when it
   passes a page's event time plus ``ttl``, the page leaves. A page without event time (a file's
   lines before its clock starts) never expires; a page re-inserted with another time is expired
@@ -23,7 +24,7 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["BandWindow", "Indexed", "check_window"]
+__all__ = ["BandWindow", "Indexed", "check_window", "first_keys"]
 
 
 def check_window(bucket_cap: int, ttl: float | None) -> None:
@@ -35,7 +36,8 @@ def check_window(bucket_cap: int, ttl: float | None) -> None:
 
 
 class Indexed(Protocol):
-    """What the window needs of an entry: its keys here, its content hash and its event time."""
+    """What the window needs of an entry: its keys here, its content hash and opening key, and its
+    event time."""
 
     @property
     def keys(self) -> list[int]: ...
@@ -44,10 +46,22 @@ class Indexed(Protocol):
     def content_hash(self) -> int | None: ...
 
     @property
+    def opening(self) -> int: ...
+
+    @property
     def event_time(self) -> float | None: ...
 
 
 E = TypeVar("E", bound=Indexed)
+
+
+def first_keys(entry: Indexed) -> list[int]:
+    """The keys under which the exact-content map remembers the earliest page: its content hash,
+    and its opening key if it has one."""
+    keys = [] if entry.content_hash is None else [entry.content_hash]
+    if entry.opening:
+        keys.append(entry.opening)
+    return keys
 
 
 class BandWindow(Generic[E]):
@@ -115,8 +129,8 @@ class BandWindow(Generic[E]):
             if len(bucket) > cap:
                 del bucket[0]
                 evicted += 1
-        if entry.content_hash is not None:
-            self.by_content.setdefault(entry.content_hash, page_id)
+        for key in first_keys(entry):
+            self.by_content.setdefault(key, page_id)
         self.entries[page_id] = entry
         self._schedule(page_id, entry)
         return evicted
@@ -134,8 +148,9 @@ class BandWindow(Generic[E]):
                 bucket.remove(page_id)
             if not bucket:
                 del self.buckets[key]
-        if entry.content_hash is not None and self.by_content.get(entry.content_hash) == page_id:
-            del self.by_content[entry.content_hash]
+        for key in first_keys(entry):
+            if self.by_content.get(key) == page_id:
+                del self.by_content[key]
         return entry
 
     def advance(self, clock_ms: int | None) -> list[E]:

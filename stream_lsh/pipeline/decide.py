@@ -269,6 +269,8 @@ class Decider:
             unpack_array(page.signature, "<u4", np.uint32),
             unpack_array(page.band_keys, "<u8", np.uint64),
             unpack_array(page.shingles, "<u8", np.uint64),
+            page.opening,
+            page.short,
         )
 
     # -- what the guard and the metrics read -----------------------------------------------------

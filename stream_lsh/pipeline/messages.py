@@ -110,6 +110,8 @@ class SignedForDecision:
     raw: str | None = None
     site: str | None = None
     received: int | None = None
+    opening: int = 0  # its opening key, and whether it is short (core/opening.py)
+    short: bool = False
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -127,6 +129,10 @@ class SignedForDecision:
         for key, value in (("sh", self.shingles), ("raw", self.raw), ("s", self.site), ("rt", self.received)):
             if value is not None:
                 wire[key] = value
+        if self.opening:
+            wire["op"] = self.opening
+        if self.short:
+            wire["os"] = True
         return wire
 
     @classmethod
@@ -145,6 +151,8 @@ class SignedForDecision:
             wire.get("raw"),
             wire.get("s"),
             wire.get("rt"),
+            wire.get("op", 0),  # absent from messages written before openings
+            bool(wire.get("os", False)),
         )
 
 

@@ -166,4 +166,6 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         None if page.query else page.raw,
         None if page.query else page.site or None,
         page.received,
+        signed.opening,
+        signed.short,
     )

@@ -1,8 +1,8 @@
 """The window of indexed pages in a RocksDB directory: batch's index when it must outgrow memory.
 
 :class:`DiskIndex` keeps the tables :class:`~stream_lsh.core.index.LSHIndex` keeps in memory (the
-buckets with their cap, the exact-content map, the cluster sizes, the expiry order and every
-page's entry) under the same rules, so an engine decides alike over either store; the tests run
+buckets with their cap, the exact-content map with the openings, the cluster sizes, the expiry order
+and every page's entry) under the same rules, so an engine decides alike over either store; the tests run
 the same pages through both and compare every record. Layout: :mod:`.entry_codec`.
 
 Memory stays bounded by the micro-batch, not the window:
@@ -35,7 +35,7 @@ from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 from ..core.banding import Banding
 from ..core.index import IndexEntry, WindowIndex
 from ..core.scheme import Scheme
-from ..core.window import check_window
+from ..core.window import check_window, first_keys
 from .disk_layout import LAYOUT, check_header, load_bands, migrate_buckets, read_meta, rows_of
 from .entry_codec import (
     CLUSTER,
@@ -223,8 +223,9 @@ class DiskIndex(WindowIndex):
                 self._dropped.append((key, pushed))
                 self._evicted(pushed).append(key)
         self._added.append((page_number, entry.band_keys))
-        if self._content(entry.content_hash) is None:
-            self._set(self._contents, CONTENT + number(entry.content_hash), entry.content_hash, page_number)
+        for key in first_keys(entry):
+            if self._content(key) is None:
+                self._set(self._contents, CONTENT + number(key), key, page_number)
         self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, page_number)
         self._set(self._entries, PAGE + number(page_number), page_number, entry)
         self._cluster_add(entry.cluster_id, 1)
@@ -400,8 +401,9 @@ class DiskIndex(WindowIndex):
                 bucket.remove(page_number)
                 self._dropped.append((key, page_number))
         self._evictions[page_number] = []  # its row goes with it
-        if self._content(entry.content_hash) == page_number:
-            self._set(self._contents, CONTENT + number(entry.content_hash), entry.content_hash, None)
+        for key in first_keys(entry):
+            if self._content(key) == page_number:
+                self._set(self._contents, CONTENT + number(key), key, None)
         self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, None)
         self._set(self._entries, PAGE + number(page_number), page_number, None)
         self._cluster_add(entry.cluster_id, -1)

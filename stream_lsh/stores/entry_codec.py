@@ -104,6 +104,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             None if entry.decision is None else entry.decision.to_dict(),
             entry.signature.size,
             entry.band_keys.size,
+            entry.opening,
         ]
     )
     shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
@@ -123,7 +124,7 @@ def band_keys_of(raw: bytes) -> bytes:
     making the rest into objects."""
     (size,) = _HEAD.unpack_from(raw)
     start = _HEAD.size + size
-    width, bands = orjson.loads(raw[_HEAD.size : start])[-2:]
+    width, bands = orjson.loads(raw[_HEAD.size : start])[7:9]
     return raw[start + 4 * width : start + 4 * width + 8 * bands]
 
 
@@ -131,9 +132,9 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
     """The entry :func:`encode_entry` wrote."""
     (size,) = _HEAD.unpack_from(raw)
     start = _HEAD.size + size
-    page_id, cluster_id, event_time, content_hash, body_hash, scheme, decision, width, bands = orjson.loads(
-        raw[_HEAD.size : start]
-    )
+    fields = orjson.loads(raw[_HEAD.size : start])
+    page_id, cluster_id, event_time, content_hash, body_hash, scheme, decision, width, bands = fields[:9]
+    opening = fields[9] if len(fields) > 9 else 0  # entries written before openings were kept have none
     keys_at = start + 4 * width
     shingles_at = keys_at + 8 * bands
     signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
@@ -154,4 +155,5 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         body_hash=body_hash,
         shingles=shingles,
         decision=None if decision is None else Decision.from_dict(decision),
+        opening=opening,
     )

@@ -1,0 +1,77 @@
+"""A page's opening: how a teaser too short to compare is still found to be its story's.
+
+A teaser of one sentence ("Six Swiss tour company staff have been found guilty of manslaughter
+over the…", a headline and the start of the first sentence) holds a few stop-word shingles. Its
+Jaccard similarity with the story is far below any threshold, too few of its rows in a signature
+let containment be judged (:data:`.verification.MIN_SHARE`), and under ``min_shingles`` it is not
+signed at all (``no_content``). In the outside sets of docs/accuracy.md such teasers were most of
+the pages kept apart from their story.
+
+What such a teaser does share with its story is where both begin: the story's article opens with
+the very words the teaser holds. So every page has an **opening key**, a hash of its first
+:data:`OPENING_SHINGLES` shingles in text order, counted from where its article begins (after the
+headline, byline and dateline lines, as the lead is: :mod:`.lead`). The window remembers the
+earliest page with each opening, in the map it keeps for exact copies (the key is tagged, so it
+never equals a content hash).
+
+A **short** page, one that is all lead (at most :data:`SHORT_SHINGLES` shingles from where its
+article begins), whose opening is that of an earlier page, is a copy of that page, unless it
+matched another page by the usual measures, or (when it is signed) less than
+:data:`MIN_SHARE_IN_ORIGINAL` of it lies in that page. A page of ordinary length is never joined
+this way: a digest, a roundup or a quoting page may open with another story's first sentence and
+go on with other text.
+
+Four shingles are about ten words in one order, from where an article begins. On three outside sets
+this joined 6 to 16 teasers a seed to their stories, and over nine runs one to another story's
+page (the numbers and their commands: docs/accuracy.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .hashing import fmix64
+from .lead import LEAD_MIN_SHINGLES
+from .shingles import ShingleBatch
+
+__all__ = ["MIN_SHARE_IN_ORIGINAL", "OPENING_SHINGLES", "SHORT_SHINGLES", "joins_by_opening", "openings"]
+
+#: Shingles, in text order from where the article begins, that make a page's opening.
+OPENING_SHINGLES = 4
+#: A page with at most this many shingles from where its article begins is short: all lead.
+SHORT_SHINGLES = LEAD_MIN_SHINGLES
+#: A signed short page joins the earlier page it opens like only if this share of it lies there.
+MIN_SHARE_IN_ORIGINAL = 0.5
+_TAG = fmix64(np.array([0x0BE9_1A55_0BE9_1A55], dtype=np.uint64))[0]
+
+
+def openings(batch: ShingleBatch, begins: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each page's opening key (uint64; 0 when fewer than :data:`OPENING_SHINGLES` shingles follow
+    where its article begins) and whether it is short (bool), as two arrays. ``begins[i]``: where
+    page i's article begins, in the units of ``batch.starts``, as for :func:`.lead.with_lead`."""
+    counts = batch.counts()
+    pages = counts.size
+    page_of = np.repeat(np.arange(pages), counts)
+    body = np.ones(batch.values.size, dtype=bool)
+    if begins is not None and batch.starts is not None:
+        body = batch.starts >= np.asarray(begins, dtype=np.int64)[page_of]
+    before = np.cumsum(body) - body  # body shingles before each shingle, over the whole batch
+    first_of_page = np.concatenate(([0], np.cumsum(np.bincount(page_of[body], minlength=pages))))[:-1]
+    rank = before - first_of_page[page_of]
+    sizes = np.bincount(page_of[body], minlength=pages)
+    keys = np.zeros(pages, dtype=np.uint64)
+    for position in range(OPENING_SHINGLES):
+        at = body & (rank == position)
+        keys[page_of[at]] = fmix64(keys[page_of[at]] ^ batch.values[at] ^ _TAG)
+    keys[sizes < OPENING_SHINGLES] = 0
+    keys[(sizes >= OPENING_SHINGLES) & (keys == 0)] = 1  # 0 means "none"
+    return keys, sizes <= SHORT_SHINGLES
+
+
+def joins_by_opening(short: bool, share_in_original: float | None) -> bool:
+    """Whether a page that opens like an earlier one is a copy of it (see the module doc):
+    ``share_in_original`` is the share of the page that lies in that page, None when the page has
+    no signature to measure it with."""
+    return short and (share_in_original is None or share_in_original >= MIN_SHARE_IN_ORIGINAL)
