@@ -198,11 +198,8 @@ async def test_a_worker_that_held_standby_copies_takes_the_partitions_over_with_
     so the copies lacked their first rows and the new owner refused to run (exit 78, "no head
     row")."""
     pages = generate_corpus(240, seed=23).pages
-    settings = stream_settings(broker, tmp_path, log_level="info")
-    names = TopicNames.from_settings(settings)
-    await ensure_topics(settings.stream.broker, topic_specs(settings))
-    first, second, progress = Workers(settings, settings.stream.broker, 1), None, Progress()
-    reader = follow_decisions(settings.stream.broker, names.decisions, progress)
+    settings, first, progress, reader = await started(broker, tmp_path)
+    names, second = TopicNames.from_settings(settings), None
     lines = [orjson.dumps(p) for p in pages]
     clock = FileClock(max_future=DedupConfig().max_future)  # one file's clock for both parts
     try:

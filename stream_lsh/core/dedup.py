@@ -156,7 +156,7 @@ class Deduplicator:
         self.index.prefetch(
             [page.prepared.id for page in pages],
             [page.prepared.content_hash for page in pages]
-            + [page.opening for page in pages if page.short and page.opening],
+            + [page.opening_asked for page in pages if page.opening_asked],
             [page.band_keys for page in pages if page.band_keys is not None],
         )
         decisions = [self.process_signed(page) for page in pages]
@@ -228,24 +228,16 @@ class Deduplicator:
     def _opening(self, page: SignedPage) -> Match | None:
         """The earlier page a short page opens like, if it may join it (:mod:`.opening`), measured
         against the page when the page is signed."""
-        if not (page.short and page.opening):  # only a short page may join so: no lookup for others
-            return None
-        entry = self.index.opening(page.opening)
+        entry = self.index.opening(page.opening_asked) if page.opening_asked else None
         if entry is None or entry.id == page.prepared.id:
             return None
-        if page.signature is None:
-            return Match(entry.id, 0.0, entry.cluster_id) if joins_by_opening(page.short, None) else None
-        found = self.measure(page.signature, page.shingles, [entry])
-        if not joins_by_opening(page.short, found.of_page[0]):
-            return None
-        return Match(
-            entry.id,
-            found.jaccard[0],
-            entry.cluster_id,
-            found.containment[0],
-            found.of_page[0],
-            found.of_other[0],
-        )
+        if page.signature is None:  # nothing to measure: the decision gives it no similarity
+            match, share = Match(entry.id, 0.0, entry.cluster_id), None
+        else:
+            found = self.measure(page.signature, page.shingles, [entry])
+            jaccard, containment, share, of_entry = (column[0] for column in found)
+            match = Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry)
+        return match if joins_by_opening(page.short, share) else None
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]

@@ -57,10 +57,9 @@ def openings(batch: ShingleBatch, begins: Sequence[int] | None = None) -> tuple[
     body = np.ones(batch.values.size, dtype=bool)
     if begins is not None and batch.starts is not None:
         body = batch.starts >= np.asarray(begins, dtype=np.int64)[page_of]
+    sizes = np.bincount(page_of[body], minlength=pages)  # shingles from where each article begins
     before = np.cumsum(body) - body  # body shingles before each shingle, over the whole batch
-    first_of_page = np.concatenate(([0], np.cumsum(np.bincount(page_of[body], minlength=pages))))[:-1]
-    rank = before - first_of_page[page_of]
-    sizes = np.bincount(page_of[body], minlength=pages)
+    rank = before - (np.cumsum(sizes) - sizes)[page_of]
     keys = np.zeros(pages, dtype=np.uint64)
     for position in range(OPENING_SHINGLES):
         at = body & (rank == position)

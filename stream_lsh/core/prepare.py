@@ -96,6 +96,12 @@ class SignedPage:
     def signed(self) -> bool:
         return self.signature is not None
 
+    @property
+    def opening_asked(self) -> int:
+        """The opening key to look up in the window: a short page's; 0 for a page of ordinary
+        length, which never joins by its opening (.opening)."""
+        return self.opening if self.short else 0
+
 
 def drop_boilerplate(
     blocks: list[str], learner: BoilerplateLearner | None, site: str, *, learn: bool
