@@ -2,7 +2,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stream_lsh.core.hashing import TokenHasher, combine, fmix64, xxh64_text
+from stream_lsh.core.hashing import TokenHasher, combine, fmix64, word_indexes, xxh64_text
 
 
 def test_token_hash_is_seeded_xxh3():
@@ -78,3 +78,16 @@ def test_huge_texts_are_hashed_in_pieces_with_the_same_result(monkeypatch):
     hashes, offsets = TokenHasher(seed=3).hash_words_batch(texts)
     for i, want in enumerate(expected):
         assert np.array_equal(hashes[offsets[i] : offsets[i + 1]], want)
+
+
+@given(st.lists(st.text(alphabet="ab' -é1\u00a0", max_size=12), max_size=6))
+def test_word_indexes_count_words_as_the_reference_tokenizer(blocks):
+    """Property: the word at each block's start (in UTF-8 bytes of the blocks joined by spaces)
+    is the one the reference tokenizer reaches after the blocks before it."""
+    text = " ".join(blocks)
+    offsets, at = [], 0
+    for block in blocks:
+        offsets.append(at)
+        at += len(block.encode("utf-8", "surrogatepass")) + 1
+    expected = [len(words(" ".join(blocks[:i]))) for i in range(len(blocks))]
+    assert word_indexes([text, text], [offsets, offsets[:1]]) == [expected, expected[:1]]

@@ -165,13 +165,16 @@ def test_a_saved_window_keeps_the_openings():
     assert older.process(pages[1]).status == NO_CONTENT
 
 
-def test_a_window_on_disk_finds_the_same_openings(tmp_path):
-    in_memory = Deduplicator()
-    engine = Deduplicator(open_index=lambda scheme, banding: DiskIndex(tmp_path / "window", scheme, banding))
-    pages = story_and_teasers()
-    assert [d.to_dict() for d in engine.process_batch(pages)] == [
-        d.to_dict() for d in in_memory.process_batch(pages)
+def decided_alike_on_disk(pages: list[Page], directory) -> bool:
+    """Whether an engine over a window on disk decides the pages as one in memory does."""
+    on_disk = Deduplicator(open_index=lambda scheme, banding: DiskIndex(directory, scheme, banding))
+    return [d.to_dict() for d in on_disk.process_batch(pages)] == [
+        d.to_dict() for d in Deduplicator().process_batch(pages)
     ]
+
+
+def test_a_window_on_disk_finds_the_same_openings(tmp_path):
+    assert decided_alike_on_disk(story_and_teasers(), tmp_path / "window")
 
 
 def test_a_long_page_that_opens_with_a_story_and_goes_on_its_own_way_stays_apart():

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .fuller import Neighbours, refusals
+from .roundup import holds_most_of
 from .verification import JACCARD, Verification
 
 __all__ = [
@@ -136,6 +137,7 @@ def decide(
     founds: str | None,
     neighbours: Neighbours | None = None,
     opening: Match | None = None,
+    roundup: bool = False,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -151,6 +153,8 @@ def decide(
         opening: the earlier page this short page opens like, which it may join
             (:mod:`.opening`; the engine checked that it may), with its resemblance when the page
             is signed; None: no such page.
+        roundup: the page opens several earlier stories (:mod:`.roundup`): it matches only a
+            candidate that holds most of it, and never joins by its opening.
     """
     if exact is not None and exact.cluster_id is not None:
         return Decision(
@@ -160,7 +164,10 @@ def decide(
         if opening is not None and opening.cluster_id is not None:
             return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=OPENING)
         return Decision(page_id, NO_CONTENT, None)
-    verdicts = [(c, rule.match(c.similarity, c.contained)) for c in candidates]
+    verdicts = [
+        (c, rule.match(c.similarity, c.contained) if not roundup or holds_most_of(c) else None)
+        for c in candidates
+    ]
     verified = sum(how is not None for _, how in verdicts)
     refused: dict[str, str] = {}
     if neighbours is not None and verified:  # a refusal needs a match
@@ -181,7 +188,7 @@ def decide(
     if earlier:
         best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
         return _copy(page_id, best, how, len(candidates), verified, refused_by)
-    if opening is not None and opening.cluster_id is not None and refused_by is None:
+    if opening is not None and opening.cluster_id is not None and refused_by is None and not roundup:
         return _copy(page_id, opening, OPENING, len(candidates), verified, None)
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)

@@ -45,6 +45,7 @@ from .index import IndexEntry, LSHIndex, WindowIndex
 from .opening import joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
+from .roundup import is_roundup
 from .scheme import Scheme, check_compatible
 from .verification import Measures, measure, measure_sets
 
@@ -208,6 +209,8 @@ class Deduplicator:
             if entries:
                 neighbours = _Neighbours(self, page, entries)
                 candidates = neighbours.measured(entries)
+        opening = self._opening(page) if exact is None else None
+        roundup = self._roundup(page, candidates, opening)
         decision = decide(
             prepared.id,
             signed=page.signed,
@@ -216,14 +219,31 @@ class Deduplicator:
             rule=self.rule,
             founds=cluster_name(prepared.id, self.index.clusters) if founds else None,
             neighbours=neighbours,
-            opening=self._opening(page) if exact is None else None,
+            opening=opening,
+            roundup=roundup,
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
         if decision.refused_by is not None:
             self.checks["refused"] += 1
+        if roundup:
+            self.checks["roundups"] += 1
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
+
+    def _roundup(self, page: SignedPage, candidates: Sequence[Match], opening: Match | None) -> bool:
+        """Whether the page opens several earlier stories (:mod:`.roundup`); asked of the window
+        only when the page could join a cluster at all."""
+        if not page.paragraph_openings or not (
+            opening is not None or any(self.rule.match(c.similarity, c.contained) for c in candidates)
+        ):
+            return False
+        opened = {
+            entry.cluster_id
+            for key in page.paragraph_openings
+            if (entry := self.index.opening(key)) is not None and entry.id != page.prepared.id
+        }
+        return is_roundup(opened)
 
     def _opening(self, page: SignedPage) -> Match | None:
         """The earlier page a short page opens like, if it may join it (:mod:`.opening`), measured

@@ -36,7 +36,14 @@ from .hashing import fmix64
 from .lead import LEAD_MIN_SHINGLES
 from .shingles import ShingleBatch
 
-__all__ = ["MIN_SHARE_IN_ORIGINAL", "OPENING_SHINGLES", "SHORT_SHINGLES", "joins_by_opening", "openings"]
+__all__ = [
+    "MIN_SHARE_IN_ORIGINAL",
+    "OPENING_SHINGLES",
+    "SHORT_SHINGLES",
+    "joins_by_opening",
+    "openings",
+    "paragraph_openings",
+]
 
 #: Shingles, in text order from where the article begins, that make a page's opening.
 OPENING_SHINGLES = 4
@@ -67,6 +74,32 @@ def openings(batch: ShingleBatch, begins: Sequence[int] | None = None) -> tuple[
     keys[sizes < OPENING_SHINGLES] = 0
     keys[(sizes >= OPENING_SHINGLES) & (keys == 0)] = 1  # 0 means "none"
     return keys, sizes <= SHORT_SHINGLES
+
+
+def paragraph_openings(batch: ShingleBatch, paragraphs_at: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    """Each page's opening keys at each of its paragraphs (``paragraphs_at[i]``: where page i's
+    paragraphs begin, in the units of ``batch.starts``), each key once, in text order: the key an
+    article beginning there would have (:func:`openings`). What :mod:`.roundup` looks up."""
+    pages = len(batch)
+    if batch.starts is None or not batch.values.size or not any(paragraphs_at):
+        return [()] * pages
+    page_of = np.repeat(np.arange(pages, dtype=np.int64), batch.counts())
+    spread = np.int64(1) << np.int64(32)  # (page, start) as one sortable number
+    where = page_of * spread + batch.starts.astype(np.int64)
+    asked_page = np.repeat(np.arange(pages, dtype=np.int64), [len(at) for at in paragraphs_at])
+    asked_at = np.fromiter((a for at in paragraphs_at for a in at), dtype=np.int64, count=asked_page.size)
+    first = np.searchsorted(where, asked_page * spread + asked_at)
+    whole = first + OPENING_SHINGLES <= batch.offsets[asked_page + 1]
+    keys = np.zeros(asked_page.size, dtype=np.uint64)
+    for position in range(OPENING_SHINGLES):
+        values = batch.values[np.minimum(first + position, batch.values.size - 1)]
+        keys = fmix64(keys ^ values ^ _TAG)
+    keys[keys == 0] = 1  # 0 means "none", as in openings()
+    found: list[list[int]] = [[] for _ in range(pages)]
+    for page, key in zip(asked_page[whole].tolist(), keys[whole].tolist(), strict=True):
+        if key not in found[page]:
+            found[page].append(key)
+    return [tuple(keys_of_page) for keys_of_page in found]
 
 
 def joins_by_opening(short: bool, share_in_original: float | None) -> bool:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import takewhile
+from itertools import accumulate, takewhile
 from typing import NamedTuple
 
 import numpy as np
@@ -27,10 +27,10 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
-from .hashing import TokenHasher, words, xxh64_text
+from .hashing import TokenHasher, word_indexes, words, xxh64_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
-from .opening import openings
+from .opening import openings, paragraph_openings
 from .page import Page
 from .scheme import Scheme
 from .shingles import ShingleKind, Shingler
@@ -68,6 +68,7 @@ class PreparedPage:
     blocks_dropped: int = 0  # blocks dropped as boilerplate (a metric of the stream)
     lead_at: int = 0  # where the article begins in ``text``, in the shingler's tokens (see .lead)
     flattened: bool = False  # its text held a whole article on one line (.text.flattened; batch only)
+    paragraphs_at: tuple[int, ...] = ()  # where each paragraph of prose begins in ``text``, in UTF-8 bytes
 
 
 class Extracted(NamedTuple):
@@ -87,6 +88,7 @@ class SignedPage:
     shingles: np.ndarray | None  # the shingle set, kept only to verify by exact Jaccard
     opening: int = 0  # its opening key (.opening); 0: too few shingles to have one
     short: bool = False  # all lead: it may join the earlier page it opens like (.opening)
+    paragraph_openings: tuple[int, ...] = ()  # the opening key at each paragraph (.roundup)
 
     @property
     def id(self) -> str:
@@ -195,6 +197,7 @@ class Preparer:
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
         text = " ".join(kept)
         opening = list(takewhile(heading, kept))
+        starts = accumulate((len(block.encode("utf-8", "surrogatepass")) + 1 for block in kept), initial=0)
         return PreparedPage(
             page_id,
             lang,
@@ -206,6 +209,7 @@ class Preparer:
             len(blocks) - len(kept),
             self._tokens(opening),
             flattened,
+            tuple(at for at, block in zip(starts, kept, strict=False) if not heading(block)),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -214,6 +218,13 @@ class Preparer:
         if self.config.shingles.kind is ShingleKind.CHAR:
             return 0
         return sum(len(words(block)) for block in blocks)
+
+    def _paragraph_tokens(self, prepared: Sequence[PreparedPage]) -> list[list[int]]:
+        """Where each page's paragraphs begin in the shingler's tokens (none for character
+        shingles: their opening is the page's own alone)."""
+        if self.config.shingles.kind is ShingleKind.CHAR:
+            return [[] for _ in prepared]
+        return word_indexes([p.text for p in prepared], [p.paragraphs_at for p in prepared])
 
     def prepare_page(
         self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *, learn: bool
@@ -244,6 +255,7 @@ class Preparer:
         begins = [p.lead_at for p in prepared]
         batch = with_lead(plain, self.config.lead_share, begins)
         opening_keys, short = openings(plain, begins)
+        held = paragraph_openings(plain, self._paragraph_tokens(prepared))
         signatures = self.minhasher.signatures(batch.values, batch.offsets)
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"
@@ -256,6 +268,7 @@ class Preparer:
                 batch.page_set(i) if keep_sets else None,
                 int(opening_keys[i]),
                 bool(short[i]),
+                held[i],
             )
             for i, p in enumerate(prepared)
         ]

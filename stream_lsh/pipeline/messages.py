@@ -112,6 +112,7 @@ class SignedForDecision:
     received: int | None = None
     opening: int = 0  # its opening key, and whether it is short (core/opening.py)
     short: bool = False
+    paragraph_openings: tuple[int, ...] = ()  # the opening key at each paragraph (core/roundup.py)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -133,6 +134,8 @@ class SignedForDecision:
             wire["op"] = self.opening
         if self.short:
             wire["os"] = True
+        if self.paragraph_openings:
+            wire["po"] = list(self.paragraph_openings)
         return wire
 
     @classmethod
@@ -153,6 +156,7 @@ class SignedForDecision:
             wire.get("rt"),
             wire.get("op", 0),  # absent from messages written before openings
             bool(wire.get("os", False)),
+            tuple(wire.get("po", ())),  # absent from messages written before roundups
         )
 
 

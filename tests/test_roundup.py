@@ -1,0 +1,132 @@
+"""Roundups (stream_lsh.core.roundup): a page whose paragraphs open several earlier stories is
+none of them, and a copy of a story that opens one other story beside it still joins its story."""
+
+import dataclasses
+
+from conftest import prose
+from hypothesis import given
+from hypothesis import strategies as st
+from test_opening import batch, decided_alike_on_disk, page
+
+from stream_lsh.core.decision import DUPLICATE, OPENING, UNIQUE, Match, decide
+from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.opening import OPENING_SHINGLES, openings, paragraph_openings
+from stream_lsh.core.roundup import HOLDS, STORIES, holds_most_of, is_roundup
+from stream_lsh.core.verification import Verification
+
+RULE = Verification(0.3, 0.7)
+
+
+def test_a_paragraph_has_the_key_of_an_article_that_begins_there():
+    (keys,) = paragraph_openings(batch([7, 8, 1, 2, 3, 4, 9]), [[0, 2, 5]])
+    whole, _ = openings(batch([7, 8, 1, 2]))
+    second, _ = openings(batch([1, 2, 3, 4, 9]))
+    assert keys == (int(whole[0]), int(second[0]))  # the third has too few shingles after it
+
+
+@given(
+    st.lists(
+        st.tuples(st.lists(st.integers(1, 30), max_size=30), st.lists(st.integers(0, 32), max_size=6)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_each_paragraph_key_is_the_opening_counted_from_that_paragraph(pages):
+    """Property: the key at a paragraph is :func:`openings` with the article beginning there,
+    each key once, in text order; a paragraph with too few shingles after it has none."""
+    shingles = batch(*[values for values, _ in pages])
+    found = paragraph_openings(shingles, [at for _, at in pages])
+    for i, (values, at) in enumerate(pages):
+        expected: list[int] = []
+        for start in at:
+            if len(values) - min(start, len(values)) < OPENING_SHINGLES:
+                continue
+            keys, _ = openings(
+                batch(*[v for v, _ in pages]), begins=[start if j == i else 0 for j in range(len(pages))]
+            )
+            if int(keys[i]) not in expected:
+                expected.append(int(keys[i]))
+        assert list(found[i]) == expected
+
+
+def test_pages_without_paragraphs_have_no_keys():
+    assert paragraph_openings(batch([1, 2, 3, 4], [5, 6, 7, 8]), [(), ()]) == [(), ()]
+    no_starts = dataclasses.replace(batch([1, 2, 3, 4]), starts=None)  # character shingles
+    assert paragraph_openings(no_starts, [(0,)]) == [()]
+
+
+def test_a_roundup_opens_several_stories():
+    assert not is_roundup({f"S{i}" for i in range(STORIES - 1)})
+    assert is_roundup({f"S{i}" for i in range(STORIES)})
+
+
+def test_a_roundup_matches_only_a_page_that_holds_most_of_it_and_never_joins_by_its_opening():
+    story = Match("story", 0.45, "S", 0.62, HOLDS - 0.1, 0.6)  # a digest's measures against a story
+    same_letter = Match("letter", 0.8, "L", 0.9, HOLDS, 0.9)  # another outlet's copy of the digest
+    kwargs = {"signed": True, "exact": None, "rule": RULE, "founds": "p"}
+    assert decide("p", candidates=[story], **kwargs).cluster_id == "S"
+    assert decide("p", candidates=[story], roundup=True, **kwargs).status == UNIQUE
+    assert decide("p", candidates=[story, same_letter], roundup=True, **kwargs).cluster_id == "L"
+    assert holds_most_of(Match("old", 0.5, "O"))  # shares not measured: not asked
+    opening = Match("story", 0.05, "S", 0.9, 0.9, 0.05)
+    assert decide("p", candidates=[], opening=opening, **kwargs).match == OPENING
+    assert decide("p", candidates=[], opening=opening, roundup=True, **kwargs).status == UNIQUE
+
+
+def briefs_and_pages():
+    """Three wire briefs of 70 words, then a newsletter that gives the first 40 words of each as
+    a paragraph, and another outlet's copy of the first brief with a "related" box that opens the
+    other two in 25 words each."""
+    briefs = [prose(seed, 70) for seed in (1, 2, 3)]
+    first = [" ".join(text.split()[:40]) + "." for text in briefs]
+    related = [" ".join(text.split()[:25]) + "." for text in briefs[1:]]
+    return [
+        *(page(f"brief{i}", text, f"wire{i}.example") for i, text in enumerate(briefs)),
+        page("letter", "\n".join(first), "letters.example"),
+        page("copy", "\n".join([briefs[0], *related]), "other.example"),
+    ]
+
+
+def test_a_newsletter_of_briefs_is_none_of_them_and_a_copy_with_related_paragraphs_joins_its_story():
+    engine = Deduplicator()
+    *briefs, letter, copy = engine.process_batch(briefs_and_pages())
+    assert [d.status for d in briefs] == [UNIQUE] * 3
+    assert (letter.status, letter.cluster_id) == (UNIQUE, "letter"), letter
+    assert letter.similarity is not None and letter.similarity >= RULE.jaccard  # what it used to join by
+    assert (copy.status, copy.duplicate_of) == (DUPLICATE, "brief0"), copy
+    assert engine.checks["roundups"] == 2  # both open three stories
+
+
+def test_a_page_of_two_stories_is_no_roundup():
+    engine = Deduplicator()
+    briefs = briefs_and_pages()[:3]
+    engine.process_batch(briefs)
+    two = engine.process(page("two", "\n".join(b.text for b in briefs[:2]), "other.example"))
+    assert two.status == DUPLICATE and engine.checks["roundups"] == 0
+
+
+def test_without_its_paragraph_keys_the_newsletter_joins_a_brief():
+    """What the rule changes: the same newsletter, its paragraphs' openings withheld."""
+    engine = Deduplicator()
+    pages = briefs_and_pages()
+    engine.process_batch(pages[:3])
+    (signed,) = engine.sign([engine.prepare(pages[3], None)])
+    assert len(signed.paragraph_openings) == 3
+    (decision,) = engine.decide_signed([dataclasses.replace(signed, paragraph_openings=())])
+    assert (decision.status, decision.duplicate_of) == (DUPLICATE, "brief0")
+
+
+def test_a_window_on_disk_finds_the_same_roundups(tmp_path):
+    assert decided_alike_on_disk(briefs_and_pages(), tmp_path / "window")
+
+
+def test_the_keys_reach_the_decide_partition():
+    from stream_lsh.pipeline.messages import SignedForDecision
+
+    message = SignedForDecision(
+        "p", False, 1, None, None, 1, 2, None, None, paragraph_openings=(2**64 - 1, 5)
+    )
+    assert SignedForDecision.from_wire(message.to_wire()) == message
+    older = message.to_wire()
+    del older["po"]
+    assert SignedForDecision.from_wire(older).paragraph_openings == ()
