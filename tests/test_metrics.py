@@ -41,14 +41,23 @@ def by_label(scraped: dict, name: str, label: str) -> Counter:
 def test_counters_count_what_an_outbox_sends():
     metrics = WorkerMetrics()
     out = Outbox(
-        decisions=[("a", {"status": "unique"}), ("b", {"status": "duplicate"}), ("c", {"status": "unique"})],
+        decisions=[
+            ("a", {"status": "unique"}),
+            ("b", {"status": "duplicate", "match": "opening"}),
+            ("c", {"status": "unique", "refused_by": "a"}),
+            ("d", {"status": "duplicate", "match": "containment"}),
+        ],
         dead_letters=[(None, {"reason": "invalid_json"})],
         answers=[("q", {"id": "q"})],
         unique_pages=[("a", b"{}"), ("c", b"{}")],
     )
+    out.tally.roundups = 1
     metrics.sent(out)
     scraped = samples(metrics.render().decode())
-    assert by_label(scraped, "stream_lsh_decisions_total", "status") == {"unique": 2, "duplicate": 1}
+    assert by_label(scraped, "stream_lsh_decisions_total", "status") == {"unique": 2, "duplicate": 2}
+    assert by_label(scraped, "stream_lsh_duplicates_total", "match") == {"opening": 1, "containment": 1}
+    assert scraped[("stream_lsh_refused_pages_total", ())] == 1
+    assert scraped[("stream_lsh_roundup_pages_total", ())] == 1
     assert by_label(scraped, "stream_lsh_dead_letters_total", "reason") == {"invalid_json": 1}
     assert scraped[("stream_lsh_answers_total", ())] == 1
     assert scraped[("stream_lsh_unique_pages_total", ())] == 2
@@ -78,6 +87,7 @@ async def test_the_scraped_counters_equal_the_output_topics(broker, tmp_path):
         assert got == statuses
         assert letters == reasons and sum(reasons.values()) == len(BAD)
         decided = sum(statuses.values())
+        assert total(scraped, "stream_lsh_duplicates_total") == statuses["duplicate"]
         assert scraped[("stream_lsh_inputs_total", (("kind", "page"),))] == len(pages)
         assert scraped[("stream_lsh_decision_latency_seconds_count", ())] == decided
         assert scraped[("stream_lsh_event_time_latency_seconds_count", ())] == decided

@@ -88,12 +88,16 @@ def _labels_of_every_series() -> dict[str, set[str]]:
         verified=1,
         rejected=1,
         evicted=1,
+        roundups=1,
         blocks_dropped=[1],
         decided=[DecisionTiming(1, 1.0)],
     )
     metrics.sent(
         Outbox(
-            decisions=[("a", {"status": "unique", "candidates": 1})],
+            decisions=[
+                ("a", {"status": "unique", "candidates": 1, "refused_by": "b"}),
+                ("b", {"status": "duplicate", "candidates": 1, "match": "jaccard"}),
+            ],
             dead_letters=[(None, {"reason": "invalid_json"})],
             answers=[("q", {"id": "q"})],
             unique_pages=[("a", b"{}")],

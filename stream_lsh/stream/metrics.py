@@ -124,6 +124,23 @@ class WorkerMetrics:
             ["result"],
             registry=registry,
         )
+        self.matches = Counter(
+            "stream_lsh_duplicates",
+            "Duplicate decisions sent, by the rule that matched them (jaccard, containment, opening)",
+            ["match"],
+            registry=registry,
+        )
+        self.refused = Counter(
+            "stream_lsh_refused_pages",
+            "Decisions sent for pages a fuller page of a story kept out of its cluster (refused_by)",
+            registry=registry,
+        )
+        self.roundups = Counter(
+            "stream_lsh_roundup_pages",
+            "Pages whose paragraphs opened three or more earlier stories (digests, roundups, live "
+            "pages): they join none of those stories",
+            registry=registry,
+        )
         self.evictions = Counter(
             "stream_lsh_bucket_evictions",
             "Page ids pushed out of a full LSH bucket by the bucket cap (hot buckets)",
@@ -172,6 +189,10 @@ class WorkerMetrics:
         for _, decision in out.decisions:
             self.decisions.labels(status=decision["status"]).inc()
             self.candidates.observe(decision.get("candidates", 0))
+            if decision["status"] == "duplicate":
+                self.matches.labels(match=decision.get("match") or "jaccard").inc()
+            if decision.get("refused_by") is not None:
+                self.refused.inc()
         for _, letter in out.dead_letters:
             self.dead_letters.labels(reason=letter["reason"]).inc()
         _inc(self.answers, len(out.answers))
@@ -183,6 +204,7 @@ class WorkerMetrics:
         _inc(self.checks.labels(result="verified"), tally.verified)
         _inc(self.checks.labels(result="rejected"), tally.rejected)
         _inc(self.evictions, tally.evicted)
+        _inc(self.roundups, tally.roundups)
         _inc(self.late_pages, tally.late_pages)
         _inc(self.flattened, tally.flattened)
         for dropped in tally.blocks_dropped:
