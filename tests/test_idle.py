@@ -256,13 +256,14 @@ async def test_a_partition_the_broker_has_not_answered_for_lately_is_not_claimed
     consumer._thread._ensure_consumer = lambda: SimpleNamespace(  # type: ignore[method-assign]
         last_poll_timestamp=lambda tp: answered["at"]
     )
-    stream.quiet.heard({0: 4})  # records up to offset 4 taken: the high watermark 5 says nothing is left
+    claims = stream.claims
+    claims.quiet.heard({0: 4})  # records up to offset 4 taken: the high watermark 5 says nothing is left
     try:
-        assert not await stream._all_taken(0)  # no answer yet
+        assert not await claims._all_taken(0)  # no answer yet
         answered["at"] = time.time() * 1000 - 50
-        assert await stream._all_taken(0)
+        assert await claims._all_taken(0)
         answered["at"] = time.time() * 1000 - 2000  # the broker went 2 s ago
-        assert not await stream._all_taken(0)
-        assert stream._fetched_lately(TP(settings.stream.input_topic, 0)) is False
+        assert not await claims._all_taken(0)
+        assert claims._fetched_lately(TP(settings.stream.input_topic, 0)) is False
     finally:
         consumer._thread.thread_loop.close()  # mode made it for the consumer's thread, never started

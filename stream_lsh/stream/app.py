@@ -4,8 +4,8 @@ The stages themselves are the pure state machines of :mod:`stream_lsh.pipeline`;
 decodes micro-batches from Kafka, hands them to the stage object of their partition, and sends what
 comes back. Every send of a batch is awaited before the agent takes the next one, so by the time
 Faust commits an input offset, everything it caused is on the broker (at-least-once; the stages
-make repeats harmless). Registrations (``Outbox.first``) are acknowledged before the probes that
-follow them are sent.
+make repeats harmless). What the worker says of its input partitions for clock order (idle, caught
+up, withdrawn) is :mod:`.claims`'s.
 
 After the sends, each stage partition journals the batch it handled in its RocksDB-backed table
 (:mod:`stream_lsh.stream.state`): one row per partition per batch, snapshots now and then. So
@@ -16,7 +16,8 @@ committed input offset always has its rows in the changelog, whatever becomes of
 
 A failed send or table write must not be followed by a commit of the input (Faust would commit it:
 an exception in an agent acks the event). Any error in a batch therefore ends the process with
-exit code 70 after logging it, and the input is redelivered to whoever runs the partition next.
+exit code 70 after logging it (:mod:`.batch_failure`), and the input is redelivered to whoever
+runs the partition next.
 Brokers that went away are not such an error until ``STREAM_LSH_SEND_TIMEOUT_S`` has passed: sends
 and journal rows are retried meanwhile, so a shorter outage is ridden out (docs/architecture.md,
 "Broker outages").
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, cast
@@ -39,7 +39,6 @@ import orjson
 from faust.types import TP
 
 from ..core.prepare import Preparer
-from ..errors import ExitCode, StateMismatchError
 from ..pipeline import codec
 from ..pipeline.ingest import Ingest, Message
 from ..pipeline.limits import RecordLimit
@@ -47,10 +46,11 @@ from ..pipeline.outbox import Outbox, Stage
 from ..pipeline.stages import stage_factories
 from ..pipeline.telemetry import Gauged
 from ..settings import Settings, SettingsError
+from .batch_failure import or_exit
+from .claims import InputClaims, fetched_within
 from .connection import KafkaConnection
 from .consumer import RewindingTransport
 from .health import AgentWatch
-from .idle import QuietInputs
 from .metrics import CONTENT_TYPE, PartitionReading, WorkerMetrics, WorkerReading
 from .recovery import SafeRecovery, SafeTableManager
 from .state import StageStore
@@ -64,11 +64,9 @@ __all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "tran
 log = logging.getLogger(__name__)
 
 MAX_WAIT_REPORTS = 10  # log lines per check of the pending guard; the rest are counted
-MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: what is left are commit markers
 HEALTH_EVERY_S = 1.0  # how often readiness, liveness and the event loop's lag are checked
 FETCHING_WITHIN_S = 10.0  # ready: a fetch of an assigned partition was answered this recently
 STUCK_AFTER_SEND_TIMEOUT_S = 60.0  # default liveness bound: the send timeout plus this
-WITHDRAW_WITHIN_S = 10.0  # a stopping worker's withdrawal of its idle claims waits at most this
 
 
 def faust_broker_url(bootstrap: str) -> str:
@@ -180,19 +178,21 @@ class StreamApp:
             )
             for stage in Stage.ALL
         }
-        self.quiet = QuietInputs(settings.stream.idle_ms / 1000.0)
-        self._fetch_fresh_ms = settings.stream.idle_ms + settings.stream.fetch_wait_ms  # _fetched_lately
-        self._starts: dict[TP, int] = {}  # input partitions: where reading started at the last assignment
-        # idle claims, the withdrawals of a change of hands and of a stop: one at a time, in order
-        self._claims = asyncio.Lock()
-        self._leaving = False  # stopping: claims withdrawn, none made again
+        self.claims = InputClaims(
+            self.app,
+            self.names.input,
+            self.ingest,
+            self._send,
+            idle_s=settings.stream.idle_ms / 1000.0,
+            fetch_wait_s=settings.stream.fetch_wait_ms / 1000.0,
+        )
         # faust types its receivers with a keyword-only ``signal``, which these take in ``**_``
         self.app.on_partitions_revoked.connect(self._on_revoked)  # type: ignore[arg-type]
         self.app.on_partitions_assigned.connect(self._on_assigned)  # type: ignore[arg-type]
         self.app.when_stopping = self._on_stopping
         self._declare_agents()
         if ordered:
-            self.app.timer(settings.stream.idle_ms / 2000.0, name="idle-inputs")(self._declare_idle_inputs)
+            self.app.timer(settings.stream.idle_ms / 2000.0, name="idle-inputs")(self.claims.declare_idle)
         self.app.timer(min(1.0, settings.stream.pending_alert_s / 2), name="pending-guard")(
             self._report_stuck_waits
         )
@@ -205,122 +205,15 @@ class StreamApp:
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():
             store.forget()  # rebuilt from RocksDB when their partitions' records come again
-        self.quiet.forget()
-        self._starts.clear()
-        await self._changed_hands(revoked)
+        self.claims.forget()
+        await self.claims.changed_hands(revoked)
 
     async def _on_assigned(self, app: Any, assigned: Any, **_: Any) -> None:
         self._joined = True
-        await self._changed_hands(assigned)
-
-    async def _changed_hands(self, partitions: Any) -> None:
-        """Withdraw the idle claims of input partitions given up or taken over, before any record
-        of the new assignment is read (pipeline/order.py): given up, at the revocation, which every
-        member of the group goes through before anyone gets the new assignment; taken over, at the
-        assignment, for an owner that left or crashed without a revocation."""
-        inputs = {tp.partition for tp in partitions if tp.topic == self.names.input}
-        if inputs:
-            await _or_exit(self._withdraw(inputs))
-
-    async def _withdraw(self, inputs: set[int]) -> None:
-        """Tell every site partition that ``inputs`` changed hands (their idle claims no longer
-        hold), under the claims' lock: no claim made before is sent after it."""
-        async with self._claims:
-            await self._send(self.ingest.changed_hands(inputs))
+        await self.claims.changed_hands(assigned)
 
     async def _on_stopping(self) -> None:
-        """A worker that stops withdraws the idle claims of its input partitions, as a revocation
-        would: a stopping worker does not go through one, and the group may take a session timeout
-        to notice that it left (Tansu does not rebalance when a member leaves). Until then a claim
-        left standing let the other workers' partitions release past every record that piled up in
-        this worker's partitions, which then came late: 38-53 of 872 duplicates decided unique in
-        ../shared/repro/rebalance-handover. Called first thing when the app stops, before Faust stops
-        reading (a claim made just before would otherwise stand while the worker waits for its
-        streams to empty), under the claims' lock, so no claim made before it is sent after it, and
-        none is made after it."""
-        self._leaving = True  # no claim from here on, even if the lock is not had
-        inputs = {tp.partition for tp in self._assigned() if tp.topic == self.names.input}
-        if not inputs:
-            return
-        try:  # a batch's sends hold the lock; against a broker that went away, not for ever
-            await asyncio.wait_for(self._withdraw(inputs), WITHDRAW_WITHIN_S)
-        except Exception:  # the next owner withdraws them when the group hands the partitions over
-            log.warning(
-                "could not withdraw the idle claims of input partitions %s before stopping", sorted(inputs)
-            )
-
-    async def _declare_idle_inputs(self) -> None:
-        """Clock order: tell the site partitions which of this worker's input partitions are
-        quiet, so that they hold no page back (an empty partition would otherwise hold back all).
-
-        Flow control is checked again before each partition: a claim's send can wait out a
-        broker outage, and the rebalance the outage causes happens meanwhile."""
-        if not self.app.flow_control.is_active():
-            return  # a rebalance or a recovery: records may be fetched and not yet delivered
-        assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.names.input}
-        for partition in self.quiet.quiet(assigned):
-            async with self._claims:
-                if self._leaving or not self.app.flow_control.is_active():
-                    return
-                if await self._all_taken(partition):
-                    self.quiet.declare(partition)
-                    await _or_exit(self._send(self.ingest.idle(partition)))
-
-    async def _all_taken(self, partition: int) -> bool:
-        """Whether this worker has taken every record the broker had for an input partition at the
-        consumer's latest fetch of it (its high watermark, exact on the embedded broker too). Not
-        fetched yet, or not lately (:meth:`_fetched_lately`): no. Nothing taken since the
-        assignment: the offset reading started from.
-
-        Not the consumer's position: records fetched but still queued for the agent are past it
-        (seen: a partition declared idle with 93 records on their way, all of them then late). But
-        a transactional producer's commit markers count in the high watermark and are never
-        delivered: a partition whose records have all been fetched, and that has been quiet for
-        ten idle times, has nothing left but those."""
-        tp = TP(self.names.input, partition)
-        try:
-            highwater = self.app.consumer.highwater(tp)
-            if highwater is None or not self._fetched_lately(tp):
-                return False
-            taken = self.quiet.taken(partition)
-            if taken is None:
-                taken = await self._start_offset(tp)
-            if taken >= highwater:
-                return True
-            long_quiet = self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle
-            return long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater
-        except Exception:
-            return False
-
-    def _fetched_within(self, tp: TP, seconds: float) -> bool:
-        """Whether the broker answered a fetch of ``tp`` within ``seconds``."""
-        try:
-            consumer = self.app.consumer._thread._ensure_consumer()  # type: ignore[attr-defined]
-        except Exception:
-            return False
-        polled = consumer.last_poll_timestamp(tp)  # wall-clock ms of the latest answer, None before one
-        return polled is not None and time.time() * 1000 - polled <= seconds * 1000
-
-    def _fetched_lately(self, tp: TP) -> bool:
-        """Whether the broker answered a fetch of ``tp`` within the idle time plus one fetch wait,
-        so that its high watermark says what the broker has now.
-
-        A partition the worker cannot fetch is not quiet. While the brokers are down the high
-        watermark is that of the last answer before they went, and the records they took after
-        it have not been fetched: claimed idle, those records would come late when the brokers
-        are back (seen in tests/test_broker_outages.py: a page decided with a later page among
-        its candidates). In normal running a fetch answers every fetch wait, so this holds."""
-        return self._fetched_within(tp, self._fetch_fresh_ms / 1000)
-
-    async def _start_offset(self, tp: TP) -> int:
-        """Where reading an input partition started at the last assignment: its committed offset
-        (Faust keeps it from the seek it makes then), or the log start if that is later."""
-        start = self._starts.get(tp)
-        if start is None:
-            committed = self.app.consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
-            earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
-            start = self._starts[tp] = max(committed or 0, earliest or 0)
-        return start
+        await self.claims.withdraw_on_stop(self._assigned())
 
     async def _report_stuck_waits(self) -> None:
         """The guard of docs/architecture.md ("Liveness"): every page whose decision has waited
@@ -352,25 +245,6 @@ class StreamApp:
         """This worker's status report, for `stream-lsh status` and `run` (stream/status.py): built
         from its metrics, sent on its own timer; a send that fails or hangs is logged, not raised."""
         await self.status.publish(self.app)
-
-    def _caught_up(self, messages: list[Message]) -> set[int]:
-        """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
-
-        The high watermark of a fetch response is exact, on Tansu too (only its ListOffsets
-        under-reports). One that is stale (records arrived since) makes a partition look caught up
-        too early: its next pages may come *late* and take arrival order, as after an idle timer.
-        """
-        if not self.ingest.marks_caught_up or self._leaving:
-            return set()
-        found = set()
-        for partition, offset in _last_offsets(messages).items():
-            try:
-                highwater = self.app.consumer.highwater(TP(self.names.input, partition))
-            except Exception:
-                continue
-            if highwater is not None and offset + 1 >= highwater:
-                found.add(partition)
-        return found
 
     # -- the Faust app -------------------------------------------------------------------------
     def _build_app(self, bootstrap: str) -> _StoppingApp:
@@ -443,7 +317,7 @@ class StreamApp:
             reasons.append("recovering state: not started yet")
         elif not self.app.flow_control.is_active():
             reasons.append("not consuming")
-        if assigned and not any(self._fetched_within(tp, FETCHING_WITHIN_S) for tp in assigned):
+        if assigned and not any(fetched_within(self.app, tp, FETCHING_WITHIN_S) for tp in assigned):
             reasons.append(f"no fetch answered in the last {FETCHING_WITHIN_S:g} s")
         return reasons
 
@@ -483,7 +357,7 @@ class StreamApp:
         for tp in self._assigned():
             assigned[tp.topic] = assigned.get(tp.topic, 0) + 1
             if tp.topic == self.names.input:
-                lag[tp.partition] = self._lag(tp)
+                lag[tp.partition] = self.claims.lag(tp)
         return WorkerReading(
             partitions=partitions,
             input_lag=lag,
@@ -496,20 +370,6 @@ class StreamApp:
             loop_lag_s=self._loop_lag_s,
         )
 
-    def _lag(self, tp: TP) -> int:
-        """Records of an input partition this worker has not taken yet, as of its latest fetch."""
-        try:
-            highwater = self.app.consumer.highwater(tp)
-        except Exception:
-            return 0
-        taken = self.quiet.taken(tp.partition)
-        start = self._starts.get(tp)
-        if taken is None:
-            taken = start if start is not None else self.app.consumer._committed_offset.get(tp)  # type: ignore[attr-defined]
-        if highwater is None or taken is None:
-            return 0
-        return max(0, highwater - taken)
-
     def _declare_agents(self) -> None:
         s = self.settings.stream
         within = s.batch_wait_ms / 1000.0
@@ -519,15 +379,15 @@ class StreamApp:
             async for events in stream.take_events(s.batch_size, within=entry):
                 with self.watch.batch("ingest-pages"):
                     messages = [_message(e) for e in events]
-                    async with self._claims:  # its caught-up marks are idle claims
-                        caught_up = self._caught_up(messages)
-                        self.quiet.heard(_last_offsets(messages), self.ingest.idle_after(messages, caught_up))
-                        await _or_exit(self._send(self.ingest.pages(messages, caught_up)))
+                    async with self.claims.lock:  # its caught-up marks are idle claims
+                        caught_up = self.claims.caught_up(messages)
+                        self.claims.heard(messages, caught_up)
+                        await or_exit(self._send(self.ingest.pages(messages, caught_up)))
 
         async def ingest_queries(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):
                 with self.watch.batch("ingest-queries"):
-                    await _or_exit(self._send(self.ingest.queries([_message(e) for e in events])))
+                    await or_exit(self._send(self.ingest.queries([_message(e) for e in events])))
 
         self._agent(self.names.input, "ingest-pages", ingest_pages)
         self._agent(self.names.queries, "ingest-queries", ingest_queries)
@@ -552,7 +412,7 @@ class StreamApp:
         async def run(stream: Any) -> None:
             async for events in stream.take_events(batch, within=within):
                 with self.watch.batch(f"stage-{stage}"):
-                    await _or_exit(self._handle(stage, store, events))
+                    await or_exit(self._handle(stage, store, events))
 
         return run
 
@@ -635,23 +495,6 @@ class _StoppingApp(faust.App):
         await super().on_stop()
 
 
-async def _or_exit(work: Awaitable[None]) -> None:
-    """Run one batch's work; on any failure, log it and end the process before Faust can commit
-    the batch's input (see the module docstring). Cancellation (shutdown) passes through."""
-    try:
-        await work
-    except asyncio.CancelledError:
-        raise
-    except StateMismatchError as error:
-        log.critical("refusing to run: %s", error)
-        logging.shutdown()
-        os._exit(ExitCode.STATE_MISMATCH)
-    except BaseException:
-        log.critical("a batch failed; stopping the worker so that its input is redelivered", exc_info=True)
-        logging.shutdown()
-        os._exit(ExitCode.FAILED_BATCH)
-
-
 def _metrics_page(metrics: WorkerMetrics) -> Callable[[Any, Any], Awaitable[Any]]:
     """``GET /metrics``: this worker's counters (a Faust view handler: the view, then the request)."""
 
@@ -669,14 +512,6 @@ def _health_page(name: str, reasons: Callable[[], list[str]]) -> Callable[[Any, 
         return view.json({name: not why, "reasons": why}, status=503 if why else 200)
 
     return get
-
-
-def _last_offsets(messages: list[Message]) -> dict[int, int]:
-    """The last offset of each partition in a batch."""
-    last: dict[int, int] = {}
-    for message in messages:
-        last[message.partition] = max(last.get(message.partition, -1), message.offset)
-    return last
 
 
 def _key(key: str | None) -> bytes | None:

@@ -1,0 +1,236 @@
+"""A worker's claims about its input partitions: which are idle or caught up, and their withdrawal.
+
+Clock order (:mod:`stream_lsh.pipeline.order`) holds every page until each input partition has
+passed its clock, *or is idle*. Only the worker that reads an input partition can say it is idle,
+and what it says must be true when the site partitions act on it: a claim that a partition is
+quiet while records wait in it lets the others release past those records, which then come late.
+So this module makes every claim from what the consumer fetched, and withdraws claims whenever
+their truth is in doubt:
+
+* a batch's marks say a partition is *caught up* when the batch held its last record as of the
+  consumer's latest fetch (:meth:`InputClaims.caught_up`);
+* a timer declares a partition *idle* when it has been quiet for the idle time and the worker has
+  taken every record the broker had for it (:meth:`InputClaims.declare_idle`);
+* a rebalance withdraws the claims of the partitions given up or taken over, and a stopping worker
+  withdraws its own (:meth:`InputClaims.changed_hands`, :meth:`InputClaims.withdraw_on_stop`).
+
+Claims and withdrawals go out one at a time under one lock (:attr:`InputClaims.lock`), so that no
+claim made before a withdrawal is sent after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Collection
+from typing import Any
+
+from faust.types import TP
+
+from ..pipeline.ingest import Ingest, Message
+from ..pipeline.outbox import Outbox
+from .batch_failure import or_exit
+from .idle import QuietInputs
+
+__all__ = ["InputClaims", "fetched_within", "last_offsets"]
+
+log = logging.getLogger(__name__)
+
+MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: what is left are commit markers
+WITHDRAW_WITHIN_S = 10.0  # a stopping worker's withdrawal of its idle claims waits at most this
+
+
+class InputClaims:
+    """What this worker says about the input partitions it reads (see the module doc).
+
+    Args:
+        app: the worker's Faust app (its consumer and flow control are read when a claim is made).
+        topic: the input topic.
+        ingest: the ingest stage, which writes the claims as messages to the site partitions.
+        send: sends an outbox (the app's, which awaits every send).
+        idle_s: how long a partition must be quiet to be declared idle.
+        fetch_wait_s: the consumer's fetch wait: a fetch answered within the idle time plus this
+            is recent enough to trust its high watermark.
+    """
+
+    def __init__(
+        self,
+        app: Any,
+        topic: str,
+        ingest: Ingest,
+        send: Callable[[Outbox], Awaitable[None]],
+        *,
+        idle_s: float,
+        fetch_wait_s: float,
+    ) -> None:
+        self.app, self.topic, self.ingest, self.send = app, topic, ingest, send
+        self.quiet = QuietInputs(idle_s)
+        self._fresh_s = idle_s + fetch_wait_s
+        self._starts: dict[TP, int] = {}  # where reading started at the last assignment
+        self.lock = asyncio.Lock()  # claims and withdrawals: one at a time, in order
+        self.leaving = False  # stopping: claims withdrawn, none made again
+
+    # -- a change of hands -----------------------------------------------------------------------
+    def forget(self) -> None:
+        """A revocation: what was heard of the partitions no longer holds."""
+        self.quiet.forget()
+        self._starts.clear()
+
+    async def changed_hands(self, partitions: Collection[TP]) -> None:
+        """Withdraw the idle claims of input partitions given up or taken over, before any record
+        of the new assignment is read (pipeline/order.py): given up, at the revocation, which every
+        member of the group goes through before anyone gets the new assignment; taken over, at the
+        assignment, for an owner that left or crashed without a revocation."""
+        inputs = {tp.partition for tp in partitions if tp.topic == self.topic}
+        if inputs:
+            await or_exit(self._withdraw(inputs))
+
+    async def withdraw_on_stop(self, assigned: Collection[TP]) -> None:
+        """A worker that stops withdraws the idle claims of its input partitions, as a revocation
+        would: a stopping worker does not go through one, and the group may take a session timeout
+        to notice that it left (Tansu does not rebalance when a member leaves). Until then a claim
+        left standing let the other workers' partitions release past every record that piled up in
+        this worker's partitions, which then came late: 38-53 of 872 duplicates decided unique in
+        ../shared/repro/rebalance-handover. Called first thing when the app stops, before Faust stops
+        reading (a claim made just before would otherwise stand while the worker waits for its
+        streams to empty), under the lock, so no claim made before it is sent after it, and none is
+        made after it."""
+        self.leaving = True  # no claim from here on, even if the lock is not had
+        inputs = {tp.partition for tp in assigned if tp.topic == self.topic}
+        if not inputs:
+            return
+        try:  # a batch's sends hold the lock; against a broker that went away, not for ever
+            await asyncio.wait_for(self._withdraw(inputs), WITHDRAW_WITHIN_S)
+        except Exception:  # the next owner withdraws them when the group hands the partitions over
+            log.warning(
+                "could not withdraw the idle claims of input partitions %s before stopping", sorted(inputs)
+            )
+
+    async def _withdraw(self, inputs: set[int]) -> None:
+        """Tell every site partition that ``inputs`` changed hands (their idle claims no longer
+        hold), under the lock: no claim made before is sent after it."""
+        async with self.lock:
+            await self.send(self.ingest.changed_hands(inputs))
+
+    # -- claims ----------------------------------------------------------------------------------
+    def caught_up(self, messages: list[Message]) -> set[int]:
+        """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
+
+        The high watermark of a fetch response is exact, on Tansu too (only its ListOffsets
+        under-reports). One that is stale (records arrived since) makes a partition look caught up
+        too early: its next pages may come *late* and take arrival order, as after an idle timer.
+        """
+        if not self.ingest.marks_caught_up or self.leaving:
+            return set()
+        found = set()
+        for partition, offset in last_offsets(messages).items():
+            try:
+                highwater = self.app.consumer.highwater(TP(self.topic, partition))
+            except Exception:
+                continue
+            if highwater is not None and offset + 1 >= highwater:
+                found.add(partition)
+        return found
+
+    def heard(self, messages: list[Message], caught_up: set[int]) -> None:
+        """A batch of the input was read: its partitions are not quiet, except those its marks
+        declare idle."""
+        self.quiet.heard(last_offsets(messages), self.ingest.idle_after(messages, caught_up))
+
+    async def declare_idle(self) -> None:
+        """Clock order: tell the site partitions which of this worker's input partitions are
+        quiet, so that they hold no page back (an empty partition would otherwise hold back all).
+
+        Flow control is checked again before each partition: a claim's send can wait out a
+        broker outage, and the rebalance the outage causes happens meanwhile."""
+        if not self.app.flow_control.is_active():
+            return  # a rebalance or a recovery: records may be fetched and not yet delivered
+        assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.topic}
+        for partition in self.quiet.quiet(assigned):
+            async with self.lock:
+                if self.leaving or not self.app.flow_control.is_active():
+                    return
+                if await self._all_taken(partition):
+                    self.quiet.declare(partition)
+                    await or_exit(self.send(self.ingest.idle(partition)))
+
+    async def _all_taken(self, partition: int) -> bool:
+        """Whether this worker has taken every record the broker had for an input partition at the
+        consumer's latest fetch of it (its high watermark, exact on the embedded broker too). Not
+        fetched yet, or not lately (:meth:`_fetched_lately`): no. Nothing taken since the
+        assignment: the offset reading started from.
+
+        Not the consumer's position: records fetched but still queued for the agent are past it
+        (seen: a partition declared idle with 93 records on their way, all of them then late). But
+        a transactional producer's commit markers count in the high watermark and are never
+        delivered: a partition whose records have all been fetched, and that has been quiet for
+        ten idle times, has nothing left but those."""
+        tp = TP(self.topic, partition)
+        try:
+            highwater = self.app.consumer.highwater(tp)
+            if highwater is None or not self._fetched_lately(tp):
+                return False
+            taken = self.quiet.taken(partition)
+            if taken is None:
+                taken = await self._start_offset(tp)
+            if taken >= highwater:
+                return True
+            long_quiet = self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle
+            return long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater
+        except Exception:
+            return False
+
+    def _fetched_lately(self, tp: TP) -> bool:
+        """Whether the broker answered a fetch of ``tp`` within the idle time plus one fetch wait,
+        so that its high watermark says what the broker has now.
+
+        A partition the worker cannot fetch is not quiet. While the brokers are down the high
+        watermark is that of the last answer before they went, and the records they took after
+        it have not been fetched: claimed idle, those records would come late when the brokers
+        are back (seen in tests/test_broker_outages.py: a page decided with a later page among
+        its candidates). In normal running a fetch answers every fetch wait, so this holds."""
+        return fetched_within(self.app, tp, self._fresh_s)
+
+    async def _start_offset(self, tp: TP) -> int:
+        """Where reading an input partition started at the last assignment: its committed offset
+        (Faust keeps it from the seek it makes then), or the log start if that is later."""
+        start = self._starts.get(tp)
+        if start is None:
+            committed = self.app.consumer._committed_offset.get(tp)
+            earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
+            start = self._starts[tp] = int(max(committed or 0, earliest or 0))
+        return start
+
+    # -- what the gauges read --------------------------------------------------------------------
+    def lag(self, tp: TP) -> int:
+        """Records of an input partition this worker has not taken yet, as of its latest fetch."""
+        try:
+            highwater = self.app.consumer.highwater(tp)
+        except Exception:
+            return 0
+        taken = self.quiet.taken(tp.partition)
+        start = self._starts.get(tp)
+        if taken is None:
+            taken = start if start is not None else self.app.consumer._committed_offset.get(tp)
+        if highwater is None or taken is None:
+            return 0
+        return max(0, int(highwater) - int(taken))
+
+
+def fetched_within(app: Any, tp: TP, seconds: float) -> bool:
+    """Whether the broker answered a fetch of ``tp`` within ``seconds``."""
+    try:
+        consumer = app.consumer._thread._ensure_consumer()
+    except Exception:
+        return False
+    polled = consumer.last_poll_timestamp(tp)  # wall-clock ms of the latest answer, None before one
+    return polled is not None and time.time() * 1000 - polled <= seconds * 1000
+
+
+def last_offsets(messages: list[Message]) -> dict[int, int]:
+    """The last offset of each partition in a batch."""
+    last: dict[int, int] = {}
+    for message in messages:
+        last[message.partition] = max(last.get(message.partition, -1), message.offset)
+    return last
