@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_opening import batch, decided_alike_on_disk, page
 
-from stream_lsh.core.decision import DUPLICATE, OPENING, UNIQUE, Match, decide
+from stream_lsh.core.decision import DUPLICATE, OPENING, UNIQUE, Decision, Match, decide
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.core.opening import OPENING_SHINGLES, openings, paragraph_openings
 from stream_lsh.core.roundup import HOLDS, STORIES, holds_most_of, is_roundup
@@ -95,6 +95,9 @@ def test_a_newsletter_of_briefs_is_none_of_them_and_a_copy_with_related_paragrap
     assert letter.similarity is not None and letter.similarity >= RULE.jaccard  # what it used to join by
     assert (copy.status, copy.duplicate_of) == (DUPLICATE, "brief0"), copy
     assert engine.checks["roundups"] == 2  # both open three stories
+    assert letter.to_dict()["roundup"] is True and copy.roundup  # the record says why
+    assert "roundup" not in briefs[0].to_dict()
+    assert Decision.from_dict(letter.to_dict()).roundup  # read back (a redelivery, a restored window)
 
 
 def test_a_page_of_two_stories_is_no_roundup():

@@ -71,6 +71,8 @@ class Decision:
     verified: int = field(default=0, compare=False)
     # the fuller page of a story that kept the page out of that story's cluster (.fuller)
     refused_by: str | None = None
+    # the page opens several earlier stories (a digest, a roundup), so it joins none of them (.roundup)
+    roundup: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -87,6 +89,8 @@ class Decision:
             record["date_ignored"] = self.date_ignored
         if self.refused_by is not None:
             record["refused_by"] = self.refused_by
+        if self.roundup:
+            record["roundup"] = True
         return record
 
     @classmethod
@@ -103,6 +107,7 @@ class Decision:
             record.get("match"),  # records written before containment have neither
             record.get("containment"),
             refused_by=record.get("refused_by"),
+            roundup=bool(record.get("roundup", False)),
         )
 
 

@@ -228,6 +228,7 @@ class Deduplicator:
             self.checks["refused"] += 1
         if roundup:
             self.checks["roundups"] += 1
+            decision = dataclasses.replace(decision, roundup=True)
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 
