@@ -1,4 +1,4 @@
-"""Roundups (stream_lsh.core.roundup): a page whose paragraphs open several earlier stories is
+"""Roundups (stream_lsh.core.roundup): a page whose sentences open several earlier stories is
 none of them, and a copy of a story that opens one other story beside it still joins its story."""
 
 import dataclasses
@@ -10,7 +10,7 @@ from test_opening import batch, decided_alike_on_disk, page
 
 from stream_lsh.core.decision import DUPLICATE, OPENING, UNIQUE, Decision, Match, decide
 from stream_lsh.core.dedup import Deduplicator
-from stream_lsh.core.opening import OPENING_SHINGLES, openings, paragraph_openings
+from stream_lsh.core.opening import OPENING_SHINGLES, openings, sentence_openings
 from stream_lsh.core.roundup import HOLDS, STORIES, holds_most_of, is_roundup
 from stream_lsh.core.verification import Verification
 
@@ -18,7 +18,7 @@ RULE = Verification(0.3, 0.7)
 
 
 def test_a_paragraph_has_the_key_of_an_article_that_begins_there():
-    (keys,) = paragraph_openings(batch([7, 8, 1, 2, 3, 4, 9]), [[0, 2, 5]])
+    (keys,) = sentence_openings(batch([7, 8, 1, 2, 3, 4, 9]), [[0, 2, 5]])
     whole, _ = openings(batch([7, 8, 1, 2]))
     second, _ = openings(batch([1, 2, 3, 4, 9]))
     assert keys == (int(whole[0]), int(second[0]))  # the third has too few shingles after it
@@ -35,7 +35,7 @@ def test_each_paragraph_key_is_the_opening_counted_from_that_paragraph(pages):
     """Property: the key at a paragraph is :func:`openings` with the article beginning there,
     each key once, in text order; a paragraph with too few shingles after it has none."""
     shingles = batch(*[values for values, _ in pages])
-    found = paragraph_openings(shingles, [at for _, at in pages])
+    found = sentence_openings(shingles, [at for _, at in pages])
     for i, (values, at) in enumerate(pages):
         expected: list[int] = []
         for start in at:
@@ -50,9 +50,9 @@ def test_each_paragraph_key_is_the_opening_counted_from_that_paragraph(pages):
 
 
 def test_pages_without_paragraphs_have_no_keys():
-    assert paragraph_openings(batch([1, 2, 3, 4], [5, 6, 7, 8]), [(), ()]) == [(), ()]
+    assert sentence_openings(batch([1, 2, 3, 4], [5, 6, 7, 8]), [(), ()]) == [(), ()]
     no_starts = dataclasses.replace(batch([1, 2, 3, 4]), starts=None)  # character shingles
-    assert paragraph_openings(no_starts, [(0,)]) == [()]
+    assert sentence_openings(no_starts, [(0,)]) == [()]
 
 
 def test_a_roundup_opens_several_stories():
@@ -108,14 +108,14 @@ def test_a_page_of_two_stories_is_no_roundup():
     assert two.status == DUPLICATE and engine.checks["roundups"] == 0
 
 
-def test_without_its_paragraph_keys_the_newsletter_joins_a_brief():
-    """What the rule changes: the same newsletter, its paragraphs' openings withheld."""
+def test_without_its_sentence_keys_the_newsletter_joins_a_brief():
+    """What the rule changes: the same newsletter, its sentences' openings withheld."""
     engine = Deduplicator()
     pages = briefs_and_pages()
     engine.process_batch(pages[:3])
     (signed,) = engine.sign([engine.prepare(pages[3], None)])
-    assert len(signed.paragraph_openings) == 3
-    (decision,) = engine.decide_signed([dataclasses.replace(signed, paragraph_openings=())])
+    assert len(signed.sentence_openings) >= 3  # each paragraph's, and each later sentence's
+    (decision,) = engine.decide_signed([dataclasses.replace(signed, sentence_openings=())])
     assert (decision.status, decision.duplicate_of) == (DUPLICATE, "brief0")
 
 
@@ -126,10 +126,42 @@ def test_a_window_on_disk_finds_the_same_roundups(tmp_path):
 def test_the_keys_reach_the_decide_partition():
     from stream_lsh.pipeline.messages import SignedForDecision
 
-    message = SignedForDecision(
-        "p", False, 1, None, None, 1, 2, None, None, paragraph_openings=(2**64 - 1, 5)
-    )
+    message = SignedForDecision("p", False, 1, None, None, 1, 2, None, None, sentence_openings=(2**64 - 1, 5))
     assert SignedForDecision.from_wire(message.to_wire()) == message
     older = message.to_wire()
     del older["po"]
-    assert SignedForDecision.from_wire(older).paragraph_openings == ()
+    assert SignedForDecision.from_wire(older).sentence_openings == ()
+
+
+def test_a_digest_that_heads_each_item_with_its_headline_is_a_roundup():
+    """Each item gives a headline sentence, then the story's first sentences, in one paragraph:
+    the stories open at the items' second sentences."""
+    engine = Deduplicator()
+    briefs = [prose(seed, 70) for seed in (1, 2, 3)]
+    items = [
+        f"Headline number {n} of the day. " + " ".join(text.split()[:40]) + "."
+        for n, text in enumerate(briefs)
+    ]
+    *_, letter = engine.process_batch(
+        [
+            *(page(f"brief{i}", text, f"wire{i}.example") for i, text in enumerate(briefs)),
+            page("letter", "\n".join(["Good morning, here is the news."] + items), "letters.example"),
+        ]
+    )
+    assert letter.roundup and (letter.status, letter.cluster_id) == (UNIQUE, "letter"), letter
+
+
+def test_a_stock_opening_line_opens_no_story():
+    """An outlet opens pages of three other stories with the line its copy opens with: the copy
+    opens like them, but it does not resemble them, so it is no roundup and joins its story."""
+    engine = Deduplicator()
+    stock = "In case you missed it, this is one of the big stories of the day across the whole country."
+    others = [
+        page(f"other{i}", f"{stock}\n{prose(seed, 120)}", "gazette.example")
+        for i, seed in enumerate((4, 5, 6))
+    ]
+    story = prose(1, 120)
+    copy = page("copy", f"{stock}\n{story}", "herald.example")
+    *_, original, decision = engine.process_batch([*others, page("story", story, "wire.example"), copy])
+    assert original.status == UNIQUE
+    assert (decision.status, decision.duplicate_of, decision.roundup) == (DUPLICATE, "story", False), decision

@@ -505,7 +505,10 @@ PATHOLOGICAL = {
 def test_pathological_input_is_fast(name):
     html, expected, fallback = PATHOLOGICAL[name]
     blocks, seconds = timed(html)
-    assert seconds < 2.0, f"{name}: {seconds:.2f} s"
+    # Linear work takes 0.1-0.6 s of CPU here; quadratic work on inputs of these sizes takes
+    # minutes. The bound is wide because CPU time too swells on a machine busy with other
+    # processes (a 0.4 s case once measured 2.1 s in the suite).
+    assert seconds < 10.0, f"{name}: {seconds:.2f} s"
     assert blocks == expected
     assert uses_fallback(html) is fallback
 
@@ -613,3 +616,11 @@ def test_a_row_of_links_is_a_list_not_one_run_of_words(extract):
 def test_normalising_a_page_at_once_is_normalising_each_block(blocks):
     """normalize_blocks: one pass over the page, the same blocks as normalize() block by block."""
     assert T.normalize_blocks(blocks) == [b for b in map(normalize, blocks) if b]
+
+
+def test_sentence_starts_are_after_a_final_mark_and_a_space():
+    from stream_lsh.core.text import sentence_starts
+
+    block = 'he said "no." then he left! why? mr. smith… stayed'
+    assert [block[i:][:4] for i in sentence_starts(block)] == ["then", "why?", "mr. ", "smit", "stay"]
+    assert sentence_starts("one sentence without an end") == []

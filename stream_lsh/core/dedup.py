@@ -235,14 +235,17 @@ class Deduplicator:
     def _roundup(self, page: SignedPage, candidates: Sequence[Match], opening: Match | None) -> bool:
         """Whether the page opens several earlier stories (:mod:`.roundup`); asked of the window
         only when the page could join a cluster at all."""
-        if not page.paragraph_openings or not (
+        if not page.sentence_openings or not (
             opening is not None or any(self.rule.match(c.similarity, c.contained) for c in candidates)
         ):
             return False
+        resembled = {c.id for c in candidates}
         opened = {
             entry.cluster_id
-            for key in page.paragraph_openings
-            if (entry := self.index.opening(key)) is not None and entry.id != page.prepared.id
+            for key in page.sentence_openings
+            if (entry := self.index.opening(key)) is not None
+            and entry.id != page.prepared.id
+            and (key != page.opening or entry.id in resembled)  # else a stock line (.roundup)
         }
         return is_roundup(opened)
 

@@ -42,7 +42,7 @@ __all__ = [
     "SHORT_SHINGLES",
     "joins_by_opening",
     "openings",
-    "paragraph_openings",
+    "sentence_openings",
 ]
 
 #: Shingles, in text order from where the article begins, that make a page's opening.
@@ -76,18 +76,18 @@ def openings(batch: ShingleBatch, begins: Sequence[int] | None = None) -> tuple[
     return keys, sizes <= SHORT_SHINGLES
 
 
-def paragraph_openings(batch: ShingleBatch, paragraphs_at: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
-    """Each page's opening keys at each of its paragraphs (``paragraphs_at[i]``: where page i's
-    paragraphs begin, in the units of ``batch.starts``), each key once, in text order: the key an
-    article beginning there would have (:func:`openings`). What :mod:`.roundup` looks up."""
+def sentence_openings(batch: ShingleBatch, sentences_at: Sequence[Sequence[int]]) -> list[tuple[int, ...]]:
+    """Each page's opening keys at each of its sentences of prose (``sentences_at[i]``: where page
+    i's sentences begin, in the units of ``batch.starts``), each key once, in text order: the key
+    an article beginning there would have (:func:`openings`). What :mod:`.roundup` looks up."""
     pages = len(batch)
-    if batch.starts is None or not batch.values.size or not any(paragraphs_at):
+    if batch.starts is None or not batch.values.size or not any(sentences_at):
         return [()] * pages
     page_of = np.repeat(np.arange(pages, dtype=np.int64), batch.counts())
     spread = np.int64(1) << np.int64(32)  # (page, start) as one sortable number
     where = page_of * spread + batch.starts.astype(np.int64)
-    asked_page = np.repeat(np.arange(pages, dtype=np.int64), [len(at) for at in paragraphs_at])
-    asked_at = np.fromiter((a for at in paragraphs_at for a in at), dtype=np.int64, count=asked_page.size)
+    asked_page = np.repeat(np.arange(pages, dtype=np.int64), [len(at) for at in sentences_at])
+    asked_at = np.fromiter((a for at in sentences_at for a in at), dtype=np.int64, count=asked_page.size)
     first = np.searchsorted(where, asked_page * spread + asked_at)
     whole = first + OPENING_SHINGLES <= batch.offsets[asked_page + 1]
     keys = np.zeros(asked_page.size, dtype=np.uint64)

@@ -15,7 +15,7 @@ banding), never state that depends on the pages: that lives in the learner and t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, takewhile
 from typing import NamedTuple
@@ -30,7 +30,7 @@ from .config import DedupConfig
 from .hashing import TokenHasher, word_indexes, words, xxh64_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
-from .opening import openings, paragraph_openings
+from .opening import openings, sentence_openings
 from .page import Page
 from .scheme import Scheme
 from .shingles import ShingleKind, Shingler
@@ -40,6 +40,7 @@ from .text import (
     heading,
     html_blocks,
     normalize_blocks,
+    sentence_starts,
     sentences,
     text_blocks,
     without_lists,
@@ -68,7 +69,7 @@ class PreparedPage:
     blocks_dropped: int = 0  # blocks dropped as boilerplate (a metric of the stream)
     lead_at: int = 0  # where the article begins in ``text``, in the shingler's tokens (see .lead)
     flattened: bool = False  # its text held a whole article on one line (.text.flattened; batch only)
-    paragraphs_at: tuple[int, ...] = ()  # where each paragraph of prose begins in ``text``, in UTF-8 bytes
+    sentences_at: tuple[int, ...] = ()  # where each sentence of prose begins in ``text``, in UTF-8 bytes
 
 
 class Extracted(NamedTuple):
@@ -88,7 +89,7 @@ class SignedPage:
     shingles: np.ndarray | None  # the shingle set, kept only to verify by exact Jaccard
     opening: int = 0  # its opening key (.opening); 0: too few shingles to have one
     short: bool = False  # all lead: it may join the earlier page it opens like (.opening)
-    paragraph_openings: tuple[int, ...] = ()  # the opening key at each paragraph (.roundup)
+    sentence_openings: tuple[int, ...] = ()  # the opening key at each sentence (.roundup)
 
     @property
     def id(self) -> str:
@@ -129,6 +130,21 @@ def drop_boilerplate(
     return [
         block for block, f, new in zip(blocks, fingerprints, fresh) if f is None or (new and f not in dropped)
     ], flagged
+
+
+def _prose_starts(blocks: list[str], starts: Iterable[int]) -> tuple[int, ...]:
+    """Where each paragraph of prose (a block that is not a heading) and each sentence in it
+    begins in the page's text, in UTF-8 bytes (``starts``: where each block begins)."""
+    found: list[int] = []
+    for at, block in zip(starts, blocks, strict=False):
+        if heading(block):
+            continue
+        found.append(at)
+        for offset in sentence_starts(block):
+            found.append(
+                at + (offset if block.isascii() else len(block[:offset].encode("utf-8", "surrogatepass")))
+            )
+    return tuple(found)
 
 
 class Preparer:
@@ -209,7 +225,7 @@ class Preparer:
             len(blocks) - len(kept),
             self._tokens(opening),
             flattened,
-            tuple(at for at, block in zip(starts, kept, strict=False) if not heading(block)),
+            _prose_starts(kept, starts),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -219,12 +235,12 @@ class Preparer:
             return 0
         return sum(len(words(block)) for block in blocks)
 
-    def _paragraph_tokens(self, prepared: Sequence[PreparedPage]) -> list[list[int]]:
-        """Where each page's paragraphs begin in the shingler's tokens (none for character
+    def _sentence_tokens(self, prepared: Sequence[PreparedPage]) -> list[list[int]]:
+        """Where each page's sentences begin in the shingler's tokens (none for character
         shingles: their opening is the page's own alone)."""
         if self.config.shingles.kind is ShingleKind.CHAR:
             return [[] for _ in prepared]
-        return word_indexes([p.text for p in prepared], [p.paragraphs_at for p in prepared])
+        return word_indexes([p.text for p in prepared], [p.sentences_at for p in prepared])
 
     def prepare_page(
         self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *, learn: bool
@@ -255,7 +271,7 @@ class Preparer:
         begins = [p.lead_at for p in prepared]
         batch = with_lead(plain, self.config.lead_share, begins)
         opening_keys, short = openings(plain, begins)
-        held = paragraph_openings(plain, self._paragraph_tokens(prepared))
+        held = sentence_openings(plain, self._sentence_tokens(prepared))
         signatures = self.minhasher.signatures(batch.values, batch.offsets)
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"

@@ -8,13 +8,18 @@ of ``benchmarks/eval_grid.py`` such pages were most of the false pairs, matched 
 similarity 0.3-0.45 or by containment, while their stories' own full pages were no larger than
 they, so the fuller-member check (:mod:`.fuller`) had nothing to refuse them with.
 
-What gives them away is that they hold *several* openings. Every paragraph of prose has the
-opening key an article beginning there would have (:func:`.opening.paragraph_openings`), and the
-window already remembers the first page with each opening (:mod:`.opening`). A page whose
-paragraphs open :data:`STORIES` or more earlier stories (distinct clusters) is a **roundup**. A
-roundup is a copy only of a page that holds most of it, at least :data:`HOLDS` of it (the
-share of the page that lies in the candidate): another outlet's copy of the same newsletter. It
-never joins one of the stories it sums up, and it never joins by its opening.
+What gives them away is that they hold *several* openings. Every sentence of prose (each
+paragraph's first, and each after it) has the opening key an article beginning there would have
+(:func:`.opening.sentence_openings`): a digest's item often gives its headline before the
+story's first sentence, in one paragraph ("Fire damages cathedral. Fire has damaged part of St
+John the Divine..."). The window already remembers the first page with each opening
+(:mod:`.opening`). A page whose sentences open :data:`STORIES` or more earlier stories (distinct
+clusters) is a **roundup**. Its own opening counts only when the page it opens like resembles
+it (shares a band): outlets open pages of many stories with the same stock line ("In case you
+missed it, this is one of the big stories of the day."), which opens no story. A roundup is a copy only of a page that holds most of it,
+at least :data:`HOLDS` of it (the share of the page that lies in the candidate): another
+outlet's copy of the same newsletter. It never joins one of the stories it sums up, and it never
+joins by its opening.
 
 Two openings make no roundup: a page may carry two stories, or one story and a "related" paragraph
 that opens another. A copy of a story whose "related" box gives the first sentences of two others

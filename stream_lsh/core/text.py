@@ -34,6 +34,7 @@ __all__ = [
     "html_to_text",
     "normalize",
     "normalize_blocks",
+    "sentence_starts",
     "sentences",
     "text_blocks",
     "without_lists",
@@ -205,6 +206,16 @@ def sentences(block: str, max_words: int = LONG_BLOCK_WORDS) -> list[str]:
         else:
             pieces.append(piece)
     return pieces
+
+
+_SENTENCE_START = re.compile(f"[.!?\u2026][{_CLOSING}]* ")
+
+
+def sentence_starts(block: str) -> list[int]:
+    """Where the sentences after the first begin in a normalised block, in characters: after a
+    sentence's final punctuation, any closing quotes and a space. Normalised text has lost its
+    case, so a title's or an initial's full stop ("mr. smith") starts one too: a spare start."""
+    return [match.end() for match in _SENTENCE_START.finditer(block)]
 
 
 _BLOCK = frozenset(

@@ -271,7 +271,7 @@ class Decider:
             unpack_array(page.shingles, "<u8", np.uint64),
             page.opening,
             page.short,
-            page.paragraph_openings,
+            page.sentence_openings,
         )
 
     # -- what the guard and the metrics read -----------------------------------------------------

@@ -112,7 +112,7 @@ class SignedForDecision:
     received: int | None = None
     opening: int = 0  # its opening key, and whether it is short (core/opening.py)
     short: bool = False
-    paragraph_openings: tuple[int, ...] = ()  # the opening key at each paragraph (core/roundup.py)
+    sentence_openings: tuple[int, ...] = ()  # the opening key at each sentence (core/roundup.py)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -134,8 +134,8 @@ class SignedForDecision:
             wire["op"] = self.opening
         if self.short:
             wire["os"] = True
-        if self.paragraph_openings:
-            wire["po"] = list(self.paragraph_openings)
+        if self.sentence_openings:
+            wire["po"] = list(self.sentence_openings)
         return wire
 
     @classmethod

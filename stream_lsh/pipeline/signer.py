@@ -168,5 +168,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         page.received,
         signed.opening,
         signed.short,
-        signed.paragraph_openings,
+        signed.sentence_openings,
     )
