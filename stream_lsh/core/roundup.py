@@ -16,10 +16,10 @@ John the Divine..."). The window already remembers the first page with each open
 (:mod:`.opening`). A page whose sentences open :data:`STORIES` or more earlier stories (distinct
 clusters) is a **roundup**. Its own opening counts only when the page it opens like resembles
 it (shares a band): outlets open pages of many stories with the same stock line ("In case you
-missed it, this is one of the big stories of the day."), which opens no story. A roundup is a copy only of a page that holds most of it,
-at least :data:`HOLDS` of it (the share of the page that lies in the candidate): another
-outlet's copy of the same newsletter. It never joins one of the stories it sums up, and it never
-joins by its opening.
+missed it, this is one of the big stories of the day."), which opens no story. A roundup is a
+copy only of a page that holds most of it, at least :data:`HOLDS` of it (the share of the page
+that lies in the candidate): another outlet's copy of the same newsletter. It never joins one of
+the stories it sums up, and it never joins by its opening.
 
 Two openings make no roundup: a page may carry two stories, or one story and a "related" paragraph
 that opens another. A copy of a story whose "related" box gives the first sentences of two others
