@@ -165,3 +165,25 @@ def test_a_stock_opening_line_opens_no_story():
     *_, original, decision = engine.process_batch([*others, page("story", story, "wire.example"), copy])
     assert original.status == UNIQUE
     assert (decision.status, decision.duplicate_of, decision.roundup) == (DUPLICATE, "story", False), decision
+
+
+def test_a_front_page_whose_repeated_items_are_boilerplate_still_opens_them():
+    """A site's front page, five items (each a story's first 20 words), two new items a version:
+    the learner takes the repeated items out, and what is left of a version (two new items) is
+    close to a teaser of one story. The items taken out still count as openings."""
+    stories = [prose(seed, 40) for seed in range(1, 16)]
+    items = [" ".join(text.split()[:20]) + "." for text in stories]
+    pages = [page(f"s{i}", text, f"wire{i}.example") for i, text in enumerate(stories)]
+    pages += [
+        page(f"front{k}", "\n".join(["Gazette front page.", *items[2 * k : 2 * k + 5]]), "gazette.example")
+        for k in range(5)
+    ]
+    engine = Deduplicator()
+    fronts = engine.process_batch(pages)[len(stories) :]
+    assert all(d.status == UNIQUE for d in fronts), fronts
+    assert [d.roundup for d in fronts] == [False, False, True, False, True]
+
+    blind = Deduplicator()  # what the rule changes: the taken-out items' openings withheld
+    blind.preparer._with_dropped = lambda prepared, held: held  # type: ignore[method-assign]
+    before = blind.process_batch(pages)[len(stories) :]
+    assert [(d.status, d.duplicate_of) for d in before][2::2] == [(DUPLICATE, "s7"), (DUPLICATE, "s12")]

@@ -70,6 +70,7 @@ class PreparedPage:
     lead_at: int = 0  # where the article begins in ``text``, in the shingler's tokens (see .lead)
     flattened: bool = False  # its text held a whole article on one line (.text.flattened; batch only)
     sentences_at: tuple[int, ...] = ()  # where each sentence of prose begins in ``text``, in UTF-8 bytes
+    dropped_starts: tuple[str, ...] = ()  # the first words of each paragraph of prose dropped as boilerplate
 
 
 class Extracted(NamedTuple):
@@ -145,6 +146,23 @@ def _prose_starts(blocks: list[str], starts: Iterable[int]) -> tuple[int, ...]:
                 at + (offset if block.isascii() else len(block[:offset].encode("utf-8", "surrogatepass")))
             )
     return tuple(found)
+
+
+#: The words of a dropped paragraph's start that its opening key is computed from.
+DROPPED_START_WORDS = 24
+
+
+def _dropped_starts(blocks: list[str], kept: list[str]) -> tuple[str, ...]:
+    """The first words of each paragraph of prose the learner dropped: a site's front page repeats
+    the openings of its stories from one version to the next, and the learner drops them."""
+    if len(kept) == len(blocks):
+        return ()
+    left = {id(block) for block in kept}
+    return tuple(
+        " ".join(block.split(" ", DROPPED_START_WORDS)[:DROPPED_START_WORDS])
+        for block in blocks
+        if id(block) not in left and not heading(block)
+    )
 
 
 class Preparer:
@@ -226,6 +244,7 @@ class Preparer:
             self._tokens(opening),
             flattened,
             _prose_starts(kept, starts),
+            _dropped_starts(blocks, kept),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -234,6 +253,24 @@ class Preparer:
         if self.config.shingles.kind is ShingleKind.CHAR:
             return 0
         return sum(len(words(block)) for block in blocks)
+
+    def _with_dropped(
+        self, prepared: Sequence[PreparedPage], held: list[tuple[int, ...]]
+    ) -> list[tuple[int, ...]]:
+        """Each page's sentence openings, followed by the openings of the paragraphs of prose its
+        site's boilerplate took out (:func:`_dropped_starts`, :mod:`.roundup`): only their first
+        words are shingled, which is all an opening key needs."""
+        owners = [i for i, p in enumerate(prepared) for _ in p.dropped_starts]
+        if not owners:
+            return held
+        starts = [s for p in prepared for s in p.dropped_starts]
+        dropped = self.shingler.shingle_batch(starts, [prepared[i].lang for i in owners])
+        keys, _ = openings(dropped)
+        found = [list(h) for h in held]
+        for owner, key in zip(owners, keys.tolist(), strict=True):
+            if key and key not in found[owner]:
+                found[owner].append(key)
+        return [tuple(f) for f in found]
 
     def _sentence_tokens(self, prepared: Sequence[PreparedPage]) -> list[list[int]]:
         """Where each page's sentences begin in the shingler's tokens (none for character
@@ -272,6 +309,7 @@ class Preparer:
         batch = with_lead(plain, self.config.lead_share, begins)
         opening_keys, short = openings(plain, begins)
         held = sentence_openings(plain, self._sentence_tokens(prepared))
+        held = self._with_dropped(prepared, held)
         signatures = self.minhasher.signatures(batch.values, batch.offsets)
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"

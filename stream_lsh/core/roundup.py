@@ -14,7 +14,10 @@ paragraph's first, and each after it) has the opening key an article beginning t
 story's first sentence, in one paragraph ("Fire damages cathedral. Fire has damaged part of St
 John the Divine..."). The window already remembers the first page with each opening
 (:mod:`.opening`). A page whose sentences open :data:`STORIES` or more earlier stories (distinct
-clusters) is a **roundup**. Its own opening counts only when the page it opens like resembles
+clusters) is a **roundup**. The paragraphs the boilerplate learner took out count too: a site's
+front and section pages repeat their stories' openings from one version to the next, so the
+learner drops them, and what is left of a later version is the few items that are new, which look
+like a teaser of a story or two. Its own opening counts only when the page it opens like resembles
 it (shares a band): outlets open pages of many stories with the same stock line ("In case you
 missed it, this is one of the big stories of the day."), which opens no story. A roundup is a
 copy only of a page that holds most of it, at least :data:`HOLDS` of it (the share of the page
