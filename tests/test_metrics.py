@@ -44,14 +44,13 @@ def test_counters_count_what_an_outbox_sends():
         decisions=[
             ("a", {"status": "unique"}),
             ("b", {"status": "duplicate", "match": "opening"}),
-            ("c", {"status": "unique", "refused_by": "a"}),
+            ("c", {"status": "unique", "refused_by": "a", "roundup": True}),
             ("d", {"status": "duplicate", "match": "containment"}),
         ],
         dead_letters=[(None, {"reason": "invalid_json"})],
         answers=[("q", {"id": "q"})],
         unique_pages=[("a", b"{}"), ("c", b"{}")],
     )
-    out.tally.roundups = 1
     metrics.sent(out)
     scraped = samples(metrics.render().decode())
     assert by_label(scraped, "stream_lsh_decisions_total", "status") == {"unique": 2, "duplicate": 2}

@@ -88,14 +88,13 @@ def _labels_of_every_series() -> dict[str, set[str]]:
         verified=1,
         rejected=1,
         evicted=1,
-        roundups=1,
         blocks_dropped=[1],
         decided=[DecisionTiming(1, 1.0)],
     )
     metrics.sent(
         Outbox(
             decisions=[
-                ("a", {"status": "unique", "candidates": 1, "refused_by": "b"}),
+                ("a", {"status": "unique", "candidates": 1, "refused_by": "b", "roundup": True}),
                 ("b", {"status": "duplicate", "candidates": 1, "match": "jaccard"}),
             ],
             dead_letters=[(None, {"reason": "invalid_json"})],

@@ -105,15 +105,15 @@ class Decider:
             else:
                 self._apply([message], out)
         out.tally.late_pages = self.late - late
-        out.tally.verified, out.tally.rejected, out.tally.evicted, out.tally.roundups = (
+        out.tally.verified, out.tally.rejected, out.tally.evicted = (
             now - then for now, then in zip(self._counts(), before, strict=True)
         )
         return out
 
-    def _counts(self) -> tuple[int, int, int, int]:
-        """The engine's candidates verified and rejected, bucket evictions and roundups, so far."""
+    def _counts(self) -> tuple[int, int, int]:
+        """The engine's candidates verified and rejected, and bucket evictions, so far."""
         checks = self.engine.checks
-        return checks["verified"], checks["rejected"], self.engine.index.evicted, checks["roundups"]
+        return checks["verified"], checks["rejected"], self.engine.index.evicted
 
     def _holds(self, message: Applied) -> bool:
         """Whether a page or retraction waits for the release point (not in arrival order, nor late)."""

@@ -37,7 +37,6 @@ class Tally:
     verified: int = 0  # bands: bucket collisions whose resemblance makes them a match
     rejected: int = 0  # bands: ... below it (LSH false positives)
     evicted: int = 0  # bands: ids pushed out of a full bucket by the bucket cap
-    roundups: int = 0  # decide: pages that opened several earlier stories (.core.roundup)
     blocks_dropped: list[int] = field(default_factory=list)  # sites: boilerplate blocks dropped, per page
     decided: list[DecisionTiming] = field(default_factory=list)  # decide: one per fresh decision
 
@@ -50,7 +49,6 @@ class Tally:
         self.verified += other.verified
         self.rejected += other.rejected
         self.evicted += other.evicted
-        self.roundups += other.roundups
         self.blocks_dropped.extend(other.blocks_dropped)
         self.decided.extend(other.decided)
 

@@ -137,8 +137,8 @@ class WorkerMetrics:
         )
         self.roundups = Counter(
             "stream_lsh_roundup_pages",
-            "Pages whose paragraphs opened three or more earlier stories (digests, roundups, live "
-            "pages): they join none of those stories",
+            "Decisions sent for pages whose sentences opened three or more earlier stories "
+            "(digests, roundups, front and live pages), which join none of them (roundup)",
             registry=registry,
         )
         self.evictions = Counter(
@@ -193,6 +193,8 @@ class WorkerMetrics:
                 self.matches.labels(match=decision.get("match") or "jaccard").inc()
             if decision.get("refused_by") is not None:
                 self.refused.inc()
+            if decision.get("roundup"):
+                self.roundups.inc()
         for _, letter in out.dead_letters:
             self.dead_letters.labels(reason=letter["reason"]).inc()
         _inc(self.answers, len(out.answers))
@@ -204,7 +206,6 @@ class WorkerMetrics:
         _inc(self.checks.labels(result="verified"), tally.verified)
         _inc(self.checks.labels(result="rejected"), tally.rejected)
         _inc(self.evictions, tally.evicted)
-        _inc(self.roundups, tally.roundups)
         _inc(self.late_pages, tally.late_pages)
         _inc(self.flattened, tally.flattened)
         for dropped in tally.blocks_dropped:
