@@ -621,6 +621,10 @@ def test_normalising_a_page_at_once_is_normalising_each_block(blocks):
 def test_sentence_starts_are_after_a_final_mark_and_a_space():
     from stream_lsh.core.text import sentence_starts
 
-    block = 'he said "no." then he left! why? mr. smith… stayed'
-    assert [block[i:][:4] for i in sentence_starts(block)] == ["then", "why?", "mr. ", "smit", "stay"]
-    assert sentence_starts("one sentence without an end") == []
+    def starts(text: bytes) -> list[int]:
+        return sentence_starts(np.frombuffer(text, dtype=np.uint8)).tolist()
+
+    text = 'he said "no." then he left! why? mr. smith… «stayed.» she said “no.” there'.encode()
+    found = [text[i:].decode().split()[0] for i in starts(text)]  # byte offsets
+    assert found == ["then", "why?", "mr.", "smith…", "«stayed.»", "she", "there"]
+    assert starts(b"one sentence without an end") == [] and starts(b". ") == [2]

@@ -95,11 +95,9 @@ def sentence_openings(batch: ShingleBatch, sentences_at: Sequence[Sequence[int]]
         values = batch.values[np.minimum(first + position, batch.values.size - 1)]
         keys = fmix64(keys ^ values ^ _TAG)
     keys[keys == 0] = 1  # 0 means "none", as in openings()
-    found: list[list[int]] = [[] for _ in range(pages)]
-    for page, key in zip(asked_page[whole].tolist(), keys[whole].tolist(), strict=True):
-        if key not in found[page]:
-            found[page].append(key)
-    return [tuple(keys_of_page) for keys_of_page in found]
+    kept = keys[whole].tolist()
+    bounds = np.searchsorted(asked_page[whole], np.arange(pages + 1)).tolist()  # asked in page order
+    return [tuple(dict.fromkeys(kept[a:b])) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 def joins_by_opening(short: bool, share_in_original: float | None) -> bool:

@@ -15,7 +15,7 @@ banding), never state that depends on the pages: that lives in the learner and t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, takewhile
 from typing import NamedTuple
@@ -31,6 +31,7 @@ from .hashing import TokenHasher, word_indexes, words, xxh64_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .opening import openings, sentence_openings
+from .own_lead import after_lead
 from .page import Page
 from .scheme import Scheme
 from .shingles import ShingleKind, Shingler
@@ -69,7 +70,9 @@ class PreparedPage:
     blocks_dropped: int = 0  # blocks dropped as boilerplate (a metric of the stream)
     lead_at: int = 0  # where the article begins in ``text``, in the shingler's tokens (see .lead)
     flattened: bool = False  # its text held a whole article on one line (.text.flattened; batch only)
-    sentences_at: tuple[int, ...] = ()  # where each sentence of prose begins in ``text``, in UTF-8 bytes
+    prose_spans: tuple[
+        tuple[int, int], ...
+    ] = ()  # where each paragraph of prose lies in ``text``, in UTF-8 bytes
     dropped_starts: tuple[str, ...] = ()  # the first words of each paragraph of prose dropped as boilerplate
 
 
@@ -99,6 +102,11 @@ class SignedPage:
     @property
     def signed(self) -> bool:
         return self.signature is not None
+
+    @property
+    def after_lead(self) -> tuple[int, ...]:
+        """Its openings after a lead of its own (:mod:`.own_lead`)."""
+        return after_lead(self.opening, self.sentence_openings)
 
     @property
     def opening_asked(self) -> int:
@@ -133,19 +141,11 @@ def drop_boilerplate(
     ], flagged
 
 
-def _prose_starts(blocks: list[str], starts: Iterable[int]) -> tuple[int, ...]:
-    """Where each paragraph of prose (a block that is not a heading) and each sentence in it
-    begins in the page's text, in UTF-8 bytes (``starts``: where each block begins)."""
-    found: list[int] = []
-    for at, block in zip(starts, blocks, strict=False):
-        if heading(block):
-            continue
-        found.append(at)
-        for offset in sentence_starts(block):
-            found.append(
-                at + (offset if block.isascii() else len(block[:offset].encode("utf-8", "surrogatepass")))
-            )
-    return tuple(found)
+def _prose_spans(blocks: list[str], starts: list[int]) -> tuple[tuple[int, int], ...]:
+    """Where each paragraph of prose (a block that is not a heading) begins and ends in the page's
+    text (its blocks joined by spaces), in UTF-8 bytes (``starts``: where each block begins, and
+    one past the text's end)."""
+    return tuple((starts[i], starts[i + 1] - 1) for i, block in enumerate(blocks) if not heading(block))
 
 
 #: The words of a dropped paragraph's start that its opening key is computed from.
@@ -231,7 +231,9 @@ class Preparer:
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
         text = " ".join(kept)
         opening = list(takewhile(heading, kept))
-        starts = accumulate((len(block.encode("utf-8", "surrogatepass")) + 1 for block in kept), initial=0)
+        starts = list(
+            accumulate((len(block.encode("utf-8", "surrogatepass")) + 1 for block in kept), initial=0)
+        )
         return PreparedPage(
             page_id,
             lang,
@@ -243,7 +245,7 @@ class Preparer:
             len(blocks) - len(kept),
             self._tokens(opening),
             flattened,
-            _prose_starts(kept, starts),
+            _prose_spans(kept, starts),
             _dropped_starts(blocks, kept),
         ), flagged
 
@@ -273,11 +275,30 @@ class Preparer:
         return [tuple(f) for f in found]
 
     def _sentence_tokens(self, prepared: Sequence[PreparedPage]) -> list[list[int]]:
-        """Where each page's sentences begin in the shingler's tokens (none for character
-        shingles: their opening is the page's own alone)."""
+        """Where each page's sentences of prose begin (each paragraph's first, and each sentence
+        after it), in the shingler's tokens, in text order; found for the whole micro-batch at
+        once (none for character shingles: their opening is the page's own alone)."""
         if self.config.shingles.kind is ShingleKind.CHAR:
             return [[] for _ in prepared]
-        return word_indexes([p.text for p in prepared], [p.sentences_at for p in prepared])
+        texts = [p.text for p in prepared]
+        encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        text_starts = np.cumsum([0] + [len(e) + 1 for e in encoded])
+        page_of_span = np.repeat(np.arange(len(prepared)), [len(p.prose_spans) for p in prepared])
+        spans = np.array([span for p in prepared for span in p.prose_spans], dtype=np.int64).reshape(-1, 2)
+        begins = spans[:, 0] + text_starts[page_of_span]
+        ends = spans[:, 1] + text_starts[page_of_span]
+        found = sentence_starts(np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8))
+        span_of = np.searchsorted(begins, found, side="right") - 1
+        inside = (
+            (span_of >= 0)
+            & (found < ends[np.maximum(span_of, 0)])
+            & (found != begins[np.maximum(span_of, 0)])
+        )
+        at = np.sort(np.concatenate((begins, found[inside])))
+        page_of = np.searchsorted(text_starts, at, side="right") - 1
+        local = (at - text_starts[page_of]).tolist()
+        bounds = np.searchsorted(page_of, np.arange(len(prepared) + 1)).tolist()
+        return word_indexes(texts, [local[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
 
     def prepare_page(
         self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *, learn: bool
