@@ -15,8 +15,6 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
 4. but a page joins no cluster only through smaller pages it holds when a fuller page of that
    story, among its candidates, says most of the page is something else (:mod:`.fuller`: a digest
    or a roundup holds a story's teaser; it is not that story).
-   A candidate that opens like the page once a lead paragraph of one of them is set aside
-   matches from a lower containment (:mod:`.own_lead`, ``match`` "lead").
 5. a short page that step 3 leaves ``unique``, or that could not be signed, is a duplicate of the
    earlier page it opens like, when the engine found one (:mod:`.opening`: a teaser of one
    sentence), ``match`` "opening".
@@ -31,7 +29,6 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .fuller import Neighbours, refusals
-from .own_lead import LEAD, holds_story
 from .roundup import holds_most_of
 from .verification import JACCARD, Verification
 
@@ -45,7 +42,6 @@ __all__ = [
     "Status",
     "cluster_name",
     "decide",
-    "verdict",
 ]
 
 UNIQUE: Final = "unique"
@@ -67,7 +63,7 @@ class Decision:
     similarity: float | None = None
     candidates: int = 0
     date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
-    match: str | None = None  # what made it a duplicate: "jaccard", "containment", "lead" or "opening"
+    match: str | None = None  # what made it a duplicate: "jaccard", "containment" or "opening"
     containment: float | None = None  # of the candidate ``similarity`` belongs to
     replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
     # of ``candidates``, those whose resemblance matches (not part of the record: the stream's
@@ -122,9 +118,7 @@ class Match(NamedTuple):
     candidate reported before containment existed): the Jaccard similarity, its lower bound,
     stands in for it. ``of_page`` and ``of_candidate``: the share of the page that lies in the
     candidate and the share of the candidate that lies in the page (:func:`.verification.measure`),
-    for the fuller-member check (:mod:`.fuller`); None leaves the candidate out of it.
-    ``after_lead``: the candidate opens like the page once a lead of one of them is set aside
-    (:mod:`.own_lead`)."""
+    for the fuller-member check (:mod:`.fuller`); None leaves the candidate out of it."""
 
     id: str
     similarity: float
@@ -132,7 +126,6 @@ class Match(NamedTuple):
     containment: float | None = None
     of_page: float | None = None
     of_candidate: float | None = None
-    after_lead: bool = False
 
     @property
     def contained(self) -> float:
@@ -176,7 +169,10 @@ def decide(
         if opening is not None and opening.cluster_id is not None:
             return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=OPENING)
         return Decision(page_id, NO_CONTENT, None)
-    verdicts = [(c, verdict(c, rule, roundup=roundup)) for c in candidates]
+    verdicts = [
+        (c, rule.match(c.similarity, c.contained) if not roundup or holds_most_of(c) else None)
+        for c in candidates
+    ]
     verified = sum(how is not None for _, how in verdicts)
     refused: dict[str, str] = {}
     if neighbours is not None and verified:  # a refusal needs a match
@@ -213,21 +209,6 @@ def decide(
         verified=verified,
         refused_by=refused_by,
     )
-
-
-def verdict(candidate: Match, rule: Verification, *, roundup: bool = False) -> str | None:
-    """What makes a candidate a match (``match``), or None: the verification rule, or else its
-    opening after a lead (:mod:`.own_lead`); a roundup's candidate must hold most of it."""
-    if roundup and not holds_most_of(candidate):
-        return None
-    how = rule.match(candidate.similarity, candidate.contained)
-    if (
-        how is None
-        and candidate.after_lead
-        and holds_story(candidate.contained, candidate.of_page, candidate.of_candidate)
-    ):
-        return LEAD
-    return how
 
 
 def _copy(

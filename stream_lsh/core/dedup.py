@@ -40,10 +40,9 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import FileClock
 from .config import DedupConfig
-from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide, verdict
+from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .opening import joins_by_opening
-from .own_lead import LEAD_SENTENCES, opens_after_lead
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .roundup import is_roundup
@@ -237,7 +236,7 @@ class Deduplicator:
         """Whether the page opens several earlier stories (:mod:`.roundup`); asked of the window
         only when the page could join a cluster at all."""
         if not page.sentence_openings or not (
-            opening is not None or any(verdict(c, self.rule) for c in candidates)
+            opening is not None or any(self.rule.match(c.similarity, c.contained) for c in candidates)
         ):
             return False
         resembled = {c.id for c in candidates}
@@ -296,7 +295,6 @@ class Deduplicator:
                 shingles=shingles if self.config.verify == "jaccard" else None,
                 decision=decision,
                 opening=page.opening,
-                after_lead=page.after_lead,
             )
         )
 
@@ -314,17 +312,8 @@ class _Neighbours:
     def measured(self, entries: Sequence[IndexEntry]) -> list[Match]:
         """The entries as the rule sees them, measured against the page."""
         found = self.engine.measure(self.signature, self.page.shingles, entries)
-        opening, after = self.page.opening, self.page.after_lead
         return [
-            Match(
-                entry.id,
-                j,
-                entry.cluster_id,
-                k,
-                p,
-                q,
-                opens_after_lead(opening, after, entry.opening, entry.after_lead),
-            )
+            Match(entry.id, j, entry.cluster_id, k, p, q)
             for entry, j, k, p, q in zip(entries, *found, strict=True)
         ]
 
@@ -381,9 +370,6 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "content_hashes": np.array([e.content_hash for e in entries], dtype=np.uint64),
         "body_hashes": np.array([e.body_hash for e in entries], dtype=np.uint64),
         "openings": np.array([e.opening for e in entries], dtype=np.uint64),
-        "after_leads": np.array(
-            [e.after_lead + (0,) * (LEAD_SENTENCES - len(e.after_lead)) for e in entries], dtype=np.uint64
-        ).reshape(-1, LEAD_SENTENCES),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
         "shingles": np.concatenate(shingles) if shingles else np.zeros(0, np.uint64),
     }
@@ -405,7 +391,6 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
     offsets = np.concatenate([[0], np.cumsum(arrays["shingle_counts"])])
     keep_shingles = dedup.config.verify == "jaccard"
     openings = arrays.get("openings")  # absent from state saved before openings were kept
-    after_leads = arrays.get("after_leads")  # ... or before openings after the lead were
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
@@ -422,7 +407,6 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 shingles=arrays["shingles"][offsets[i] : offsets[i + 1]].copy() if keep_shingles else None,
                 decision=Decision.from_dict(header["decisions"][i]),
                 opening=0 if openings is None else int(openings[i]),
-                after_lead=() if after_leads is None else tuple(int(k) for k in after_leads[i] if k),
             )
         )
     _in_memory(dedup).restore(entries, header["tables"], header["clock"])

@@ -45,7 +45,6 @@ class IndexEntry:
     shingles: np.ndarray | None = None
     decision: Decision | None = None  # the decision given when the page was indexed (replayed on redelivery)
     opening: int = 0  # its opening key (.opening); 0: none
-    after_lead: tuple[int, ...] = ()  # its openings after a lead of its own (.own_lead)
     keys: list[int] = field(init=False, repr=False)  # the band keys as Python ints, for the window
 
     def __post_init__(self) -> None:

@@ -31,10 +31,9 @@ from .hashing import TokenHasher, word_indexes, words, xxh64_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .opening import openings, sentence_openings
-from .own_lead import after_lead
 from .page import Page
 from .scheme import Scheme
-from .shingles import ShingleKind, Shingler
+from .shingles import ShingleBatch, ShingleKind, Shingler
 from .stopwords import StopWordLists
 from .text import (
     flattened,
@@ -70,9 +69,8 @@ class PreparedPage:
     blocks_dropped: int = 0  # blocks dropped as boilerplate (a metric of the stream)
     lead_at: int = 0  # where the article begins in ``text``, in the shingler's tokens (see .lead)
     flattened: bool = False  # its text held a whole article on one line (.text.flattened; batch only)
-    prose_spans: tuple[
-        tuple[int, int], ...
-    ] = ()  # where each paragraph of prose lies in ``text``, in UTF-8 bytes
+    # where each paragraph of prose begins and ends in ``text``, in UTF-8 bytes
+    prose_spans: tuple[tuple[int, int], ...] = ()
     dropped_starts: tuple[str, ...] = ()  # the first words of each paragraph of prose dropped as boilerplate
 
 
@@ -102,11 +100,6 @@ class SignedPage:
     @property
     def signed(self) -> bool:
         return self.signature is not None
-
-    @property
-    def after_lead(self) -> tuple[int, ...]:
-        """Its openings after a lead of its own (:mod:`.own_lead`)."""
-        return after_lead(self.opening, self.sentence_openings)
 
     @property
     def opening_asked(self) -> int:
@@ -153,16 +146,50 @@ DROPPED_START_WORDS = 24
 
 
 def _dropped_starts(blocks: list[str], kept: list[str]) -> tuple[str, ...]:
-    """The first words of each paragraph of prose the learner dropped: a site's front page repeats
-    the openings of its stories from one version to the next, and the learner drops them."""
+    """The first words of each paragraph of prose the learner dropped (``kept``: the blocks left,
+    in order): a site's front page repeats the openings of its stories from one version to the
+    next, and the learner drops them."""
     if len(kept) == len(blocks):
         return ()
-    left = {id(block) for block in kept}
-    return tuple(
-        " ".join(block.split(" ", DROPPED_START_WORDS)[:DROPPED_START_WORDS])
-        for block in blocks
-        if id(block) not in left and not heading(block)
+    dropped: list[str] = []
+    left = iter(kept)
+    following = next(left, None)
+    for block in blocks:
+        if block is following:
+            following = next(left, None)
+        elif not heading(block):
+            dropped.append(" ".join(block.split(" ", DROPPED_START_WORDS)[:DROPPED_START_WORDS]))
+    return tuple(dropped)
+
+
+def _split(batch: ShingleBatch, pages: int) -> tuple[ShingleBatch, ShingleBatch]:
+    """The first ``pages`` texts of a shingle batch, and the rest, as two batches (views)."""
+    cut = int(batch.offsets[pages])
+    starts = batch.starts
+    return (
+        ShingleBatch(
+            batch.values[:cut], batch.offsets[: pages + 1], None if starts is None else starts[:cut]
+        ),
+        ShingleBatch(
+            batch.values[cut:], batch.offsets[pages:] - cut, None if starts is None else starts[cut:]
+        ),
     )
+
+
+def _with_dropped(
+    held: list[tuple[int, ...]], owners: list[int], dropped: ShingleBatch
+) -> list[tuple[int, ...]]:
+    """Each page's sentence openings, followed by the openings of the paragraphs of prose its
+    site's boilerplate took out (``dropped``: their first words, the paragraph of page
+    ``owners[i]`` as text i; :func:`_dropped_starts`, :mod:`.roundup`)."""
+    if not owners:
+        return held
+    keys, _ = openings(dropped)
+    found = [list(keys_of_page) for keys_of_page in held]
+    for owner, key in zip(owners, keys.tolist(), strict=True):
+        if key and key not in found[owner]:
+            found[owner].append(key)
+    return [tuple(keys_of_page) for keys_of_page in found]
 
 
 class Preparer:
@@ -256,24 +283,6 @@ class Preparer:
             return 0
         return sum(len(words(block)) for block in blocks)
 
-    def _with_dropped(
-        self, prepared: Sequence[PreparedPage], held: list[tuple[int, ...]]
-    ) -> list[tuple[int, ...]]:
-        """Each page's sentence openings, followed by the openings of the paragraphs of prose its
-        site's boilerplate took out (:func:`_dropped_starts`, :mod:`.roundup`): only their first
-        words are shingled, which is all an opening key needs."""
-        owners = [i for i, p in enumerate(prepared) for _ in p.dropped_starts]
-        if not owners:
-            return held
-        starts = [s for p in prepared for s in p.dropped_starts]
-        dropped = self.shingler.shingle_batch(starts, [prepared[i].lang for i in owners])
-        keys, _ = openings(dropped)
-        found = [list(h) for h in held]
-        for owner, key in zip(owners, keys.tolist(), strict=True):
-            if key and key not in found[owner]:
-                found[owner].append(key)
-        return [tuple(f) for f in found]
-
     def _sentence_tokens(self, prepared: Sequence[PreparedPage]) -> list[list[int]]:
         """Where each page's sentences of prose begin (each paragraph's first, and each sentence
         after it), in the shingler's tokens, in text order; found for the whole micro-batch at
@@ -324,13 +333,18 @@ class Preparer:
         over the batch); those with too few shingles stay unsigned."""
         if not prepared:
             return []
-        plain = self.shingler.shingle_batch([p.text for p in prepared], [p.lang for p in prepared])
+        owners = [i for i, p in enumerate(prepared) for _ in p.dropped_starts]
+        everything = self.shingler.shingle_batch(
+            [p.text for p in prepared] + [start for p in prepared for start in p.dropped_starts],
+            [p.lang for p in prepared] + [prepared[i].lang for i in owners],
+        )
+        plain, dropped = _split(everything, len(prepared))
         counts = plain.counts()
         begins = [p.lead_at for p in prepared]
         batch = with_lead(plain, self.config.lead_share, begins)
         opening_keys, short = openings(plain, begins)
         held = sentence_openings(plain, self._sentence_tokens(prepared))
-        held = self._with_dropped(prepared, held)
+        held = _with_dropped(held, owners, dropped)
         signatures = self.minhasher.signatures(batch.values, batch.offsets)
         keys = self.banding.band_keys(signatures)
         keep_sets = self.config.verify == "jaccard"

@@ -208,6 +208,12 @@ def sentences(block: str, max_words: int = LONG_BLOCK_WORDS) -> list[str]:
     return pieces
 
 
+#: Bytes that may end a sentence's final mark or a closer after it: . ! ? " ' ) ] and the last
+#: bytes of … ” ’ ».
+_MAY_END = np.zeros(256, dtype=bool)
+_MAY_END[list(b".!?\"')]") + [0xA6, 0x9D, 0x99, 0xBB]] = True
+
+
 def sentence_starts(data: np.ndarray) -> np.ndarray:
     """Where sentences begin in normalised text as UTF-8 bytes (``uint8``; texts joined by
     spaces may be given at once), after each text's first: the byte after a sentence's final mark
@@ -216,6 +222,7 @@ def sentence_starts(data: np.ndarray) -> np.ndarray:
     a spare start. Vectorised: one pass of array operations over a whole micro-batch's text."""
     spaces = np.flatnonzero(data == 0x20)
     spaces = spaces[spaces >= 1]
+    spaces = spaces[_MAY_END[data[spaces - 1]]]  # the few after a mark's or a closer's last byte
     at = spaces - 1  # the byte before the space, then before each closer
     for _ in range(3):
         byte, before, twice = data[at], data[np.maximum(at - 1, 0)], data[np.maximum(at - 2, 0)]

@@ -126,7 +126,7 @@ class WorkerMetrics:
         )
         self.matches = Counter(
             "stream_lsh_duplicates",
-            "Duplicate decisions sent, by the rule that matched them (jaccard, containment, lead, opening)",
+            "Duplicate decisions sent, by the rule that matched them (jaccard, containment, opening)",
             ["match"],
             registry=registry,
         )
