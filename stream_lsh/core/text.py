@@ -233,7 +233,8 @@ def sentence_starts(data: np.ndarray) -> np.ndarray:
     byte, before, twice = data[at], data[np.maximum(at - 1, 0)], data[np.maximum(at - 2, 0)]
     final = (byte == 0x2E) | (byte == 0x21) | (byte == 0x3F)  # . ! ?
     final |= (byte == 0xA6) & (before == 0x80) & (twice == 0xE2)  # …
-    return spaces[final] + 1
+    found: np.ndarray = spaces[final] + 1
+    return found
 
 
 _BLOCK = frozenset(
