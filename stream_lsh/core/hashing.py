@@ -64,7 +64,14 @@ def word_indexes(normalized_texts: Sequence[str], byte_offsets: Sequence[Sequenc
     UTF-8 bytes), counted as :class:`TokenHasher` splits words: in one vectorised pass over all
     texts, where :func:`words` would run a regex per piece."""
     encoded = [text.encode("utf-8", "surrogatepass") for text in normalized_texts]
-    blob = np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8)
+    return word_indexes_in(encoded, np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8), byte_offsets)
+
+
+def word_indexes_in(
+    encoded: Sequence[bytes], blob: np.ndarray, byte_offsets: Sequence[Sequence[int]]
+) -> list[list[int]]:
+    """:func:`word_indexes` of texts already encoded, and joined into ``blob`` (``uint8``: each
+    text followed by a space), for a caller that reads the blob too."""
     edges = np.flatnonzero(np.diff(_word_bytes(blob).view(np.int8), prepend=np.int8(0)))
     starts = edges[0::2]  # words alternate start, end; the blob ends in a space
     text_starts = np.cumsum([0] + [len(e) + 1 for e in encoded])[:-1]

@@ -27,7 +27,7 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
-from .hashing import TokenHasher, word_indexes, words, xxh64_text
+from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .opening import openings, sentence_openings
@@ -289,14 +289,14 @@ class Preparer:
         once (none for character shingles: their opening is the page's own alone)."""
         if self.config.shingles.kind is ShingleKind.CHAR:
             return [[] for _ in prepared]
-        texts = [p.text for p in prepared]
-        encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        encoded = [p.text.encode("utf-8", "surrogatepass") for p in prepared]
         text_starts = np.cumsum([0] + [len(e) + 1 for e in encoded])
         page_of_span = np.repeat(np.arange(len(prepared)), [len(p.prose_spans) for p in prepared])
         spans = np.array([span for p in prepared for span in p.prose_spans], dtype=np.int64).reshape(-1, 2)
         begins = spans[:, 0] + text_starts[page_of_span]
         ends = spans[:, 1] + text_starts[page_of_span]
-        found = sentence_starts(np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8))
+        blob = np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8)
+        found = sentence_starts(blob)
         span_of = np.searchsorted(begins, found, side="right") - 1
         inside = (
             (span_of >= 0)
@@ -307,7 +307,9 @@ class Preparer:
         page_of = np.searchsorted(text_starts, at, side="right") - 1
         local = (at - text_starts[page_of]).tolist()
         bounds = np.searchsorted(page_of, np.arange(len(prepared) + 1)).tolist()
-        return word_indexes(texts, [local[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+        return word_indexes_in(
+            encoded, blob, [local[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+        )
 
     def prepare_page(
         self, page: Page, clock_ms: int | None, learner: BoilerplateLearner | None, *, learn: bool
