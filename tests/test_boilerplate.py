@@ -169,10 +169,11 @@ def test_the_excerpt_test_is_validated(bad):
         BoilerplateLearner(**bad)
 
 
-def test_boilerplate_is_the_site_own_until_a_second_site_learns_it():
+def test_boilerplate_is_only_ever_the_site_own():
     """A block learnt at one site is that site's boilerplate only: a story's sentence that an
-    aggregator repeats in its digests is not cut from the story's other copies. Learnt at a
-    second site, it is everybody's (prose shared by a network of sites)."""
+    aggregator repeats in its digests is not cut from the story's other copies. Learnt at a second
+    site too, it is still no third site's: each site learns from its own pages, which is what lets
+    one learner per site partition know what batch's one learner knows."""
     learner = BoilerplateLearner(min_pages=2)
     shared = 424_242
     learner.observe("a.com", [shared] + fps(5, 10_000))
@@ -181,17 +182,22 @@ def test_boilerplate_is_the_site_own_until_a_second_site_learns_it():
     learner.observe("a.com", [shared] + fps(5, 30_000))
     assert learner.is_boilerplate(shared, "a.com") and not learner.is_boilerplate(shared, "c.com")
     learner.observe("b.com", [shared] + fps(5, 40_000))
-    assert learner.is_boilerplate(shared, "c.com")
+    assert learner.is_boilerplate(shared, "b.com") and not learner.is_boilerplate(shared, "c.com")
+    assert learner.boilerplate_blocks == 2  # once for each site that learnt it
 
 
-def test_another_learner_flags_are_kept_per_site():
+def test_state_saved_when_a_block_learnt_at_two_sites_was_everybody_is_still_read():
+    """Format 3 kept one site per block, or None once two sites had learnt it: such a block stays
+    everybody's (it was learnt, and is not learnt again), the others their site's."""
     learner = BoilerplateLearner()
-    learner.flag([7], "a.com")
+    learner.load_state({"format": 3, "contexts": {}, "boilerplate": [[7, "a.com"], [8, None]]})
     assert learner.is_boilerplate(7, "a.com") and not learner.is_boilerplate(7, "b.com")
-    learner.flag([7], "b.com")
-    assert learner.is_boilerplate(7, "b.com") and learner.is_boilerplate(7, "z.com")
-    learner.flag([8], None)  # a flag of a learner that kept one set for all sites
     assert learner.is_boilerplate(8, "z.com")
+    again = BoilerplateLearner()
+    again.load_state(learner.state())
+    assert again.boilerplate_state() == learner.boilerplate_state() == [[7, "a.com"], [8, None]]
+    again.observe("a.com", fps(5, 50_000))  # a site with no boilerplate of its own still reads it
+    assert again.is_boilerplate(8, "a.com")
 
 
 def test_blocks_weigh_their_words():

@@ -101,11 +101,10 @@ async def test_a_worker_rides_out_a_kafka_outage_and_decides_every_page_once(tmp
     """The broker is stopped (SIGTERM) or killed (SIGKILL) right after a burst of pages reached it,
     so that the worker has pages in every stage when it goes; it stays down for OUTAGE_S, then
     starts again with its data on its port. The worker process lives through it all, and every
-    page has exactly one decision value (repeats are identical), batch's. Boilerplate learning is
-    off: its flags reach other site partitions at interleaving-dependent times."""
+    page has exactly one decision value (repeats are identical), batch's, boilerplate learning on."""
     pages = generate_corpus(500, seed=14).pages
     with KafkaBroker(data_dir=tmp_path / "kafka") as broker:
-        settings = stream_settings(broker, tmp_path, boilerplate=False)
+        settings = stream_settings(broker, tmp_path)
         await ensure_topics(broker.bootstrap, topic_specs(settings))  # before a reader would make them
         feed, pool = _Feed(settings), Workers(settings, broker.bootstrap, 1)
         try:
@@ -137,7 +136,7 @@ async def test_a_worker_rides_out_a_kafka_outage_and_decides_every_page_once(tmp
         f"\n{how}: {in_flight} of 300 pages in flight; "
         f"the next decision {resumed - back:.2f} s after the broker was back"
     )
-    assert _one_decision_each(reader.records, pages) == batch_reference(pages, boilerplate=False)
+    assert _one_decision_each(reader.records, pages) == batch_reference(pages)
 
 
 @needs_kafka
@@ -147,7 +146,7 @@ async def test_an_outage_longer_than_the_send_timeout_ends_the_worker_and_loses_
     broker is back decides every page, batch's."""
     pages = generate_corpus(300, seed=15).pages
     with KafkaBroker(data_dir=tmp_path / "kafka") as broker:
-        settings = stream_settings(broker, tmp_path, boilerplate=False, send_timeout_s=3)
+        settings = stream_settings(broker, tmp_path, send_timeout_s=3)
         await ensure_topics(broker.bootstrap, topic_specs(settings))
         feed, pool = _Feed(settings), Workers(settings, broker.bootstrap, 1)
         try:
@@ -166,7 +165,7 @@ async def test_an_outage_longer_than_the_send_timeout_ends_the_worker_and_loses_
         finally:
             pool.stop()
     print(f"\nthe worker exited {gave_up:.1f} s into the outage (send timeout 3 s)")
-    assert _one_decision_each(reader.records, pages) == batch_reference(pages, boilerplate=False)
+    assert _one_decision_each(reader.records, pages) == batch_reference(pages)
 
 
 def _reader(settings: Settings) -> DecisionReader:

@@ -42,9 +42,9 @@ async def test_every_codec_is_read_and_an_undecodable_batch_is_a_dead_letter(bro
     the group commits past the batch (so a restart does not meet it again)."""
     corpus = generate_corpus(64, seed=21)
     pages, lost = corpus.pages, [orjson.dumps({"id": f"lost-{i}", "text": "never read"}) for i in range(3)]
-    # without the boilerplate learner, whose flags reach other site partitions at times that depend
-    # on how partitions interleave, pages fed at once get exactly batch's decisions
-    settings = stream_settings(broker, tmp_path, input_partitions=2, boilerplate=False)
+    # the boilerplate learner on: each site partition learns in clock order, so pages fed at once
+    # over two input partitions get exactly batch's decisions
+    settings = stream_settings(broker, tmp_path, input_partitions=2)
     names = TopicNames.from_settings(settings)
     await ensure_topics(settings.stream.broker, topic_specs(settings))
     pool = Workers(settings, settings.stream.broker, 1)
@@ -78,7 +78,7 @@ async def test_every_codec_is_read_and_an_undecodable_batch_is_a_dead_letter(bro
             letter = await dead.until("undecodable_batch", timeout=30, check=pool.check)
             await dead.drain(1.0)
         by_id = {record["id"]: record for record in decisions.records}
-        assert [by_id[page["id"]] for page in pages] == batch_reference(pages, boilerplate=False)
+        assert [by_id[page["id"]] for page in pages] == batch_reference(pages)
         assert [r["reason"] for r in dead.records] == ["undecodable_batch"]
         assert (letter["topic"], letter["partition"]) == (names.input, 1)
         assert (letter["offset"], letter["last_offset"]) == (corrupt.offset, corrupt.offset + 2)

@@ -210,7 +210,8 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
 
 
 def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits_for():
-    """Input partition 0 never speaks (and no timer declares it): partition 1's page is held."""
+    """Input partition 0 never speaks (and no timer declares it): partition 1's page is held at its
+    site partition, which names the page and the input partition it waits for."""
     clock = Clock()
     pipe = LocalPipeline(DedupConfig(), Layout(2), inputs=2, clock=clock)
     pipe.feed(
@@ -226,7 +227,7 @@ def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits
     waits = pipe.stalled(5.0)
     [wait] = waits
     assert (
-        wait.stage == "decide" and wait.page_id == "c" and "waiting for input partitions 0" in wait.waits_for
+        wait.stage == "sites" and wait.page_id == "c" and "input partitions 0 hold it back" in wait.waits_for
     )
     assert "undecided for 6.0 s" in wait.describe() and "2026-11-24T10:00:00.000+00:00" in wait.describe()
     assert pipe.stalled(5.0) == []  # reported once

@@ -7,7 +7,6 @@ import pytest
 from stream_lsh.errors import ProtocolError, StreamLshError
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.messages import (
-    Flags,
     InputMark,
     OwnerChange,
     PageToSign,
@@ -23,8 +22,6 @@ BY_STAGE = {
         PageToSign("p1", False, "a.example", "en", T0, T0 / 1000, None, 42, ("one", "two"), '{"id": "p1"}'),
         PageToSign("q1", True, "a.example", None, T0, None, "2999-01-01", 1, ()),
         Retraction("p1", T0 + 100_000),
-        Flags((1, 2, 3), "a.example"),
-        Flags((4,), None),
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),
         OwnerChange(2),
@@ -100,8 +97,8 @@ def test_only_the_last_segment_of_a_micro_batch_names_the_input_offset_it_covers
     [
         (
             Stage.DECIDE,
-            codec.encode([Flags((1,), "a.example")]),
-            "decide partition got a record of kind 'flags'",
+            codec.encode([OwnerChange(1)]),
+            "decide partition got a record of kind 'owner'",
         ),
         (
             Stage.SITES,

@@ -26,18 +26,22 @@ same page as any context stored for that block:
   site too, but after the story: it is no story's lead, and teaches its prose like any page.
 
 Once a block has been seen in ``min_pages`` distinct contexts on one site, it is that site's
-boilerplate; once a second site learns it, everybody's (prose shared by a network of sites). A
-story's sentence that one site repeats in two contexts (an aggregator's digest and its teaser)
-is cut at that site only, never from the story's copies elsewhere.
+boilerplate, and only that site's: a story's sentence that one site repeats in two contexts (an
+aggregator's digest and its teaser) is cut at that site only, never from the story's copies
+elsewhere. Prose that a network of sites shares is learnt by each of them, within its first few
+pages. Learning per site is also what lets the stream learn exactly as batch does: a site's
+pages pass through one site partition, in batch's order, so its learner sees what batch's sees;
+a block learnt at one site never has to reach the others at a moment that depends on timing.
 
 A page is observed *before* it is filtered, so the second page of a new site already loses the
 prose it shares with the first. The signal does not depend on any dedup decision, so a page falsely
 matched because of boilerplate still teaches the learner. It does depend on arrival order, like
 every streaming decision, and is deterministic given that order.
 
-The state is bounded: per site a table capped at ``max_blocks_per_site`` blocks (the oldest quarter
-dropped when it is full), and a capped set of boilerplate blocks. The per-site bound, not a total
-one, keeps batch (one learner) and the stream (one learner per site partition) forgetting alike.
+The state is bounded per site: a table capped at ``max_blocks_per_site`` blocks (the oldest quarter
+dropped when it is full), and at most ``max_boilerplate`` boilerplate blocks (the oldest forgotten
+first). Per-site bounds, not total ones, keep batch (one learner) and the stream (one learner per
+site partition) forgetting alike.
 """
 
 from __future__ import annotations
@@ -48,14 +52,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["EVERYWHERE", "BoilerplateLearner", "Context"]
+__all__ = ["BoilerplateLearner", "Context"]
 
-#: The learner's state format: 3 saves a page's context once for all its blocks; 2 saved it with
-#: each block; 1 counted blocks, and its boilerplate was everybody's (all are read, see load_state).
-STATE_FORMAT = 3
-#: Where a block learnt at two sites is boilerplate: everywhere.
-EVERYWHERE = None
-_NOWHERE = object()
+#: The learner's state format: 4 keeps boilerplate per site (a block may be listed for several);
+#: 3 made a block learnt at two sites everybody's (site None); 2 saved a page's context with each
+#: block, not once for all its blocks; 1 counted blocks, and its boilerplate was everybody's (all
+#: are read, see load_state).
+STATE_FORMAT = 4
 #: How a page relates to a context a block was seen in (see BoilerplateLearner._judge).
 _OTHER, _SAME, _SUPERSEDED = 0, 1, 2
 #: A page's lead: the blocks that start in this part of its words (per mille).
@@ -232,7 +235,7 @@ class BoilerplateLearner:
         min_words: blocks with fewer words are never learnt, so short fragments ("Share", "Read
             more", a lone word between two links) never remove words from an article.
         max_blocks_per_site: bound on the per-site table.
-        max_boilerplate: bound on the set of known boilerplate blocks.
+        max_boilerplate: bound on the boilerplate blocks known for one site.
     """
 
     min_pages: int = 2
@@ -246,7 +249,8 @@ class BoilerplateLearner:
     # an older page's blocks are no longer needed, and the learner's memory stops growing with
     # the pages read once every site has filled its table (sites x this, ~175 bytes a block)
     max_blocks_per_site: int = 2_000
-    max_boilerplate: int = 200_000
+    # a site's chrome is a few dozen blocks; a rotating list of headlines adds a few a day
+    max_boilerplate: int = 2_000
 
     def __post_init__(self) -> None:
         if self.min_pages < 2 or self.min_pages_unknown_site < 2:
@@ -266,22 +270,23 @@ class BoilerplateLearner:
         if self.max_blocks_per_site < 1 or self.max_boilerplate < 1:
             raise ValueError("the learner's bounds must be positive")
         self._contexts: dict[str, dict[int, tuple[Context, ...]]] = {}
-        # block -> the one site it is boilerplate of, or EVERYWHERE (insertion-ordered: oldest first)
-        self._boilerplate: dict[int, str | None] = {}
+        # site -> its boilerplate blocks (insertion-ordered: oldest first)
+        self._boilerplate: dict[str, dict[int, None]] = {}
+        # blocks that a learner of state format 1-3 had made everybody's (read, never added to)
+        self._everywhere: frozenset[int] = frozenset()
 
     def is_boilerplate(self, fingerprint: int, site: str) -> bool:
-        """Whether a block is boilerplate on a page of ``site``: learnt there, or at two sites."""
+        """Whether a block is boilerplate on a page of ``site``: learnt there."""
         return self.known_for(site)(fingerprint)
 
     def known_for(self, site: str) -> Callable[[int], bool]:
-        """:meth:`is_boilerplate` for the pages of one site (a block's test in one dict lookup)."""
-        where = self._boilerplate.get
-
-        def known(fingerprint: int) -> bool:
-            found = where(fingerprint, _NOWHERE)
-            return found is EVERYWHERE or found == site
-
-        return known
+        """:meth:`is_boilerplate` for the pages of one site (a block's test in one dict lookup),
+        blocks the site learns later included."""
+        mine = self._boilerplate.setdefault(site, {})
+        if not self._everywhere:
+            return mine.__contains__
+        everywhere = self._everywhere
+        return lambda fingerprint: fingerprint in mine or fingerprint in everywhere
 
     def fingerprints(
         self, blocks: list[str], words: list[int], fingerprint: Callable[[str], int]
@@ -302,8 +307,7 @@ class BoilerplateLearner:
         fingerprints, and their words (``weights``; one each if not given). A block repeated on
         the page counts once, where it first appears.
 
-        Returns the blocks this page made boilerplate (the stream shares them with the learners
-        of other site partitions, see :meth:`flag`)."""
+        Returns the blocks this page made boilerplate of ``site``."""
         fingerprints = list(fingerprints)
         weight_of: dict[int, int] = {}
         starts_at: dict[int, int] = {}  # words before a block's first appearance on the page
@@ -356,13 +360,6 @@ class BoilerplateLearner:
         context.pack_away()
         return flagged
 
-    def flag(self, fingerprints: Iterable[int], site: str | None) -> None:
-        """Record blocks that another learner found to be boilerplate of ``site`` (None: of every
-        site). The stream keeps one learner per site partition; a block learnt at two sites is
-        everybody's, as in batch, so each learner hears of every block the others learn."""
-        for fingerprint in fingerprints:
-            self._flag(fingerprint, site)
-
     def _relation(
         self, context: Context, old: Context, relations: dict[Context, int], blocks: list[int]
     ) -> int:
@@ -406,19 +403,18 @@ class BoilerplateLearner:
         excerpt = answerable and held >= self.same_page_containment * len(answerable)
         return _SAME if len(kept) >= self.excerpt_ratio * len(sketch) and excerpt else _OTHER
 
-    def _flag(self, fingerprint: int, site: str | None) -> None:
-        """A block is boilerplate of the first site that learns it, and of every site once a
-        second one does (or a learner that predates sites says so: ``site`` None)."""
-        where = self._boilerplate.get(fingerprint, _NOWHERE)
-        if where is EVERYWHERE or where == site:
-            return
-        self._boilerplate[fingerprint] = site if where is _NOWHERE else EVERYWHERE
-        if len(self._boilerplate) > self.max_boilerplate:
-            del self._boilerplate[next(iter(self._boilerplate))]
+    def _flag(self, fingerprint: int, site: str) -> None:
+        """A block is boilerplate of the site that learnt it; a site forgets its oldest block
+        beyond ``max_boilerplate``."""
+        mine = self._boilerplate.setdefault(site, {})
+        mine[fingerprint] = None
+        if len(mine) > self.max_boilerplate:
+            del mine[next(iter(mine))]
 
     @property
     def boilerplate_blocks(self) -> int:
-        return len(self._boilerplate)
+        """Blocks known as boilerplate, counted once for every site that learnt them."""
+        return sum(map(len, self._boilerplate.values())) + len(self._everywhere)
 
     def state(self) -> dict[str, Any]:
         """A JSON-friendly snapshot (for saving batch state and the stream's journal)."""
@@ -449,18 +445,23 @@ class BoilerplateLearner:
             yield site, {"pages": pages, "blocks": blocks}
 
     def boilerplate_state(self) -> list[list[Any]]:
-        """:meth:`state`'s boilerplate blocks, each with the site it is boilerplate of."""
-        return [[block, site] for block, site in self._boilerplate.items()]
+        """:meth:`state`'s boilerplate blocks, each with a site it is boilerplate of (None: every
+        site, as a learner of format 1-3 saved it), oldest first within a site."""
+        return [[block, site] for site, blocks in self._boilerplate.items() for block in blocks] + [
+            [block, None] for block in sorted(self._everywhere)
+        ]
 
     def load_state(self, state: dict[str, Any]) -> None:
-        """Load :meth:`state`. Format 2 saved each block's contexts in full (read, and a context
-        many blocks held is shared again). Format 1 counted blocks and kept one set of boilerplate
-        for all sites: its boilerplate blocks are everybody's, and its contexts (sketches of block
-        fingerprints) are judged as that version judged them, by their blocks, until new ones take
-        their place."""
+        """Load :meth:`state`. Format 3 made a block learnt at two sites everybody's: it stays so
+        (it was learnt, and is not relearnt). Format 2 saved each block's contexts in full (read,
+        and a context many blocks held is shared again). Format 1 counted blocks and kept one set
+        of boilerplate for all sites: its boilerplate blocks are everybody's, and its contexts
+        (sketches of block fingerprints) are judged as that version judged them, by their blocks,
+        until new ones take their place."""
         version = state.get("format", 1)
         if version == 1:
-            self._boilerplate = dict.fromkeys((int(b) for b in state["boilerplate"]), EVERYWHERE)
+            self._boilerplate = {}
+            self._everywhere = frozenset(int(b) for b in state["boilerplate"])
             self._contexts = {
                 site: {
                     int(block): tuple(Context(len(c), tuple((0.0, int(f), 1, 0) for f in c), True) for c in v)
@@ -470,14 +471,21 @@ class BoilerplateLearner:
             }
             return
         sites = state["contexts"].items()
-        self.load_parts(state["boilerplate"], sites if version == 3 else map(_format_2_site, sites))
+        self.load_parts(state["boilerplate"], sites if version >= 3 else map(_format_2_site, sites))
 
     def load_parts(
         self, boilerplate: list[list[Any]], sites: Iterable[tuple[str, dict[str, list[Any]]]]
     ) -> None:
         """Load :meth:`boilerplate_state` and :meth:`site_states`, a site at a time."""
         k = self.sketch_size
-        self._boilerplate = {int(block): site for block, site in boilerplate}
+        self._boilerplate = {}
+        everywhere = set()
+        for block, site in boilerplate:
+            if site is None:
+                everywhere.add(int(block))
+            else:
+                self._boilerplate.setdefault(site, {})[int(block)] = None
+        self._everywhere = frozenset(everywhere)
         self._contexts = {}
         for site, saved in sites:
             pages = [

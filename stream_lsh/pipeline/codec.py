@@ -20,7 +20,6 @@ import orjson
 
 from ..errors import ProtocolError
 from .messages import (
-    Flags,
     InputMark,
     Message,
     OwnerChange,
@@ -49,7 +48,6 @@ _KINDS: dict[str, dict[str, Any]] = {
         "page": PageToSign,
         "query": PageToSign,
         Retraction.KIND: Retraction,
-        Flags.KIND: Flags,
         InputMark.KIND: InputMark,
         OwnerChange.KIND: OwnerChange,
     },

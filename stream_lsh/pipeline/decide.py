@@ -8,11 +8,11 @@ the same code that decides it in batch: ``decide_signed`` for pages, ``remove`` 
 :mod:`stream_lsh.core.spread_feed` for the spread. Batch and the stream agree by construction.
 
 Order (:mod:`.order`): every site partition sends its signed pages, the retractions routed
-through it, and then its release point. A page or retraction waits here (*held*) until the
-smallest release point of all site partitions reaches its (clock, id); then everything released
-is applied in (clock, id) order, as batch applies a file's lines. One at or below what was
-released already is *late*, and is applied on arrival. Queries are never held: they read the
-window as it is.
+through it, and then its release point. A page or retraction waits here (*held*,
+:mod:`.holding`) until the smallest release point of all site partitions reaches its (clock, id);
+then everything released is applied in (clock, id) order, as batch applies a file's lines. One at
+or below what was released already is *late*, and is applied on arrival. Queries are never held:
+they read the window as it is.
 
 The same input record can come twice: read again after a crash before its offset was committed,
 or sent again by a site partition that restarts (it sends a batch's outputs before it journals
@@ -23,7 +23,6 @@ once. A *redelivery* (the same page sent again, as a new record) is the engine's
 
 from __future__ import annotations
 
-import heapq
 import itertools
 import time
 from collections.abc import Callable, Sequence
@@ -38,8 +37,9 @@ from ..core.dedup import Deduplicator, export_state, import_state
 from ..core.prepare import PreparedPage, SignedPage
 from ..core.spread import AlertRules, SpreadTracker
 from ..core.spread_feed import follow_decision, follow_retraction
+from .holding import Holding
 from .messages import DecideMessage, ReleaseMark, Retraction, SignedForDecision, pack_array, unpack_array
-from .order import Mark, ReleasePoints, decode_mark, encode_mark
+from .order import ReleasePoints, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .telemetry import DecisionTiming, Gauges
 from .waits import Wait, clock_text
@@ -75,36 +75,28 @@ class Decider:
         self.engine = Deduplicator(config)
         self.spread = SpreadTracker(alerts)  # its rules: None for no alerts
         self.points = ReleasePoints(sources) if sources is not None else None
-        self.released: Mark | None = None
-        self.held: list[tuple[int, str, int, Applied]] = []  # a heap by (clock, id, arrival)
-        self._held_keys: set[tuple[str, int, int]] = set()  # (id, clock, body hash) of held pages
-        self._sequence = 0
-        self.late = 0
+        self.held: Holding[Applied] = Holding(_delivery, clock)
         # the last delivery (clock, body hash) applied of each page, oldest first: those of the
         # window's pages and of the last REMEMBERED_GONE that left it (see _applied_already)
         self.delivered: dict[str, tuple[int, int]] = {}
         self.newest: int | None = None  # the largest clock applied (arrival order's frontier)
-        # not state: when the release point last moved, for reports of stuck waits (.waits)
-        self._monotonic = clock
-        self._moved_at = clock()
-        self._held_since: dict[int, float] = {}
+        # not state: who held the release point back, for reports of stuck waits (.waits)
         self._held_back_by: dict[int, list[int]] = {}
-        self._stall_reported = False
 
     # -- handling -------------------------------------------------------------------------------
     def handle(self, messages: Sequence[DecideMessage]) -> Outbox:
         out = Outbox()
-        late, before = self.late, self._counts()
+        late, before = self.held.late, self._counts()
         for message in messages:
             if isinstance(message, ReleaseMark):
                 self._release(message, out)
             elif isinstance(message, SignedForDecision) and message.query:
                 self._answer(message, out)
             elif self._holds(message):
-                self._hold(message)
+                self.held.hold(message)
             else:
                 self._apply([message], out)
-        out.tally.late_pages = self.late - late
+        out.tally.late_pages = self.held.late - late
         out.tally.verified, out.tally.rejected, out.tally.evicted = (
             now - then for now, then in zip(self._counts(), before, strict=True)
         )
@@ -115,26 +107,14 @@ class Decider:
         checks = self.engine.checks
         return checks["verified"], checks["rejected"], self.engine.index.evicted
 
+    @property
+    def late(self) -> int:
+        """Pages and retractions that came at or below what was released already."""
+        return self.held.late
+
     def _holds(self, message: Applied) -> bool:
         """Whether a page or retraction waits for the release point (not in arrival order, nor late)."""
-        if self.points is None:
-            return False
-        if self.released is None or (message.clock, message.id) > self.released:
-            return True
-        self.late += 1
-        return False
-
-    def _hold(self, message: Applied) -> None:
-        if isinstance(message, SignedForDecision):
-            key = (message.id, message.clock, message.body_hash)
-            if key in self._held_keys:
-                return  # a site partition's resend of a page held already
-            self._held_keys.add(key)
-        if not self.held:
-            self._moved()
-        self._sequence += 1
-        self._held_since[self._sequence] = self._monotonic()
-        heapq.heappush(self.held, (message.clock, message.id, self._sequence, message))
+        return self.points is not None and self.held.waits(message)
 
     def _release(self, mark: ReleaseMark, out: Outbox) -> None:
         if self.points is None:
@@ -142,18 +122,9 @@ class Decider:
         self.points.update(mark.source, mark.mark)
         self._held_back_by[mark.source] = list(mark.held_back_by)
         low = self.points.low()
-        if low is None or (self.released is not None and low <= self.released):
-            return
-        self.released = low
-        self._moved()
-        ready: list[Applied] = []
-        while self.held and (self.held[0][0], self.held[0][1]) <= low:
-            _, _, sequence, message = heapq.heappop(self.held)
-            self._held_since.pop(sequence, None)
-            if isinstance(message, SignedForDecision):
-                self._held_keys.discard((message.id, message.clock, message.body_hash))
-            ready.append(message)
-        self._apply(ready, out)
+        ready = None if low is None else self.held.release(low)
+        if ready is not None:
+            self._apply(ready, out)
 
     def _apply(self, messages: list[Applied], out: Outbox) -> None:
         """Apply in order: runs of pages as one micro-batch of the engine, a retraction between them."""
@@ -275,23 +246,19 @@ class Decider:
         )
 
     # -- what the guard and the metrics read -----------------------------------------------------
-    def _moved(self) -> None:
-        self._moved_at = self._monotonic()
-        self._stall_reported = False
-
     def stalled(self, bound: float) -> list[Wait]:
         """The oldest held page, once, if the release point has not moved for ``bound`` seconds
         while pages wait: with the site partitions that hold it back, and their input partitions."""
-        waited = self._monotonic() - self._moved_at
-        if not self.held or self._stall_reported or waited <= bound or self.points is None:
+        stuck = None if self.points is None else self.held.stuck(bound)
+        if stuck is None or self.points is None:
             return []
-        self._stall_reported = True
-        clock, page_id, _, _ = self.held[0]
+        clock, page_id, waited = stuck
         sites = self.points.holding_back()
         inputs = sorted({source for site in sites for source in self._held_back_by.get(site, [])})
-        released = "nothing yet" if self.released is None else f"clock {clock_text(self.released[0])}"
+        released = self.held.released
+        released_text = "nothing yet" if released is None else f"clock {clock_text(released[0])}"
         cause = (
-            f"the watermark: {len(self.held)} pages held, released up to {released}; site partitions "
+            f"the watermark: {len(self.held)} pages held, released up to {released_text}; site partitions "
             f"{_listed(sites)} hold it back"
             + (f" (waiting for input partitions {_listed(inputs)})" if inputs else "")
         )
@@ -300,11 +267,10 @@ class Decider:
     def gauges(self) -> Gauges:
         """Pages in the window, pages held for the release point and how long the oldest has waited,
         and how far every alert is out (see :class:`.telemetry.Gauges`)."""
-        oldest = next(iter(self._held_since.values()), None) if self.held else None
         return Gauges(
             window_pages=len(self.engine.index),
             waiting=len(self.held),
-            oldest_wait_s=None if oldest is None else max(0.0, self._monotonic() - oldest),
+            oldest_wait_s=self.held.longest_wait(),
             alerts_frontier_ms=None if self.spread.rules is None else self._frontier(),
         )
 
@@ -314,9 +280,9 @@ class Decider:
         arrived."""
         if self.points is None:
             return None if self.newest is None else self.newest + 0.5
-        if self.released is None:
+        if self.held.released is None:
             return None
-        clock, page = self.released
+        clock, page = self.held.released
         return clock + 0.5 if page else float(clock)
 
     # -- durable form ---------------------------------------------------------------------------
@@ -327,10 +293,10 @@ class Decider:
             "arrays": {name: _pack(values) for name, values in arrays.items()},
             "spread": self.spread.state(),
             "points": None if self.points is None else self.points.state(),
-            "released": encode_mark(self.released),
-            "held": [message.to_wire() for _, _, _, message in sorted(self.held)],
+            "released": encode_mark(self.held.released),
+            "held": [message.to_wire() for message in self.held],
             "delivered": [[page_id, clock, body] for page_id, (clock, body) in self.delivered.items()],
-            "late": self.late,
+            "late": self.held.late,
             "newest": self.newest,
         }
 
@@ -341,19 +307,25 @@ class Decider:
         self.spread.load_state(state["spread"])
         if self.points is not None and state["points"] is not None:
             self.points.load(state["points"])
-        self.released = decode_mark(state["released"])
-        self.held, self._held_keys, self._held_since = [], set(), {}
+        self.held.clear()
+        self.held.released = decode_mark(state["released"])
         for wire in state["held"]:
             message = (
                 SignedForDecision.from_wire(wire)
                 if wire["k"] == SignedForDecision.KIND
                 else Retraction.from_wire(wire)
             )
-            self._hold(message)
+            self.held.hold(message)
         self.delivered = {page_id: (clock, body) for page_id, clock, body in state["delivered"]}
-        self.late = state["late"]
+        self.held.late = state["late"]
         self.newest = state["newest"]
-        self._moved()
+
+
+def _delivery(message: Applied) -> tuple[object, ...] | None:
+    """A held page's delivery (a site partition's resend is held once); a retraction has none."""
+    if isinstance(message, SignedForDecision):
+        return (message.id, message.clock, message.body_hash)
+    return None
 
 
 def _pack(values: np.ndarray) -> list[Any]:

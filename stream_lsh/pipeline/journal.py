@@ -41,8 +41,11 @@ from . import codec
 
 __all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
 
-FORMAT = 5  # 5: one decide partition in place of band partitions and homes (stream-lsh 0.x, issue 31)
-READS = (5,)  # formats a journal loads
+# 6: boilerplate learnt per site, site partitions hold pages for their release point (5 shared
+# flags between site partitions, which 6 does not replay); 5: one decide partition in place of band
+# partitions and homes
+FORMAT = 6
+READS = (6,)  # formats a journal loads
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"

@@ -9,7 +9,7 @@ place that knows which kinds each stage accepts.
 Who sends what:
 
 * ingest -> sites: :class:`PageToSign`, :class:`Retraction`, :class:`InputMark`,
-  :class:`OwnerChange`; sites -> sites: :class:`Flags`;
+  :class:`OwnerChange`;
 * sites -> decide: :class:`SignedForDecision`, :class:`Retraction` (passed on, in order with the
   site partition's pages), :class:`ReleaseMark`.
 """
@@ -24,7 +24,6 @@ import numpy as np
 
 __all__ = [
     "DecideMessage",
-    "Flags",
     "InputMark",
     "Message",
     "OwnerChange",
@@ -220,24 +219,6 @@ class PageToSign:
 
 
 @dataclass(frozen=True)
-class Flags:
-    """Block fingerprints one site partition's learner made boilerplate of ``site``, for the others
-    (a block learnt at two sites is every site's). ``site`` None: of every site (flags written
-    before boilerplate was kept per site)."""
-
-    KIND: ClassVar[str] = "flags"
-    fingerprints: tuple[int, ...]
-    site: str | None = None
-
-    def to_wire(self) -> Wire:
-        return {"k": self.KIND, "f": list(self.fingerprints), "s": self.site}
-
-    @classmethod
-    def from_wire(cls, wire: Wire) -> Flags:
-        return cls(tuple(wire["f"]), wire.get("s"))
-
-
-@dataclass(frozen=True)
 class InputMark:
     """An input partition's mark after a batch (see :mod:`.order`); ``idle``: it is caught up and
     claims to hold nothing back until its next record."""
@@ -273,6 +254,6 @@ class OwnerChange:
         return cls(wire["src"])
 
 
-SiteMessage = PageToSign | Flags | InputMark | OwnerChange | Retraction
+SiteMessage = PageToSign | InputMark | OwnerChange | Retraction
 DecideMessage = SignedForDecision | Retraction | ReleaseMark
 Message = SiteMessage | DecideMessage

@@ -1,26 +1,31 @@
 """Stage 2, at the site partition: boilerplate learning, then shingles, signature and band keys.
 
-Pages are routed here by site because the boilerplate learner works per site and in arrival
-order: a site's pages pass through one partition, in the order they came in, as in batch. The set
-of known boilerplate blocks is shared by all sites (prose shared by a network of outlets is learnt
-once), so a block one partition flags is broadcast to the others (``flags`` records).
+Pages are routed here by site because the boilerplate learner works per site (:mod:`stream_lsh.
+core.boilerplate`): a site's pages all pass through one partition. What a learner knows depends
+on the order it reads its site's pages in, and a site's pages come from every input partition, in
+an order that depends on timing. So pages and retractions wait here (:mod:`.holding`) for this
+partition's release point (:mod:`.order`: the smallest mark of its input partitions, less the
+lateness) and are learnt from and signed in (clock, id) order, the order batch reads them in: the
+learner knows, for every page, what batch's learner knows for it, and the stream's text is
+batch's. One that comes at or below what was released already (late) goes on at once. Queries
+teach nothing and are never held.
 
-Signed pages, and the retractions ingest routed here, go on to the one decide partition in the
-order they came, followed by this partition's release point (:mod:`.order`): the decide
-partition applies everything at or below the smallest release point of all site partitions, in
-(clock, id) order.
+Signed pages and retractions go on to the one decide partition in that order, followed by this
+partition's release point: the decide partition applies everything at or below the smallest
+release point of all site partitions, in (clock, id) order.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.prepare import PreparedPage, Preparer, SignedPage
+from .holding import Holding
 from .messages import (
-    Flags,
     InputMark,
     OwnerChange,
     PageToSign,
@@ -30,12 +35,15 @@ from .messages import (
     SiteMessage,
     pack_array,
 )
-from .order import InputMarks, encode_mark
+from .order import InputMarks, decode_mark, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .telemetry import Gauges
+from .waits import Wait, clock_text
 
 __all__ = ["Signer"]
+
+Passed = PageToSign | Retraction  # what a site partition passes on to the decide partition
 
 
 class Signer:
@@ -51,6 +59,7 @@ class Signer:
         *,
         inputs: int | None = None,
         lateness_ms: int = 0,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.preparer = preparer
         self.layout = layout
@@ -61,19 +70,29 @@ class Signer:
         )
         # with ``inputs`` (input partitions), watermarks: see stream_lsh.pipeline.order
         self.marks = InputMarks(inputs, lateness_ms) if inputs is not None else None
+        self.held: Holding[Passed] = Holding(_delivery, clock)  # clock: seconds, for reports of waits
         self.sent: list[Any] | None = None  # the last release point forwarded, and who held it back
 
     def snapshot(self) -> dict[str, Any]:
-        """The learner's state (and watermarks): everything this partition remembers between pages."""
+        """The learner's state, the watermarks and the pages held for them: everything this
+        partition remembers between batches."""
         state: dict[str, Any] = {"learner": None if self.learner is None else self.learner.state()}
         if self.marks is not None:
             state["marks"] = self.marks.state()
             state["sent"] = self.sent
+            state["released"] = encode_mark(self.held.released)
+            state["held"] = [record.to_wire() for record in self.held]
+            state["late"] = self.held.late
         return state
 
     def gauges(self) -> Gauges:
-        """What this partition holds now, for the metrics: the blocks its learner knows."""
-        return Gauges(boilerplate_blocks=None if self.learner is None else self.learner.boilerplate_blocks)
+        """What this partition holds now, for the metrics: the blocks its learner knows, and the
+        pages waiting for its release point."""
+        return Gauges(
+            waiting=len(self.held),
+            oldest_wait_s=self.held.longest_wait(),
+            boilerplate_blocks=None if self.learner is None else self.learner.boilerplate_blocks,
+        )
 
     def restore(self, state: dict[str, Any]) -> None:
         if self.learner is not None and state["learner"] is not None:
@@ -81,45 +100,63 @@ class Signer:
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.sent = state["sent"]
+            self.held.clear()
+            self.held.released = decode_mark(state["released"])
+            for wire in state["held"]:
+                self.held.hold(
+                    Retraction.from_wire(wire) if wire["k"] == Retraction.KIND else PageToSign.from_wire(wire)
+                )
+            self.held.late = state["late"]
 
     def handle(self, messages: Sequence[SiteMessage]) -> Outbox:
         out = Outbox()
-        flagged: dict[str, list[int]] = {}  # by the site they are boilerplate of
-        prepared: list[tuple[PageToSign, PreparedPage]] = []
-        passed: list[Retraction | int] = []  # what goes on to decide, in order: retractions, pages by number
+        ready: list[PageToSign | Retraction] = []  # in the order they go on
         for message in messages:
-            if isinstance(message, Flags):
-                if self.learner is not None:
-                    self.learner.flag(message.fingerprints, message.site)
-            elif isinstance(message, InputMark):
-                if self.marks is not None:
+            if isinstance(message, InputMark):
+                if self.marks is not None:  # (in arrival order, a mark left on the topic is moot)
                     self.marks.update(message.source, message.mark, message.idle)
+                    point = self.marks.release_point()
+                    ready += (None if point is None else self.held.release(point)) or ()
             elif isinstance(message, OwnerChange):
                 if self.marks is not None:
                     self.marks.withdraw(message.source)
-            elif isinstance(message, Retraction):
-                passed.append(message)
+            elif message.query or self.marks is None or not self.held.waits(message):
+                ready.append(message)
             else:
-                page, newly = self._prepare(message)
-                passed.append(len(prepared))
-                prepared.append((message, page))
-                if newly:
-                    flagged.setdefault(message.site, []).extend(newly)
-                if self.learner is not None and not message.query:
-                    out.tally.blocks_dropped.append(page.blocks_dropped)
-        signed = self.preparer.sign([page for _, page in prepared])
-        for item in passed:
-            if isinstance(item, Retraction):
-                out.send(Stage.DECIDE, 0, item)
-            else:
-                out.send(Stage.DECIDE, 0, _for_decision(prepared[item][0], signed[item]))
+                self.held.hold(message)
+        self._pass_on(ready, out)
         if self.marks is not None:
             self._forward_mark(out)
-        for site, blocks in flagged.items():
-            for partition in range(self.layout.sites):
-                if partition != self.partition:
-                    out.send(Stage.SITES, partition, Flags(tuple(blocks), site), first=True)
         return out
+
+    def _pass_on(self, ready: list[PageToSign | Retraction], out: Outbox) -> None:
+        """Teach the learner and sign the pages, in order, and send them on with the retractions."""
+        prepared = [self._prepare(page) for page in ready if isinstance(page, PageToSign)]
+        signed = iter(self.preparer.sign(prepared))
+        for record in ready:
+            if isinstance(record, Retraction):
+                out.send(Stage.DECIDE, 0, record)
+                continue
+            page = next(signed)
+            out.send(Stage.DECIDE, 0, _for_decision(record, page))
+            if self.learner is not None and not record.query:
+                out.tally.blocks_dropped.append(page.prepared.blocks_dropped)
+
+    def stalled(self, bound: float) -> list[Wait]:
+        """The first held page, once, if this partition's release point has not moved for
+        ``bound`` seconds while pages wait, with the input partitions that hold it back."""
+        stuck = None if self.marks is None else self.held.stuck(bound)
+        if stuck is None or self.marks is None:
+            return []
+        clock, page_id, waited = stuck
+        released = self.held.released
+        released_text = "nothing yet" if released is None else f"clock {clock_text(released[0])}"
+        inputs = ", ".join(map(str, self.marks.holding_back())) or "none"
+        cause = (
+            f"the watermark: {len(self.held)} pages held, released up to {released_text}; input "
+            f"partitions {inputs} hold it back"
+        )
+        return [Wait(Stage.SITES, self.partition, page_id, clock, waited, cause)]
 
     def _forward_mark(self, out: Outbox) -> None:
         """After the batch's pages: the release point of the input partitions (see
@@ -134,9 +171,9 @@ class Signer:
         self.sent = [wire, by]
         out.send(Stage.DECIDE, 0, ReleaseMark(self.partition, wire, tuple(by)))
 
-    def _prepare(self, page: PageToSign) -> tuple[PreparedPage, list[int]]:
+    def _prepare(self, page: PageToSign) -> PreparedPage:
         """The kernel's text steps with this partition's learner (pages teach it, queries do not)."""
-        return self.preparer.prepare(
+        prepared, _ = self.preparer.prepare(
             page.id,
             page.lang,
             list(page.blocks),
@@ -147,6 +184,14 @@ class Signer:
             site=page.site,
             learn=not page.query,
         )
+        return prepared
+
+
+def _delivery(record: Passed) -> tuple[object, ...] | None:
+    """A held page's delivery (the same input record read twice is held once); a retraction has none."""
+    if isinstance(record, PageToSign):
+        return (record.id, record.clock, record.body_hash)
+    return None
 
 
 def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:

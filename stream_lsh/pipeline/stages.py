@@ -31,7 +31,9 @@ def stage_factories(
     one input partition's record timestamps may go backwards; ``clock``: seconds, for when waits
     began (:mod:`.waits`); ``alerts``: the story-spread rules, None for no alerts."""
     return {
-        Stage.SITES: lambda p: Signer(preparer, layout, p, inputs=inputs, lateness_ms=lateness_ms),
+        Stage.SITES: lambda p: Signer(
+            preparer, layout, p, inputs=inputs, lateness_ms=lateness_ms, clock=clock
+        ),
         Stage.DECIDE: lambda p: Decider(
             preparer.config,
             sources=None if inputs is None else layout.sites,

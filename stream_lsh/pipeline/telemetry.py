@@ -57,8 +57,8 @@ class Tally:
 class Gauges:
     """What one stage partition holds now.
 
-    ``window_pages``: the decide partition: pages in the window. ``waiting``: the decide
-    partition: pages held for the release point. ``oldest_wait_s``: how long the oldest of those
+    ``window_pages``: the decide partition: pages in the window. ``waiting``: pages (and
+    retractions) held for the release point. ``oldest_wait_s``: how long the oldest of those
     has waited, in seconds (None when none waits). ``boilerplate_blocks``: site partitions: blocks learnt.
     ``alerts_frontier_ms``: the decide partition: how far every decision is applied to its
     cluster's spread, so its alerts are out, as a record clock: every one before it, and, when

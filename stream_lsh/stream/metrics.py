@@ -240,10 +240,16 @@ class _ReadingCollector(Collector):
 
     @staticmethod
     def _families(r: WorkerReading) -> Iterator[Metric]:
-        pending = _by_partition(
-            "pending_pages", "Pages at the decide partition not yet decided (held for (clock, id) order)"
+        pending = GaugeMetricFamily(
+            "stream_lsh_pending_pages",
+            "Pages not yet decided, held for (clock, id) order at a site or the decide partition",
+            labels=["stage", "partition"],
         )
-        pending_age = _by_partition("pending_oldest_seconds", "How long the oldest pending page has waited")
+        pending_age = GaugeMetricFamily(
+            "stream_lsh_pending_oldest_seconds",
+            "How long the oldest page held for (clock, id) order has waited",
+            labels=["stage", "partition"],
+        )
         blocks = _by_partition("boilerplate_blocks", "Blocks a site partition has learnt as boilerplate")
         alerts = _by_partition(
             "alerts_frontier_seconds",
@@ -266,9 +272,8 @@ class _ReadingCollector(Collector):
                 window.add_metric([p.stage, number], g.window_pages)
             size.add_metric([p.stage, number, "snapshot"], p.snapshot_bytes)
             size.add_metric([p.stage, number, "journal"], p.journal_bytes)
-            if p.stage == "decide":
-                pending.add_metric([number], g.waiting)
-                pending_age.add_metric([number], g.oldest_wait_s or 0.0)
+            pending.add_metric([p.stage, number], g.waiting)
+            pending_age.add_metric([p.stage, number], g.oldest_wait_s or 0.0)
             if g.boilerplate_blocks is not None:
                 blocks.add_metric([number], g.boilerplate_blocks)
             if g.alerts_frontier_ms is not None:

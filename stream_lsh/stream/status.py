@@ -125,7 +125,7 @@ def _combine(a: Counts, b: Counts, op: Callable[[float, float], float]) -> Count
 class Backlog:
     """What a worker holds now (its gauges), summed over its stage partitions."""
 
-    pending_pages: int = 0  # at the decide partition, not yet decided (held for clock order)
+    pending_pages: int = 0  # not yet decided, held for clock order (site and decide partitions)
     pending_oldest_s: float = 0.0
     input_lag: dict[int, int] = field(default_factory=dict)  # input partition -> records not yet taken
     window_pages: int = 0  # pages in its decide partition's window

@@ -1,0 +1,140 @@
+"""Records held until a release point passes them, then given back in (clock, id) order.
+
+Two stages hold records for a watermark (:mod:`.order`): a site partition, so that its boilerplate
+learner reads each site's pages in batch's order whatever the interleaving of the input
+partitions, and the decide partition, so that the engine does. Both follow one rule, written
+here:
+
+* a record above what was released already waits; one at or below it is *late* and goes on at
+  once (a partition whose timestamps go backwards by more than the lateness, or one that resumes
+  after being declared idle with an older record);
+* when the release point moves, everything at or below it comes back in ``(clock, id, arrival)``
+  order;
+* the same delivery (same page, clock and body) held twice is held once: a record read again
+  after a crash, or resent by an upstream partition that restarts, before the first was released.
+
+It also remembers, outside the state, when each record began to wait and when the release point
+last moved, for the reports of stuck waits (:mod:`.waits`): a backfill, whose release point moves,
+reports nothing.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections.abc import Callable, Iterator
+from typing import Generic, Protocol, TypeVar
+
+from .order import Mark
+
+__all__ = ["Holdable", "Holding"]
+
+
+class Holdable(Protocol):
+    """A record that can wait for a release point: it has an id and a clock."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def clock(self) -> int: ...
+
+
+H = TypeVar("H", bound=Holdable)
+
+
+class Holding(Generic[H]):
+    """The records one stage partition holds for its release point (see the module doc).
+
+    Args:
+        delivery: a held record's delivery key (records with equal keys are held once), or None
+            for a record that is never held twice (a retraction).
+        clock: seconds, for how long records have waited.
+    """
+
+    def __init__(
+        self,
+        delivery: Callable[[H], tuple[object, ...] | None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._delivery = delivery
+        self._monotonic = clock
+        self.released: Mark | None = None
+        self.late = 0
+        self._heap: list[tuple[int, str, int, H]] = []
+        self._keys: set[tuple[object, ...]] = set()
+        self._since: dict[int, float] = {}
+        self._sequence = 0
+        self._moved_at = clock()
+        self._stuck_reported = False
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def __iter__(self) -> Iterator[H]:
+        """The held records, in the order they will be released."""
+        return (record for _, _, _, record in sorted(self._heap, key=lambda item: item[:3]))
+
+    def waits(self, record: H) -> bool:
+        """Whether ``record`` waits for the release point; if not, it is late, and counted."""
+        if self.released is None or (record.clock, record.id) > self.released:
+            return True
+        self.late += 1
+        return False
+
+    def hold(self, record: H) -> None:
+        key = self._delivery(record)
+        if key is not None:
+            if key in self._keys:
+                return  # a resend of a record held already
+            self._keys.add(key)
+        if not self._heap:
+            self._moved()
+        self._sequence += 1
+        self._since[self._sequence] = self._monotonic()
+        heapq.heappush(self._heap, (record.clock, record.id, self._sequence, record))
+
+    def release(self, point: Mark) -> list[H] | None:
+        """Everything held at or below ``point``, in order; None when ``point`` does not move
+        past what was released already."""
+        if self.released is not None and point <= self.released:
+            return None
+        self.released = point
+        self._moved()
+        ready: list[H] = []
+        heap = self._heap
+        while heap and (heap[0][0], heap[0][1]) <= point:
+            _, _, sequence, record = heapq.heappop(heap)
+            self._since.pop(sequence, None)
+            key = self._delivery(record)
+            if key is not None:
+                self._keys.discard(key)
+            ready.append(record)
+        return ready
+
+    def oldest(self) -> tuple[int, str] | None:
+        """The (clock, id) of the first record to be released, if any waits."""
+        return (self._heap[0][0], self._heap[0][1]) if self._heap else None
+
+    def longest_wait(self) -> float | None:
+        """Seconds the longest-waiting record has waited; None when none waits."""
+        first = next(iter(self._since.values()), None)
+        return None if first is None else max(0.0, self._monotonic() - first)
+
+    def stuck(self, bound: float) -> tuple[int, str, float] | None:
+        """The first record to be released, its (clock, id) and the seconds the release point has
+        stood still, once: when that is over ``bound`` seconds while records wait."""
+        waited = self._monotonic() - self._moved_at
+        if not self._heap or self._stuck_reported or waited <= bound:
+            return None
+        self._stuck_reported = True
+        clock, record_id, _, _ = self._heap[0]
+        return clock, record_id, waited
+
+    def clear(self) -> None:
+        self._heap, self._keys, self._since = [], set(), {}
+        self._moved()
+
+    def _moved(self) -> None:
+        self._moved_at = self._monotonic()
+        self._stuck_reported = False
