@@ -91,6 +91,7 @@ import pytest  # noqa: E402
 from stream_lsh.core.dedup import DedupConfig, Deduplicator  # noqa: E402
 from stream_lsh.core.page import page_from_dict  # noqa: E402
 from stream_lsh.pipeline.local import LocalPipeline  # noqa: E402
+from stream_lsh.pipeline.order import InputMarks  # noqa: E402
 from stream_lsh.pipeline.routing import Layout  # noqa: E402
 
 STORY = (
@@ -158,6 +159,27 @@ def test_a_caught_up_batch_without_a_dated_page_still_releases_the_other_partiti
     assert not pipe.stages["decide"][0].held
 
 
+# an earlier copy (b) in partition 0, a later one (c) in partition 1: batch makes b the founder
+SWAP_PAGES = {
+    "x": (OTHER, 0, T),
+    "b": (STORY, 0, T + 2),
+    "c": (STORY + " Again.", 1, T + 3),
+    "y": (THIRD, 1, T + 4),
+}
+
+
+def feed_one(pipe: LocalPipeline, page_id: str, caught_up: bool) -> None:
+    """One page of SWAP_PAGES, in its own ingest batch, caught up or not, and every stage run."""
+    text, partition, stamp = SWAP_PAGES[page_id]
+    pipe.feed(
+        [orjson.dumps({"id": page_id, "text": text})],
+        partition=partition,
+        caught_up={partition} if caught_up else set(),
+        timestamps=[stamp],
+    )
+    pipe.run()
+
+
 @pytest.mark.parametrize("withdrawn", [False, True])
 def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
     """Partition 0 is caught up (idle after its mark), then its owner stops; a copy of a story
@@ -166,22 +188,10 @@ def test_an_idle_claim_is_withdrawn_when_its_partition_changes_hands(withdrawn):
     late and joins it (a founder swap, as batch never decides); withdrawn when partition 0 changes
     hands, the later copy waits for partition 0's new owner."""
     pipe = LocalPipeline(DedupConfig(), Layout(2), inputs=2)
-    pages = {
-        "x": (OTHER, 0, T),
-        "b": (STORY, 0, T + 2),
-        "c": (STORY + " Again.", 1, T + 3),
-        "y": (THIRD, 1, T + 4),
-    }
+    pages = SWAP_PAGES
 
     def feed(page_id: str, caught_up: bool) -> None:
-        text, partition, stamp = pages[page_id]
-        pipe.feed(
-            [orjson.dumps({"id": page_id, "text": text})],
-            partition=partition,
-            caught_up={partition} if caught_up else set(),
-            timestamps=[stamp],
-        )
-        pipe.run()
+        feed_one(pipe, page_id, caught_up)
 
     feed("x", caught_up=True)  # partition 0: idle after x
     if withdrawn:
@@ -234,6 +244,57 @@ def test_the_guard_names_the_page_and_the_input_partition_a_hung_watermark_waits
     pipe.idle(0)
     pipe.run()
     assert [value["id"] for _, value in pipe.outputs.decisions] == ["c"]
+
+
+@pytest.mark.parametrize("withdrawn", [False, True])
+def test_a_claim_of_an_earlier_generation_is_withdrawn_at_an_assignment_and_one_made_since_stands(withdrawn):
+    """A worker killed with kill -9 stays a member of the group until its session times out, and
+    may be left partition 0, which nobody then reads, its last claim (caught up, generation 1)
+    standing. The restarted worker, assigned partition 1 in generation 2, withdraws the claims of
+    every input partition made before generation 2: the later copy in partition 1 waits for
+    partition 0 (the control: it overtakes the earlier copy piled up there). A claim that
+    partition 0's owner makes in generation 2 stands, whenever the withdrawal comes: the
+    partition holds nothing back."""
+    pipe = LocalPipeline(DedupConfig(), Layout(2), inputs=2)
+
+    def feed(page_id: str, caught_up: bool) -> None:
+        feed_one(pipe, page_id, caught_up)
+
+    pipe.ingest.generation = 1
+    feed("x", caught_up=True)  # partition 0: idle after x, claimed in generation 1
+    pipe.ingest.generation = 2  # the restart's assignment: partition 1 only, the dead member keeps 0
+    if withdrawn:
+        pipe.changed_hands({0, 1}, before=2)
+    feed("c", caught_up=False)
+    feed("y", caught_up=False)
+    if withdrawn:
+        assert "c" not in {value["id"] for _, value in pipe.outputs.decisions}  # waits for partition 0
+    feed("b", caught_up=True)  # partition 0, once the group hands it over
+    pipe.finish()
+    pipe.run()
+    got = {value["id"]: (value["status"], value["duplicate_of"]) for _, value in pipe.outputs.decisions}
+    if withdrawn:
+        assert got["b"] == ("unique", None) and got["c"] == ("duplicate", "b")
+    else:  # the control: the dead member's claim lets c overtake b
+        assert got["c"] == ("unique", None) and got["b"] == ("duplicate", "c")
+
+
+def test_a_claim_made_in_the_current_generation_outlives_its_withdrawal():
+    marks = InputMarks(2)
+    marks.update(0, [T, "a"], idle_after=True, generation=3)
+    marks.update(1, [T + 5, "b"])
+    marks.withdraw(0, before=3)  # another member's withdrawal of claims before generation 3
+    assert marks.release_point() == (T + 5, "")  # partition 0 still holds nothing back
+    marks.withdraw(0, before=4)
+    assert marks.release_point() == (T, "")
+    marks.update(0, None, generation=4)  # a timer's claim in generation 4
+    marks.withdraw(0)  # a revocation withdraws whatever its generation
+    assert marks.release_point() == (T, "")
+    again = InputMarks(2)
+    marks.update(0, None, generation=4)
+    again.load(marks.state())
+    again.withdraw(0, before=4)
+    assert again.release_point() == (T + 5, "")  # the claim's generation was saved with it
 
 
 async def test_a_partition_the_broker_has_not_answered_for_lately_is_not_claimed_idle(tmp_path):

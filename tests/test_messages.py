@@ -24,7 +24,9 @@ BY_STAGE = {
         Retraction("p1", T0 + 100_000),
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),
+        InputMark(3, [T0, "p9"], idle=True, generation=7),
         OwnerChange(2),
+        OwnerChange(0, before=7),
     ],
     Stage.DECIDE: [
         SignedForDecision(

@@ -75,6 +75,9 @@ class Ingest:
         self.lateness = lateness
         self.limit = limit
         self.flattened = 0  # pages of the batch being read that held an article on one line
+        # the consumer group generation of this worker's assignment, stamped on its idle claims
+        # (None: not in a group, or not known); the worker sets it at each assignment
+        self.generation: int | None = None
 
     @property
     def marks_caught_up(self) -> bool:
@@ -144,18 +147,20 @@ class Ingest:
         self._broadcast(partition, None, out)
         return out
 
-    def changed_hands(self, partitions: Collection[int]) -> Outbox:
-        """What a worker sends for the input partitions it gives up or takes over, before it reads
-        any of them: their idle claims are withdrawn (:meth:`.order.InputMarks.withdraw`)."""
+    def changed_hands(self, partitions: Collection[int], *, before: int | None = None) -> Outbox:
+        """What a worker sends for input partitions that may have changed hands, before it reads
+        any of them: their idle claims are withdrawn (:meth:`.order.InputMarks.withdraw`); with
+        ``before``, a group generation, only claims made in an earlier one."""
         out = Outbox()
         if self.watermarks:
             for partition in sorted(partitions):
                 for site in range(self.layout.sites):
-                    out.send(Stage.SITES, site, OwnerChange(partition))
+                    out.send(Stage.SITES, site, OwnerChange(partition, before))
         return out
 
     def _broadcast(self, partition: int, mark: Mark | None, out: Outbox, idle_after: bool = False) -> None:
-        input_mark = InputMark(partition, encode_mark(mark), idle_after)
+        claim = mark is None or idle_after
+        input_mark = InputMark(partition, encode_mark(mark), idle_after, self.generation if claim else None)
         for site in range(self.layout.sites):
             out.send(Stage.SITES, site, input_mark)
 

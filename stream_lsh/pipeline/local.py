@@ -140,9 +140,11 @@ class LocalPipeline:
         if self.inputs is not None:
             self._deliver(self.ingest.idle(partition))
 
-    def changed_hands(self, partitions: Iterable[int]) -> None:
-        """Input partitions were given up or taken over (what a worker sends at a rebalance)."""
-        self._deliver(self.ingest.changed_hands(set(partitions)))
+    def changed_hands(self, partitions: Iterable[int], *, before: int | None = None) -> None:
+        """Input partitions were given up or taken over (what a worker sends at a rebalance); with
+        ``before``, a group generation, only claims made in an earlier one are withdrawn (what a
+        worker sends for every input partition at an assignment)."""
+        self._deliver(self.ingest.changed_hands(set(partitions), before=before))
 
     def finish(self) -> None:
         """The end of the input: every input partition idle."""

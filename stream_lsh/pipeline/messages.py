@@ -221,37 +221,48 @@ class PageToSign:
 @dataclass(frozen=True)
 class InputMark:
     """An input partition's mark after a batch (see :mod:`.order`); ``idle``: it is caught up and
-    claims to hold nothing back until its next record."""
+    claims to hold nothing back until its next record. ``generation``: the consumer group
+    generation its worker made an idle claim in (None: not known), which decides which
+    withdrawals it outlives (:class:`OwnerChange`)."""
 
     KIND: ClassVar[str] = "wm"
     source: int  # the input partition
     mark: list[Any] | None
     idle: bool = False
+    generation: int | None = None
 
     def to_wire(self) -> Wire:
         wire = {"k": self.KIND, "src": self.source, "w": self.mark}
         if self.idle:
             wire["idle"] = True
+        if self.generation is not None:
+            wire["g"] = self.generation
         return wire
 
     @classmethod
     def from_wire(cls, wire: Wire) -> InputMark:
-        return cls(wire["src"], wire["w"], bool(wire.get("idle", False)))
+        return cls(wire["src"], wire["w"], bool(wire.get("idle", False)), wire.get("g"))
 
 
 @dataclass(frozen=True)
 class OwnerChange:
-    """An input partition changed hands: its idle claim is withdrawn until its new owner reads it."""
+    """An input partition may have changed hands: its idle claim is withdrawn until its owner
+    reads it again. ``before``: only a claim made in an earlier group generation than this one
+    (or in an unknown one) is withdrawn; None withdraws any claim."""
 
     KIND: ClassVar[str] = "owner"
     source: int
+    before: int | None = None
 
     def to_wire(self) -> Wire:
-        return {"k": self.KIND, "src": self.source}
+        wire: Wire = {"k": self.KIND, "src": self.source}
+        if self.before is not None:
+            wire["before"] = self.before
+        return wire
 
     @classmethod
     def from_wire(cls, wire: Wire) -> OwnerChange:
-        return cls(wire["src"])
+        return cls(wire["src"], wire.get("before"))
 
 
 SiteMessage = PageToSign | InputMark | OwnerChange | Retraction

@@ -15,11 +15,15 @@ How the decide partition knows that nothing earlier is still coming: watermarks,
   that became a dead letter: each one moves its partition on). ``"idle": true`` when the batch
   held the partition's last record as of the consumer's latest fetch (*caught up*), and ``"w":
   null`` when a timer finds the partition quiet: the partition holds nothing back until its next
-  mark. ``{"k": "owner", "src": partition}`` when a worker gives the partition up or takes it over
-  (a rebalance, a restart): an idle claim of its previous owner is withdrawn. Claimed idle and then
-  left unread (its owner stopped or crashed, its successor still starting), the partition would
-  let the others release past the records that pile up in it meanwhile, and those would come late;
-  withdrawn, it holds the release point at its last mark until its new owner reads it;
+  mark. An idle claim carries the consumer group generation its worker made it in (``"g"``).
+  ``{"k": "owner", "src": partition}`` when a worker gives the partition up (its idle claim is
+  withdrawn); and at every assignment, a worker sends ``{"k": "owner", "src": p, "before": g}``
+  for *every* input partition p, g its new generation: claims made in an earlier generation are
+  withdrawn, those its owner has made since the rebalance stand. Claimed idle and then left unread
+  (its owner stopped or crashed, a successor still starting, or the group still counting the
+  crashed worker as the owner until its session times out), the partition would let the others
+  release past the records that pile up in it meanwhile, and those would come late; withdrawn, it
+  holds the release point at its last mark until its owner reads it;
 * a site partition (:class:`InputMarks`) forwards, after its batch's pages, its *release point*
   to the decide partition: the smallest mark of its input partitions that are not idle, less the
   lateness, at a whole millisecond (a partition's next record may have the same clock and a smaller
@@ -66,25 +70,36 @@ class InputMarks:
         self.lateness_ms = lateness_ms
         self.last: dict[int, Mark] = {}
         self.idle: set[int] = set()
+        self.claimed_in: dict[int, int] = {}  # the group generation of an idle claim, when known
 
-    def update(self, source: int, wire: list[Any] | None, idle_after: bool = False) -> None:
+    def update(
+        self, source: int, wire: list[Any] | None, idle_after: bool = False, generation: int | None = None
+    ) -> None:
         """``wire`` None: the source is idle. ``idle_after``: it sent its mark and is idle after it
-        (caught up), until its next mark."""
+        (caught up), until its next mark. ``generation``: the group generation of an idle claim."""
         mark = decode_mark(wire)
-        if mark is None:
+        if mark is None or idle_after:
             self.idle.add(source)
-            return
-        if idle_after:
-            self.idle.add(source)
+            if generation is None:
+                self.claimed_in.pop(source, None)
+            else:
+                self.claimed_in[source] = generation
+            if mark is None:
+                return
         else:
             self.idle.discard(source)
         old = self.last.get(source)
         self.last[source] = mark if old is None else max(old, mark)
 
-    def withdraw(self, source: int) -> None:
-        """The source changed hands (a rebalance, a restart): an idle claim made by its previous
-        owner no longer holds, since nobody may be reading its new records. It holds the release
-        point back at its last mark (or, without one, holds everything) until its new owner speaks."""
+    def withdraw(self, source: int, before: int | None = None) -> None:
+        """The source may have changed hands (a rebalance, a restart): an idle claim made by a
+        previous owner no longer holds, since nobody may be reading its new records. With
+        ``before``, a group generation, only a claim made in an earlier one (or an unknown one) is
+        withdrawn. Withdrawn, the source holds the release point back at its last mark (or,
+        without one, holds everything) until its owner speaks."""
+        claimed = self.claimed_in.get(source)
+        if before is not None and claimed is not None and claimed >= before:
+            return
         self.idle.discard(source)
 
     def release_point(self) -> Mark | None:
@@ -110,13 +125,15 @@ class InputMarks:
 
     def state(self) -> list[list[Any]]:
         return [
-            [source, encode_mark(self.last.get(source)), source in self.idle]
+            [source, encode_mark(self.last.get(source)), source in self.idle, self.claimed_in.get(source)]
             for source in sorted(self.last.keys() | self.idle)
         ]
 
     def load(self, state: Iterable[list[Any]]) -> None:
-        self.last = {source: decode_mark(mark) for source, mark, _ in state if mark is not None}  # type: ignore[misc]
-        self.idle = {source for source, _, idle in state if idle}
+        rows = list(state)
+        self.last = {row[0]: decode_mark(row[1]) for row in rows if row[1] is not None}  # type: ignore[misc]
+        self.idle = {row[0] for row in rows if row[2]}
+        self.claimed_in = {row[0]: row[3] for row in rows if row[2] and row[3] is not None}
 
 
 class ReleasePoints:

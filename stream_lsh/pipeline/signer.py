@@ -114,12 +114,12 @@ class Signer:
         for message in messages:
             if isinstance(message, InputMark):
                 if self.marks is not None:  # (in arrival order, a mark left on the topic is moot)
-                    self.marks.update(message.source, message.mark, message.idle)
+                    self.marks.update(message.source, message.mark, message.idle, message.generation)
                     point = self.marks.release_point()
                     ready += (None if point is None else self.held.release(point)) or ()
             elif isinstance(message, OwnerChange):
                 if self.marks is not None:
-                    self.marks.withdraw(message.source)
+                    self.marks.withdraw(message.source, message.before)
             elif message.query or self.marks is None or not self.held.waits(message):
                 ready.append(message)
             else:

@@ -210,7 +210,12 @@ class StreamApp:
 
     async def _on_assigned(self, app: Any, assigned: Any, **_: Any) -> None:
         self._joined = True
-        await self.claims.changed_hands(assigned)
+        generation = getattr(app, "consumer_generation_id", None)  # faust sets it before this signal
+        inputs = stage_inputs(self.settings)
+        if inputs is not None and isinstance(generation, int) and generation >= 0:
+            await self.claims.assigned(generation, inputs)  # every older claim, the taken-over too
+        else:
+            await self.claims.changed_hands(assigned)
 
     async def _on_stopping(self) -> None:
         await self.claims.withdraw_on_stop(self._assigned())
