@@ -26,7 +26,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -37,12 +37,13 @@ from ..core.dedup import Deduplicator, export_state, import_state
 from ..core.prepare import PreparedPage, SignedPage
 from ..core.spread import AlertRules, SpreadTracker
 from ..core.spread_feed import follow_decision, follow_retraction
+from . import codec
 from .holding import Holding
 from .messages import DecideMessage, ReleaseMark, Retraction, SignedForDecision, pack_array, unpack_array
-from .order import ReleasePoints, decode_mark, encode_mark
+from .order import ReleasePoints
 from .outbox import Outbox, Stage
 from .telemetry import DecisionTiming, Gauges
-from .waits import Wait, clock_text
+from .waits import Wait
 
 __all__ = ["Decider"]
 
@@ -255,12 +256,8 @@ class Decider:
         clock, page_id, waited = stuck
         sites = self.points.holding_back()
         inputs = sorted({source for site in sites for source in self._held_back_by.get(site, [])})
-        released = self.held.released
-        released_text = "nothing yet" if released is None else f"clock {clock_text(released[0])}"
-        cause = (
-            f"the watermark: {len(self.held)} pages held, released up to {released_text}; site partitions "
-            f"{_listed(sites)} hold it back"
-            + (f" (waiting for input partitions {_listed(inputs)})" if inputs else "")
+        cause = f"{self.held.waiting_text()}; site partitions {_listed(sites)} hold it back" + (
+            f" (waiting for input partitions {_listed(inputs)})" if inputs else ""
         )
         return [Wait(Stage.DECIDE, 0, page_id, clock, waited, cause)]
 
@@ -293,12 +290,9 @@ class Decider:
             "arrays": {name: _pack(values) for name, values in arrays.items()},
             "spread": self.spread.state(),
             "points": None if self.points is None else self.points.state(),
-            "released": encode_mark(self.held.released),
-            "held": [message.to_wire() for message in self.held],
             "delivered": [[page_id, clock, body] for page_id, (clock, body) in self.delivered.items()],
-            "late": self.held.late,
             "newest": self.newest,
-        }
+        } | self.held.state()
 
     def restore(self, state: dict[str, Any]) -> None:
         self.engine = Deduplicator(self.engine.config)
@@ -307,17 +301,8 @@ class Decider:
         self.spread.load_state(state["spread"])
         if self.points is not None and state["points"] is not None:
             self.points.load(state["points"])
-        self.held.clear()
-        self.held.released = decode_mark(state["released"])
-        for wire in state["held"]:
-            message = (
-                SignedForDecision.from_wire(wire)
-                if wire["k"] == SignedForDecision.KIND
-                else Retraction.from_wire(wire)
-            )
-            self.held.hold(message)
+        self.held.load(state, lambda wire: cast(Applied, codec.from_wire(Stage.DECIDE, wire)))
         self.delivered = {page_id: (clock, body) for page_id, clock, body in state["delivered"]}
-        self.held.late = state["late"]
         self.newest = state["newest"]
 
 

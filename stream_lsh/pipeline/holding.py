@@ -23,21 +23,24 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterator
-from typing import Generic, Protocol, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-from .order import Mark
+from .order import Mark, decode_mark, encode_mark
+from .waits import clock_text
 
 __all__ = ["Holdable", "Holding"]
 
 
 class Holdable(Protocol):
-    """A record that can wait for a release point: it has an id and a clock."""
+    """A record that can wait for a release point: it has an id, a clock and a wire form."""
 
     @property
     def id(self) -> str: ...
 
     @property
     def clock(self) -> int: ...
+
+    def to_wire(self) -> dict[str, Any]: ...
 
 
 H = TypeVar("H", bound=Holdable)
@@ -112,10 +115,6 @@ class Holding(Generic[H]):
             ready.append(record)
         return ready
 
-    def oldest(self) -> tuple[int, str] | None:
-        """The (clock, id) of the first record to be released, if any waits."""
-        return (self._heap[0][0], self._heap[0][1]) if self._heap else None
-
     def longest_wait(self) -> float | None:
         """Seconds the longest-waiting record has waited; None when none waits."""
         first = next(iter(self._since.values()), None)
@@ -130,6 +129,28 @@ class Holding(Generic[H]):
         self._stuck_reported = True
         clock, record_id, _, _ = self._heap[0]
         return clock, record_id, waited
+
+    def waiting_text(self) -> str:
+        """What a stuck wait waits for, as its report begins it (the holder adds who holds it)."""
+        released = "nothing yet" if self.released is None else f"clock {clock_text(self.released[0])}"
+        return f"the watermark: {len(self)} pages held, released up to {released}"
+
+    def state(self) -> dict[str, Any]:
+        """What the stage's snapshot keeps of it: the release point, the held records, the count
+        of late ones."""
+        return {
+            "released": encode_mark(self.released),
+            "held": [record.to_wire() for record in self],
+            "late": self.late,
+        }
+
+    def load(self, state: dict[str, Any], decode: Callable[[dict[str, Any]], H]) -> None:
+        """Load :meth:`state`; ``decode`` turns a held record's wire form back into the record."""
+        self.clear()
+        self.released = decode_mark(state["released"])
+        for wire in state["held"]:
+            self.hold(decode(wire))
+        self.late = state["late"]
 
     def clear(self) -> None:
         self._heap, self._keys, self._since = [], set(), {}

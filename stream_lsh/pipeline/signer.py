@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from ..core.boilerplate import BoilerplateLearner
 from ..core.clock import EventTime
 from ..core.prepare import PreparedPage, Preparer, SignedPage
+from . import codec
 from .holding import Holding
 from .messages import (
     InputMark,
@@ -35,11 +36,11 @@ from .messages import (
     SiteMessage,
     pack_array,
 )
-from .order import InputMarks, decode_mark, encode_mark
+from .order import InputMarks, encode_mark
 from .outbox import Outbox, Stage
 from .routing import Layout
 from .telemetry import Gauges
-from .waits import Wait, clock_text
+from .waits import Wait
 
 __all__ = ["Signer"]
 
@@ -80,9 +81,7 @@ class Signer:
         if self.marks is not None:
             state["marks"] = self.marks.state()
             state["sent"] = self.sent
-            state["released"] = encode_mark(self.held.released)
-            state["held"] = [record.to_wire() for record in self.held]
-            state["late"] = self.held.late
+            state |= self.held.state()
         return state
 
     def gauges(self) -> Gauges:
@@ -100,17 +99,11 @@ class Signer:
         if self.marks is not None:
             self.marks.load(state["marks"])
             self.sent = state["sent"]
-            self.held.clear()
-            self.held.released = decode_mark(state["released"])
-            for wire in state["held"]:
-                self.held.hold(
-                    Retraction.from_wire(wire) if wire["k"] == Retraction.KIND else PageToSign.from_wire(wire)
-                )
-            self.held.late = state["late"]
+            self.held.load(state, lambda wire: cast(Passed, codec.from_wire(Stage.SITES, wire)))
 
     def handle(self, messages: Sequence[SiteMessage]) -> Outbox:
         out = Outbox()
-        ready: list[PageToSign | Retraction] = []  # in the order they go on
+        ready: list[Passed] = []  # in the order they go on
         for message in messages:
             if isinstance(message, InputMark):
                 if self.marks is not None:  # (in arrival order, a mark left on the topic is moot)
@@ -129,7 +122,7 @@ class Signer:
             self._forward_mark(out)
         return out
 
-    def _pass_on(self, ready: list[PageToSign | Retraction], out: Outbox) -> None:
+    def _pass_on(self, ready: list[Passed], out: Outbox) -> None:
         """Teach the learner and sign the pages, in order, and send them on with the retractions."""
         prepared = [self._prepare(page) for page in ready if isinstance(page, PageToSign)]
         signed = iter(self.preparer.sign(prepared))
@@ -149,13 +142,8 @@ class Signer:
         if stuck is None or self.marks is None:
             return []
         clock, page_id, waited = stuck
-        released = self.held.released
-        released_text = "nothing yet" if released is None else f"clock {clock_text(released[0])}"
         inputs = ", ".join(map(str, self.marks.holding_back())) or "none"
-        cause = (
-            f"the watermark: {len(self.held)} pages held, released up to {released_text}; input "
-            f"partitions {inputs} hold it back"
-        )
+        cause = f"{self.held.waiting_text()}; input partitions {inputs} hold it back"
         return [Wait(Stage.SITES, self.partition, page_id, clock, waited, cause)]
 
     def _forward_mark(self, out: Outbox) -> None:
