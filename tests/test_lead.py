@@ -1,4 +1,4 @@
-"""The lead counts three times (stream_lsh.core.lead): copies share text where both pages begin,
+"""The lead counts twice (stream_lsh.core.lead): copies share text where both pages begin,
 a quoting page does not."""
 
 from __future__ import annotations
@@ -76,14 +76,16 @@ def test_copies_resemble_more_and_quoting_pages_less():
 
 def test_a_one_sentence_teaser_reaches_the_bands():
     """A teaser of 12 shingles is all lead and shares it with its story: its Jaccard similarity
-    doubles, and the chance that the default banding makes it a candidate goes from under a third
-    to three in four; its containment stays whole."""
+    rises by half (0.09 to 0.15), and the chance that the default banding makes it a candidate
+    goes from under a third to over a half; its containment stays whole. (A one-sentence teaser
+    that the bands still miss joins by its opening, .opening.)"""
     story = list(range(1_000, 1_130))
     teaser_set, story_set = sets(story[:12], story)
     plain, weighed = of_sets(np.array(story[:12]), np.array(story)), of_sets(teaser_set, story_set)
     banding = DedupConfig().banding()
     assert s_curve(plain.jaccard, banding.bands, banding.rows) < 0.33
-    assert s_curve(weighed.jaccard, banding.bands, banding.rows) > 0.75
+    assert weighed.jaccard > 1.5 * plain.jaccard
+    assert s_curve(weighed.jaccard, banding.bands, banding.rows) > 0.55
     assert weighed.containment == 1.0
 
 

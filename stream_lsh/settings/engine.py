@@ -54,7 +54,7 @@ class EngineSettings:
     lead_share: float = setting(
         _ENGINE.lead_share,
         float,
-        "share of a page's shingles, from where its article begins, that count three times (its "
+        "share of a page's shingles, from where its article begins, that count twice (its "
         "lead: copies share it, a page quoting another does not); 0 ignores position",
         ENGINE,
     )
