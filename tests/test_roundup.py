@@ -55,6 +55,15 @@ def test_pages_without_paragraphs_have_no_keys():
     assert sentence_openings(no_starts, [(0,)]) == [()]
 
 
+def test_a_batch_of_pages_without_prose_is_signed_and_decided():
+    """A feed card of a headline and a dateline alone has no paragraph of prose, yet its text has
+    sentence starts; alone in its micro-batch (a file of one line, a stream batch of one page) it
+    once raised IndexError while its sentences were looked up."""
+    text = "House GOP health bill facing fresh House test\nMaple Leaf Herald · March 15, 2017 5:31 a.m. ET"
+    (decision,) = Deduplicator().process_batch([page("card", text, "herald.example")])
+    assert decision.status in (UNIQUE, "no_content") and not decision.roundup
+
+
 def test_a_roundup_opens_several_stories():
     assert not is_roundup({f"S{i}" for i in range(STORIES - 1)})
     assert is_roundup({f"S{i}" for i in range(STORIES)})

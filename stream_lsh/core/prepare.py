@@ -293,6 +293,8 @@ class Preparer:
         text_starts = np.cumsum([0] + [len(e) + 1 for e in encoded])
         page_of_span = np.repeat(np.arange(len(prepared)), [len(p.prose_spans) for p in prepared])
         spans = np.array([span for p in prepared for span in p.prose_spans], dtype=np.int64).reshape(-1, 2)
+        if not spans.size:  # no page of the batch has prose (headlines, a byline): no sentence opens
+            return [[] for _ in prepared]
         begins = spans[:, 0] + text_starts[page_of_span]
         ends = spans[:, 1] + text_starts[page_of_span]
         blob = np.frombuffer(b" ".join(encoded) + b" ", dtype=np.uint8)
