@@ -214,6 +214,30 @@ def test_blocks_weigh_their_words():
         assert all(learner.is_boilerplate(b, "a.com") for b in chrome) == weighted
 
 
+def test_briefs_beside_more_site_prose_than_story_teach_it_on_the_second_page():
+    """Two briefs of 50 words, each beside the site's 130 words of prose in eight blocks (a cookie
+    notice, a newsletter pitch, an "about us"): the pages share 130 of 230 words (0.57), more than
+    they differ in, yet they are two stories; at a bar of one half they looked like one story
+    updated, the prose was never learnt, and the briefs matched through it."""
+    prose = fps(8, 500)
+    prose_words = [16] * 7 + [18]
+    learner = BoilerplateLearner(min_pages=2)
+    for story in (1_000_001, 2_000_002):
+        learner.observe("a.com", [story] + prose, [50] + prose_words)
+    assert all(learner.is_boilerplate(b, "a.com") for b in prose)
+
+
+def test_a_short_story_with_a_paragraph_rewritten_is_still_one_context():
+    """The other side of the bar: four paragraphs, one rewritten (3 of 5 alike, 0.6), versions of
+    one story, with or without the site's prose beside them."""
+    for prose in ([], fps(3, 500)):
+        learner = BoilerplateLearner(min_pages=2)
+        story = fps(4, 9_000)
+        learner.observe("a.com", story + prose, [40] * 4 + [30] * len(prose))
+        learner.observe("a.com", [7_777] + story[1:] + prose, [40] * 4 + [30] * len(prose))
+        assert not any(learner.is_boilerplate(b, "a.com") for b in story)
+
+
 @pytest.mark.parametrize("blocks", [1, 2, 50])
 def test_rules_hold_for_pages_of_one_two_and_fifty_blocks(blocks):
     """Site prose beside stories of ``blocks`` blocks is learnt; versions of one story (a block in

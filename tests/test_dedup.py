@@ -196,7 +196,7 @@ def test_learnt_boilerplate_separates_stories_of_one_site_and_joins_copies_acros
 
 def test_known_limit_prose_around_a_one_paragraph_story_is_not_learnt():
     """Four prose paragraphs around a one-line story look like one story updated again and again
-    (page similarity over blocks >= 1/2), so the prose stays: documented in the README."""
+    (their words 0.6 alike or more), so the prose stays: documented in docs/accuracy.md."""
     engine = Deduplicator(DedupConfig())
     site_prose = [prose(3000 + k, 45) for k in range(4)]
     for n in range(6):

@@ -14,9 +14,13 @@ same page as any context stored for that block:
 
 * pages of alike size are the same page when their *words* are at least ``same_page_similarity``
   alike (estimated Jaccard similarity, each block weighing its words). Two versions of one story
-  share most of their text (a 12-paragraph story with one rewritten: J ~ 0.85), two stories of one
-  site only the site's prose. Words, not blocks: a one-line article beside eleven lines of chrome
-  is one block of twelve, but two thirds of the page's words;
+  share most of their text (a 12-paragraph story with one rewritten: J ~ 0.85; four paragraphs
+  with one rewritten: 0.6, more with the site's prose beside them), two stories of one site only
+  the site's prose. Words, not blocks: a one-line article beside eleven lines of chrome is one
+  block of twelve, but two thirds of the page's words. The bar is 0.6, not one half: a site's
+  briefs of 50-100 words beside 130 words of its prose share just over half their words, and at
+  one half looked like one story updated, so the prose was never learnt and the briefs matched
+  through it;
 * a page and one at least ``excerpt_ratio`` times its size are the same page when the smaller is
   the larger's *lead*: at least ``same_page_containment`` of its words are in the larger page,
   most of them in that page's first half. A teaser after its story is the story again; a story
@@ -242,7 +246,7 @@ class BoilerplateLearner:
     min_pages_unknown_site: int = 5
     min_words: int = 5
     sketch_size: int = 32
-    same_page_similarity: float = 0.5
+    same_page_similarity: float = 0.6
     same_page_containment: float = 0.5
     excerpt_ratio: float = 1.5
     # ~150-200 pages of a site: prose that site repeats is learnt within a few of its pages, so
