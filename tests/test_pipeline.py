@@ -439,6 +439,13 @@ def test_with_watermarks_a_late_page_is_applied_at_once_under_the_arrival_rule()
     pipe.run()
     assert [(d["id"], d["status"]) for d in decisions(pipe)] == [("new", "unique"), ("old", "duplicate")]
     assert pipe.stages["decide"][0].late >= 1
+    assert pipe.outputs.tally.late_ids == ["old"]  # named for the log, and counted once
+    # the first page read again (a crash before its offset was committed): nothing new, not late
+    pipe.feed(
+        [page("new", STORY, "2026-03-01T12:05:00Z")], timestamps=[at("2026-03-01T12:05:00Z")], caught_up={0}
+    )
+    pipe.run()
+    assert pipe.outputs.tally.late_ids == ["old"] and pipe.outputs.tally.late_pages == 1
 
 
 def test_with_watermarks_a_caught_up_partition_holds_nothing_back_until_its_next_page():

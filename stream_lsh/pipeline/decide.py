@@ -87,7 +87,7 @@ class Decider:
     # -- handling -------------------------------------------------------------------------------
     def handle(self, messages: Sequence[DecideMessage]) -> Outbox:
         out = Outbox()
-        late, before = self.held.late, self._counts()
+        before = self._counts()
         for message in messages:
             if isinstance(message, ReleaseMark):
                 self._release(message, out)
@@ -96,8 +96,14 @@ class Decider:
             elif self._holds(message):
                 self.held.hold(message)
             else:
+                if self.points is not None and not (
+                    isinstance(message, SignedForDecision) and self._applied_already(message)
+                ):
+                    # behind the release point, and news: decided after pages of later clocks, so
+                    # its decision may differ from batch's (a redelivery changes nothing)
+                    out.tally.late_ids.append(message.id)
                 self._apply([message], out)
-        out.tally.late_pages = self.held.late - late
+        out.tally.late_pages = len(out.tally.late_ids)
         out.tally.verified, out.tally.rejected, out.tally.evicted = (
             now - then for now, then in zip(self._counts(), before, strict=True)
         )

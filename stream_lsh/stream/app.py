@@ -485,6 +485,24 @@ class StreamApp:
         if pending:
             await asyncio.gather(*pending)
         self.metrics.sent(out)
+        if out.tally.late_ids:
+            _report_late(out.tally.late_ids)
+
+
+def _report_late(ids: list[str]) -> None:
+    """Pages the decide partition applied behind its release point: decided after pages of later
+    clocks, so their decisions may differ from batch's (docs/operating.md, "The stream")."""
+    shown = ", ".join(repr(page_id) for page_id in ids[:MAX_WAIT_REPORTS])
+    more = f" and {len(ids) - MAX_WAIT_REPORTS} more" if len(ids) > MAX_WAIT_REPORTS else ""
+    log.warning(
+        "%d page%s reached the decide partition behind its release point and were decided on "
+        "arrival, after pages of later clocks; their decisions may differ from batch's: %s%s",
+        len(ids),
+        "" if len(ids) == 1 else "s",
+        shown,
+        more,
+        extra={"stage": Stage.DECIDE, "page_id": ids[0]},
+    )
 
 
 class _StoppingApp(faust.App):
