@@ -84,7 +84,7 @@ def _labels_of_every_series() -> dict[str, set[str]]:
         flattened=1,
         retractions=1,
         queries=1,
-        late_pages=1,
+        late_ids=["a"],
         verified=1,
         rejected=1,
         evicted=1,

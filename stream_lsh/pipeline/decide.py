@@ -103,7 +103,6 @@ class Decider:
                     # its decision may differ from batch's (a redelivery changes nothing)
                     out.tally.late_ids.append(message.id)
                 self._apply([message], out)
-        out.tally.late_pages = len(out.tally.late_ids)
         out.tally.verified, out.tally.rejected, out.tally.evicted = (
             now - then for now, then in zip(self._counts(), before, strict=True)
         )

@@ -33,8 +33,8 @@ class Tally:
     flattened: int = 0  # ingest: ... whose text held a whole article on one line (.core.text.flattened)
     retractions: int = 0  # ingest: retractions read
     queries: int = 0  # ingest: queries read
-    late_pages: int = 0  # decide: pages and retractions applied at once, behind the release point
-    late_ids: list[str] = field(default_factory=list)  # decide: ... their ids, in the order applied
+    # decide: pages and retractions applied at once, behind the release point, in the order applied
+    late_ids: list[str] = field(default_factory=list)
     verified: int = 0  # bands: bucket collisions whose resemblance makes them a match
     rejected: int = 0  # bands: ... below it (LSH false positives)
     evicted: int = 0  # bands: ids pushed out of a full bucket by the bucket cap
@@ -46,7 +46,6 @@ class Tally:
         self.flattened += other.flattened
         self.retractions += other.retractions
         self.queries += other.queries
-        self.late_pages += other.late_pages
         self.late_ids.extend(other.late_ids)
         self.verified += other.verified
         self.rejected += other.rejected

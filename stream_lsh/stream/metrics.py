@@ -206,7 +206,7 @@ class WorkerMetrics:
         _inc(self.checks.labels(result="verified"), tally.verified)
         _inc(self.checks.labels(result="rejected"), tally.rejected)
         _inc(self.evictions, tally.evicted)
-        _inc(self.late_pages, tally.late_pages)
+        _inc(self.late_pages, len(tally.late_ids))
         _inc(self.flattened, tally.flattened)
         for dropped in tally.blocks_dropped:
             self.blocks_dropped.observe(dropped)
