@@ -218,6 +218,23 @@ def test_drop_chrome():
     assert html_to_text(CHROME_PAGE) == "\n".join(html_blocks(CHROME_PAGE, drop_chrome=False))
 
 
+def test_a_form_around_the_whole_body_keeps_its_article():
+    """ASP.NET WebForms pages put everything in one <form>; dropping forms as chrome left such a
+    page no text (a blind set's portal lost every story that way). A form's own text, its labels,
+    is still dropped, and its controls show none."""
+    html = (
+        '<html><body><form id="aspnetForm" method="post"><input type="hidden" name="__VIEWSTATE">'
+        "<div><label for=q>Search</label><input name=q><button>Go</button>"
+        "<select><option>World</option></select></div>"
+        "<h1>Bomber crew rescued</h1><p>All four crew members were rescued, officials said.</p>"
+        "</form></body></html>"
+    )
+    expected = ["Bomber crew rescued", "All four crew members were rescued, officials said."]
+    assert html_blocks(html) == expected
+    assert T._fallback_blocks(html) == expected
+    assert html_blocks(html, drop_chrome=False) == ["Search", *expected]
+
+
 def test_header_only_kept_inside_article_or_main():
     html = (
         "<header>top</header><main><header>m</header></main><article><div><header>a</header></div></article>"

@@ -48,7 +48,7 @@ class DedupConfig:
         boilerplate: learn and drop site-wide boilerplate blocks.
         boilerplate_min_pages: distinct contexts (pages with different other content) that make a
             block of a site boilerplate.
-        drop_chrome: drop nav/aside/footer/form elements of HTML pages, and lists of headlines
+        drop_chrome: drop nav/aside/footer elements and form labels of HTML pages, and lists of headlines
             (runs of title-like blocks) of any page, before anything else.
         max_future: a ``published_at`` more than this many seconds after the clock is ignored.
     """

@@ -254,7 +254,9 @@ _VOID = frozenset(
 _UNCOUNTED = _VOID | frozenset("p li dd dt option optgroup rb rp rt rtc".split())
 _SKIP = ("head", "template", "noscript", "svg", "math", "object", "canvas", "select", "button")
 _STRIP = (*_SKIP, *sorted(_RAWTEXT))  # for Lexbor, which sees raw-text elements unless cut
-_CHROME = frozenset("nav aside footer form".split())
+# Not ``form``: ASP.NET pages wrap the whole body, article and all, in one <form>. A form's own
+# text is its controls' (select and button are skipped, inputs have none) and their labels.
+_CHROME = frozenset("nav aside footer label".split())
 _CHROME_ROLES = frozenset("navigation banner contentinfo complementary".split())
 _HIDDEN_CSS = "[hidden], [aria-hidden='true' i]"
 _ROLE_CSS = ", ".join(f"[role~='{r}' i]" for r in sorted(_CHROME_ROLES))
