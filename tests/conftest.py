@@ -93,3 +93,16 @@ def kafka_broker():
     if "kafka" not in TEST_BROKERS:
         pytest.skip("STREAM_LSH_TEST_BROKERS leaves Apache Kafka out")
     yield from _started("kafka")
+
+
+def entry_written_with(raw: bytes, fields: int) -> bytes:
+    """An encoded window entry as a version that wrote only its first ``fields`` head fields
+    wrote it (stream_lsh.stores.entry_codec): for the reading of older layouts."""
+    import orjson
+
+    from stream_lsh.stores.entry_codec import _HEAD
+
+    (size,) = _HEAD.unpack_from(raw)
+    head = orjson.loads(raw[_HEAD.size : _HEAD.size + size])
+    older_head = orjson.dumps(head[:fields])
+    return _HEAD.pack(len(older_head)) + older_head + raw[_HEAD.size + size :]

@@ -371,7 +371,8 @@ def test_a_state_file_of_the_previous_format_is_migrated_and_decides_the_same():
     )
     load_state(engine, data / "state-format-3.npz")
     assert len(engine.index) == 60
-    pages = generate_corpus(90, seed=3).pages[60:]
+    # without titles: that version knew no headlines (core/headline.py), which join one more copy
+    pages = [{k: v for k, v in p.items() if k != "title"} for p in generate_corpus(90, seed=3).pages[60:]]
     expected = orjson.loads((data / "state-format-3.decisions.json").read_bytes())
     new_fields = ("match", "containment")  # written since: not in the old records
     decided = [engine.process(page_from_dict(p)).to_dict() for p in pages]

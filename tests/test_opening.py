@@ -2,8 +2,7 @@
 article opens with its words, and nothing longer joins anything that way."""
 
 import numpy as np
-import orjson
-from conftest import prose
+from conftest import entry_written_with, prose
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -190,7 +189,7 @@ def test_a_long_page_that_opens_with_a_story_and_goes_on_its_own_way_stays_apart
 
 
 def test_an_entry_written_before_openings_were_kept_reads_without_one():
-    from stream_lsh.stores.entry_codec import _HEAD, band_keys_of, decode_entry, encode_entry
+    from stream_lsh.stores.entry_codec import band_keys_of, decode_entry, encode_entry
 
     engine = Deduplicator()
     engine.process(story_and_teasers()[0])
@@ -198,9 +197,6 @@ def test_an_entry_written_before_openings_were_kept_reads_without_one():
     assert entry.opening
     raw = encode_entry(entry)
     assert decode_entry(raw, keep_shingles=False).opening == entry.opening
-    (size,) = _HEAD.unpack_from(raw)
-    head = orjson.loads(raw[_HEAD.size : _HEAD.size + size])
-    older_head = orjson.dumps(head[:9])  # the layout before openings: nine fields
-    older = _HEAD.pack(len(older_head)) + older_head + raw[_HEAD.size + size :]
+    older = entry_written_with(raw, 9)  # the layout before openings: nine fields
     assert decode_entry(older, keep_shingles=False).opening == 0
     assert band_keys_of(older) == band_keys_of(raw)

@@ -27,16 +27,38 @@ from stream_lsh.stream.topics import topic_specs
 from stream_lsh.synthetic import generate_corpus
 
 
+def with_cards(pages: list[dict], after: tuple[int, ...]) -> list[dict]:
+    """The pages, with an aggregator's card after each page of ``after``: that page's title and a
+    deck of the aggregator's own, which no page holds (core/headline.py)."""
+    out = []
+    for i, page in enumerate(pages):
+        out.append(page)
+        if i in after:
+            out.append(
+                {
+                    "id": f"card-{page['id']}",
+                    "title": page["title"],
+                    "text": f"{page['title']}\nRead the full report from our partner site.",
+                    "url": f"https://cards.example/b/{i}",
+                    "published_at": page["published_at"],
+                }
+            )
+    return out
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 async def test_pages_fed_one_at_a_time_get_exactly_the_batch_decisions(broker, tmp_path, workers):
-    """With teasers, quoting pages and digests, so some decisions are made by containment, some by
-    the fuller-member check (``refused_by``) and some by a short page's opening."""
-    pages = generate_corpus(80, seed=8, teasers=0.1, quotes=0.1, short_stories=0.2, digests=0.05).pages
+    """With teasers, quoting pages, digests and feed cards, so some decisions are made by
+    containment, some by the fuller-member check (``refused_by``), some by a short page's opening
+    and some by a card's headline."""
+    corpus = generate_corpus(80, seed=8, teasers=0.1, quotes=0.1, short_stories=0.2, digests=0.05).pages
+    pages = with_cards(corpus, (5, 30, 60))
     settings = stream_settings(broker, tmp_path)
     expected = batch_reference(pages)
     assert any(d["match"] == "containment" for d in expected)
     assert any("refused_by" in d for d in expected)
     assert any(d["match"] == "opening" for d in expected)
+    assert any(d["match"] == "headline" for d in expected)
     assert await run_page_by_page(settings, pages, workers) == expected
 
 

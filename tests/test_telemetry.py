@@ -22,6 +22,7 @@ class Entry:
     content_hash: int | None = None
     event_time: float | None = None
     opening: int = 0
+    headline: int = 0
 
 
 @pytest.fixture(scope="module")

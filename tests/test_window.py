@@ -16,6 +16,7 @@ class Entry:
     content_hash: int | None = None
     event_time: float | None = 0.0
     opening: int = 0
+    headline: int = 0
     tag: str = field(default="", compare=False)
 
 

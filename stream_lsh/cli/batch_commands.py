@@ -90,10 +90,11 @@ def dedup(
       cluster_id          the cluster the page is in (a unique page founds its own)
       duplicate_of        the earlier page it repeats (duplicates)
       similarity          Jaccard similarity to that page (or to the closest candidate)
-      candidates          pages that shared a band with it
-      match               what made it a duplicate: jaccard | containment | opening
-                          (opening: a page of a sentence or two that opens with the
-                          earlier page's first words)
+      candidates          pages that shared a band or its headline with it
+      match               what made it a duplicate: jaccard | containment | opening |
+                          headline (opening: a page of a sentence or two that opens with
+                          the earlier page's first words; headline: such a page, a feed
+                          card or a teaser, with the earlier page's headline)
       containment         how much of the smaller page lies in the larger
       date_ignored        why its published_at was not used (only when it was not)
       refused_by          the fuller page of a story that kept it out of that story's

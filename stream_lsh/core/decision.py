@@ -17,7 +17,8 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
    or a roundup holds a story's teaser; it is not that story).
 5. a short page that step 3 leaves ``unique``, or that could not be signed, is a duplicate of the
    earlier page it opens like, when the engine found one (:mod:`.opening`: a teaser of one
-   sentence), ``match`` "opening".
+   sentence), ``match`` "opening"; else of the earlier page with its headline
+   (:mod:`.headline`: a card of a headline and a deck), ``match`` "headline".
 
 Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
 """
@@ -34,6 +35,7 @@ from .verification import JACCARD, Verification
 
 __all__ = [
     "DUPLICATE",
+    "HEADLINE",
     "NO_CONTENT",
     "OPENING",
     "UNIQUE",
@@ -50,6 +52,8 @@ NO_CONTENT: Final = "no_content"
 Status = str  # one of UNIQUE, DUPLICATE, NO_CONTENT
 #: The ``match`` of a short page joined to the earlier page it opens like (:mod:`.opening`).
 OPENING: Final = "opening"
+#: The ``match`` of a short page joined to the earlier page with its headline (:mod:`.headline`).
+HEADLINE: Final = "headline"
 
 
 @dataclass(frozen=True)
@@ -63,7 +67,7 @@ class Decision:
     similarity: float | None = None
     candidates: int = 0
     date_ignored: str | None = None  # why the page's published_at was not its event time (see .clock)
-    match: str | None = None  # what made it a duplicate: "jaccard", "containment" or "opening"
+    match: str | None = None  # what made it a duplicate: jaccard, containment, opening or headline
     containment: float | None = None  # of the candidate ``similarity`` belongs to
     replayed: bool = field(default=False, compare=False)  # given again to a redelivered page
     # of ``candidates``, those whose resemblance matches (not part of the record: the stream's
@@ -143,6 +147,7 @@ def decide(
     neighbours: Neighbours | None = None,
     opening: Match | None = None,
     roundup: bool = False,
+    joined_by: str = OPENING,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -160,6 +165,8 @@ def decide(
             is signed; None: no such page.
         roundup: the page opens several earlier stories (:mod:`.roundup`): it matches only a
             candidate that holds most of it, and never joins by its opening.
+        joined_by: how ``opening`` was found: :data:`OPENING`, or :data:`HEADLINE` for the
+            earlier page with the page's headline (:mod:`.headline`).
     """
     if exact is not None and exact.cluster_id is not None:
         return Decision(
@@ -167,7 +174,7 @@ def decide(
         )
     if not signed:
         if opening is not None and opening.cluster_id is not None:
-            return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=OPENING)
+            return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=joined_by)
         return Decision(page_id, NO_CONTENT, None)
     verdicts = [
         (c, rule.match(c.similarity, c.contained) if not roundup or holds_most_of(c) else None)
@@ -194,7 +201,7 @@ def decide(
         best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
         return _copy(page_id, best, how, len(candidates), verified, refused_by)
     if opening is not None and opening.cluster_id is not None and refused_by is None and not roundup:
-        return _copy(page_id, opening, OPENING, len(candidates), verified, None)
+        return _copy(page_id, opening, joined_by, len(candidates), verified, None)
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
     closest = max(others, key=lambda c: c.similarity)

@@ -40,7 +40,18 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import FileClock
 from .config import DedupConfig
-from .decision import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Match, Status, cluster_name, decide
+from .decision import (
+    DUPLICATE,
+    HEADLINE,
+    NO_CONTENT,
+    OPENING,
+    UNIQUE,
+    Decision,
+    Match,
+    Status,
+    cluster_name,
+    decide,
+)
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .opening import joins_by_opening
 from .page import Page
@@ -157,7 +168,8 @@ class Deduplicator:
         self.index.prefetch(
             [page.prepared.id for page in pages],
             [page.prepared.content_hash for page in pages]
-            + [page.opening_asked for page in pages if page.opening_asked],
+            + [page.opening_asked for page in pages if page.opening_asked]
+            + [page.headline for page in pages if page.headline],
             [page.band_keys for page in pages if page.band_keys is not None],
         )
         decisions = [self.process_signed(page) for page in pages]
@@ -205,11 +217,11 @@ class Deduplicator:
         candidates: list[Match] = []
         neighbours = None
         if exact is None and page.band_keys is not None:
-            entries = self.index.query(page.band_keys, self.scheme.fingerprint)
+            entries = self._with_headline(page, self.index.query(page.band_keys, self.scheme.fingerprint))
             if entries:
                 neighbours = _Neighbours(self, page, entries)
                 candidates = neighbours.measured(entries)
-        opening = self._opening(page) if exact is None else None
+        opening, joined_by = self._opening(page) if exact is None else (None, OPENING)
         roundup = self._roundup(page, candidates, opening)
         decision = decide(
             prepared.id,
@@ -221,6 +233,7 @@ class Deduplicator:
             neighbours=neighbours,
             opening=opening,
             roundup=roundup,
+            joined_by=joined_by,
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
@@ -251,19 +264,39 @@ class Deduplicator:
                     return True
         return False
 
-    def _opening(self, page: SignedPage) -> Match | None:
-        """The earlier page a short page opens like, if it may join it (:mod:`.opening`), measured
-        against the page when the page is signed."""
+    def _with_headline(self, page: SignedPage, entries: list[IndexEntry]) -> list[IndexEntry]:
+        """The band candidates, and after them the earliest page with the page's headline when
+        no band found it (:mod:`.headline`: a brief its story's bands never reach)."""
+        entry = self._headline(page)
+        if entry is None or any(found.id == entry.id for found in entries):
+            return entries
+        return [*entries, entry]
+
+    def _headline(self, page: SignedPage) -> IndexEntry | None:
+        """The earliest other indexed page with the page's headline, if any (:mod:`.headline`)."""
+        entry = self.index.opening(page.headline) if page.headline else None
+        return None if entry is None or entry.id == page.prepared.id else entry
+
+    def _opening(self, page: SignedPage) -> tuple[Match | None, str]:
+        """The earlier page a short page may join by where it begins, and how it was found: the
+        page it opens like (:mod:`.opening`), measured against the page when the page is signed;
+        else the page with its headline (:mod:`.headline`), which needs no shared text."""
         entry = self.index.opening(page.opening_asked) if page.opening_asked else None
-        if entry is None or entry.id == page.prepared.id:
-            return None
-        if page.signature is None:  # nothing to measure: the decision gives it no similarity
-            match, share = Match(entry.id, 0.0, entry.cluster_id), None
-        else:
-            found = self.measure(page.signature, page.shingles, [entry])
-            jaccard, containment, share, of_entry = (column[0] for column in found)
-            match = Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry)
-        return match if joins_by_opening(page.short, share) else None
+        if entry is not None and entry.id != page.prepared.id:
+            match = self._measured(page, entry)
+            if joins_by_opening(page.short, match.of_page):
+                return match, OPENING
+        entry = self._headline(page) if page.short else None
+        return (None, OPENING) if entry is None else (self._measured(page, entry), HEADLINE)
+
+    def _measured(self, page: SignedPage, entry: IndexEntry) -> Match:
+        """How the page resembles one entry; an unsigned page has nothing to measure, and the
+        decision gives it no similarity (``of_page`` None)."""
+        if page.signature is None:
+            return Match(entry.id, 0.0, entry.cluster_id)
+        found = self.measure(page.signature, page.shingles, [entry])
+        jaccard, containment, share, of_entry = (column[0] for column in found)
+        return Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry)
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
@@ -295,6 +328,7 @@ class Deduplicator:
                 shingles=shingles if self.config.verify == "jaccard" else None,
                 decision=decision,
                 opening=page.opening,
+                headline=page.headline,
             )
         )
 
@@ -370,6 +404,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "content_hashes": np.array([e.content_hash for e in entries], dtype=np.uint64),
         "body_hashes": np.array([e.body_hash for e in entries], dtype=np.uint64),
         "openings": np.array([e.opening for e in entries], dtype=np.uint64),
+        "headlines": np.array([e.headline for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
         "shingles": np.concatenate(shingles) if shingles else np.zeros(0, np.uint64),
     }
@@ -391,6 +426,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
     offsets = np.concatenate([[0], np.cumsum(arrays["shingle_counts"])])
     keep_shingles = dedup.config.verify == "jaccard"
     openings = arrays.get("openings")  # absent from state saved before openings were kept
+    headlines = arrays.get("headlines")  # ... and before headlines were
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
@@ -407,6 +443,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 shingles=arrays["shingles"][offsets[i] : offsets[i + 1]].copy() if keep_shingles else None,
                 decision=Decision.from_dict(header["decisions"][i]),
                 opening=0 if openings is None else int(openings[i]),
+                headline=0 if headlines is None else int(headlines[i]),
             )
         )
     _in_memory(dedup).restore(entries, header["tables"], header["clock"])

@@ -45,6 +45,7 @@ class IndexEntry:
     shingles: np.ndarray | None = None
     decision: Decision | None = None  # the decision given when the page was indexed (replayed on redelivery)
     opening: int = 0  # its opening key (.opening); 0: none
+    headline: int = 0  # its headline key (.headline); 0: none
     keys: list[int] = field(init=False, repr=False)  # the band keys as Python ints, for the window
 
     def __post_init__(self) -> None:
@@ -97,9 +98,10 @@ class WindowIndex(ABC):
         """The earliest indexed page with this content hash, if any (MMDS sec. 3.9.1)."""
 
     def opening(self, key: int) -> IndexEntry | None:
-        """The earliest indexed page whose article opens as ``key`` says (:mod:`.opening`). Opening
-        keys live in the exact-content map beside content hashes, tagged so that they never equal
-        one, so every store finds them as it finds exact copies."""
+        """The earliest indexed page whose article opens as ``key`` says (:mod:`.opening`), or
+        whose headline key it is (:mod:`.headline`). Both keys live in the exact-content map beside
+        content hashes, each tagged so that it never equals another kind, so every store finds
+        them as it finds exact copies."""
         return self.exact(key)
 
     @abstractmethod

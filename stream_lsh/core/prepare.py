@@ -28,6 +28,7 @@ from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
+from .headline import headline_key, headline_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .opening import openings, sentence_openings
@@ -72,13 +73,16 @@ class PreparedPage:
     # where each paragraph of prose begins and ends in ``text``, in UTF-8 bytes
     prose_spans: tuple[tuple[int, int], ...] = ()
     dropped_starts: tuple[str, ...] = ()  # the first words of each paragraph of prose dropped as boilerplate
+    headline: int = 0  # its headline key (.headline); 0: none
 
 
 class Extracted(NamedTuple):
-    """A page's visible text as normalised blocks, and whether it came flattened onto one line."""
+    """A page's visible text as normalised blocks, whether it came flattened onto one line, and
+    its headline key (.headline; 0: none)."""
 
     blocks: list[str]
     flattened: bool
+    headline: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -96,6 +100,11 @@ class SignedPage:
     @property
     def id(self) -> str:
         return self.prepared.id
+
+    @property
+    def headline(self) -> int:
+        """Its headline key (.headline); 0: none."""
+        return self.prepared.headline
 
     @property
     def signed(self) -> bool:
@@ -226,7 +235,9 @@ class Preparer:
         if self.config.drop_chrome:
             raw_blocks = without_lists(raw_blocks)
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
-        return Extracted(normalize_blocks(pieces), flattened(raw_blocks))
+        headline = headline_text(title=page.title, html=page.html, text=page.text)
+        key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
+        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key)
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
@@ -253,8 +264,10 @@ class Preparer:
         site: str,
         learn: bool,
         flattened: bool = False,
+        headline: int = 0,
     ) -> tuple[PreparedPage, list[int]]:
-        """A page's text steps from its blocks: the prepared page, and the blocks it made boilerplate."""
+        """A page's text steps from its blocks (and its headline key, :meth:`extract`'s): the
+        prepared page, and the blocks it made boilerplate."""
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
         text = " ".join(kept)
         opening = list(takewhile(heading, kept))
@@ -274,6 +287,7 @@ class Preparer:
             flattened,
             _prose_spans(kept, starts),
             _dropped_starts(blocks, kept),
+            headline,
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -329,6 +343,7 @@ class Preparer:
             site=page.site,
             learn=learn,
             flattened=extracted.flattened,
+            headline=extracted.headline,
         )
         return prepared
 

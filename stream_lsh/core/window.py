@@ -8,7 +8,8 @@ The engine's window in memory (:class:`.index.LSHIndex`, every band key of every
   into (a frequent band of boilerplate) would otherwise make every query pay for all of them,
   while the newest members of a real cluster are enough to find it.
 * **the exact-content map** (sec. 3.9.1): content hash -> the earliest indexed page with it; and
-  opening key -> the earliest indexed page whose article opens so (:mod:`.opening`);
+  opening key -> the earliest indexed page whose article opens so (:mod:`.opening`); headline key
+  -> the earliest indexed page with that headline (:mod:`.headline`);
 * **the window**: the clock (:mod:`.clock`, never the wall clock) only moves forward; when it
   passes a page's event time plus ``ttl``, the page leaves. A page without event time (a file's
   lines before its clock starts) never expires; a page re-inserted with another time is expired
@@ -36,8 +37,8 @@ def check_window(bucket_cap: int, ttl: float | None) -> None:
 
 
 class Indexed(Protocol):
-    """What the window needs of an entry: its keys here, its content hash and opening key, and its
-    event time."""
+    """What the window needs of an entry: its keys here, its content hash, opening and headline
+    keys, and its event time."""
 
     @property
     def keys(self) -> list[int]: ...
@@ -49,6 +50,9 @@ class Indexed(Protocol):
     def opening(self) -> int: ...
 
     @property
+    def headline(self) -> int: ...
+
+    @property
     def event_time(self) -> float | None: ...
 
 
@@ -57,10 +61,12 @@ E = TypeVar("E", bound=Indexed)
 
 def first_keys(entry: Indexed) -> list[int]:
     """The keys under which the exact-content map remembers the earliest page: its content hash,
-    and its opening key if it has one."""
+    and its opening and headline keys if it has them."""
     keys = [] if entry.content_hash is None else [entry.content_hash]
     if entry.opening:
         keys.append(entry.opening)
+    if entry.headline:
+        keys.append(entry.headline)
     return keys
 
 

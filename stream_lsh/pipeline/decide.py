@@ -240,6 +240,7 @@ class Decider:
             text="",
             content_hash=page.content_hash,
             body_hash=page.body_hash,
+            headline=page.headline,
         )
         return SignedPage(
             prepared,

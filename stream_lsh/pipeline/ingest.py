@@ -210,6 +210,7 @@ class Ingest:
             tuple(extracted.blocks),
             raw,
             message.received_ms if message.received_ms is not None else timestamp_ms,
+            extracted.headline,
         )
         return self._too_large(to_sign) or to_sign
 

@@ -112,6 +112,7 @@ class SignedForDecision:
     opening: int = 0  # its opening key, and whether it is short (core/opening.py)
     short: bool = False
     sentence_openings: tuple[int, ...] = ()  # the opening key at each sentence (core/roundup.py)
+    headline: int = 0  # its headline key (core/headline.py)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -135,6 +136,8 @@ class SignedForDecision:
             wire["os"] = True
         if self.sentence_openings:
             wire["po"] = list(self.sentence_openings)
+        if self.headline:
+            wire["hl"] = self.headline
         return wire
 
     @classmethod
@@ -156,6 +159,7 @@ class SignedForDecision:
             wire.get("op", 0),  # absent from messages written before openings
             bool(wire.get("os", False)),
             tuple(wire.get("po", ())),  # absent from messages written before roundups
+            wire.get("hl", 0),  # ... and before headlines
         )
 
 
@@ -178,6 +182,7 @@ class PageToSign:
     blocks: tuple[str, ...]
     raw: str | None = None
     received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
+    headline: int = 0  # its headline key (core/headline.py)
 
     @property
     def KIND(self) -> str:
@@ -199,6 +204,8 @@ class PageToSign:
             wire["raw"] = self.raw
         if self.received is not None:
             wire["rt"] = self.received
+        if self.headline:
+            wire["hl"] = self.headline
         return wire
 
     @classmethod
@@ -215,6 +222,7 @@ class PageToSign:
             tuple(wire["blocks"]),
             wire.get("raw"),
             wire.get("rt"),
+            wire.get("hl", 0),  # absent from messages written before headlines
         )
 
 

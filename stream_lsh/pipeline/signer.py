@@ -171,6 +171,7 @@ class Signer:
             learner=self.learner,
             site=page.site,
             learn=not page.query,
+            headline=page.headline,
         )
         return prepared
 
@@ -202,4 +203,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         signed.opening,
         signed.short,
         signed.sentence_openings,
+        signed.headline,
     )

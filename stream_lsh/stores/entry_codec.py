@@ -105,6 +105,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             entry.signature.size,
             entry.band_keys.size,
             entry.opening,
+            entry.headline,
         ]
     )
     shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
@@ -135,6 +136,7 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
     fields = orjson.loads(raw[_HEAD.size : start])
     page_id, cluster_id, event_time, content_hash, body_hash, scheme, decision, width, bands = fields[:9]
     opening = fields[9] if len(fields) > 9 else 0  # entries written before openings were kept have none
+    headline = fields[10] if len(fields) > 10 else 0  # ... and before headlines
     keys_at = start + 4 * width
     shingles_at = keys_at + 8 * bands
     signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
@@ -156,4 +158,5 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         shingles=shingles,
         decision=None if decision is None else Decision.from_dict(decision),
         opening=opening,
+        headline=headline,
     )

@@ -126,7 +126,8 @@ class WorkerMetrics:
         )
         self.matches = Counter(
             "stream_lsh_duplicates",
-            "Duplicate decisions sent, by the rule that matched them (jaccard, containment, opening)",
+            "Duplicate decisions sent, by the rule that matched them "
+            "(jaccard, containment, opening, headline)",
             ["match"],
             registry=registry,
         )

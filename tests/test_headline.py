@@ -1,0 +1,200 @@
+"""A page's headline (stream_lsh.core.headline): a feed card or a brief that its story's bands
+never reach finds the story by its headline, and a site's own title joins nothing."""
+
+import pytest
+from conftest import entry_written_with, prose
+from hypothesis import given
+from hypothesis import strategies as st
+
+from stream_lsh.core.decision import DUPLICATE, HEADLINE, NO_CONTENT, UNIQUE
+from stream_lsh.core.dedup import Deduplicator, export_state, import_state
+from stream_lsh.core.headline import MIN_WORDS, headline_key, headline_text, site_title
+from stream_lsh.core.page import Page
+from stream_lsh.core.verification import CONTAINMENT
+from stream_lsh.stores.disk_index import DiskIndex
+
+HEADLINE_TEXT = "Sturgeon ready to delay Scottish second vote"
+
+
+def key(
+    text: str, url: str | None = "https://news.example/world/a-story-1", site: str = "news.example"
+) -> int:
+    return headline_key(text, url=url, site=site, seed=42)
+
+
+# -- where the headline is found ---------------------------------------------------------------
+
+
+def test_the_record_title_comes_first():
+    html = "<html><head><title>Other | Site</title></head><body><h1>Also other</h1></body></html>"
+    assert headline_text(title="  The title  ", html=html, text=None) == "The title"
+
+
+@pytest.mark.parametrize(
+    ("html", "expected"),
+    [
+        (
+            '<head><meta property="og:title" content="Fed hikes rates &amp; more"><title>x | S</title></head>'
+            "<h1>An h1</h1>",
+            "Fed hikes rates & more",
+        ),
+        ("<head><meta property='og:title' content='Single quoted title'></head>", "Single quoted title"),
+        ("<head><title>A title | The Site</title></head><body><h1>The <b>h1</b> text</h1>", "The h1 text"),
+        ("<head><title>Story of the day - The Daily - News</title></head><p>x</p>", "Story of the day"),
+        ("<head><title>No site name here</title></head>", "No site name here"),
+        ('<div class="card"><h3 class="card-title">A card title</h3><p>Deck.</p></div>', "A card title"),
+        ("<p>No heading at all.</p>", ""),
+    ],
+)
+def test_html_gives_og_title_then_h1_then_title_then_a_fragment_heading(html, expected):
+    assert headline_text(title=None, html=html, text=None) == expected
+
+
+def test_plain_text_gives_its_first_line_when_it_is_a_heading():
+    assert headline_text(title=None, html=None, text="\n A headline here \nThe story.") == "A headline here"
+    assert headline_text(title=None, html=None, text="The story begins with a sentence.\nMore.") == ""
+    assert headline_text(title=None, html=None, text=None) == ""
+
+
+# -- the key ------------------------------------------------------------------------------------
+
+
+def test_case_punctuation_and_spacing_do_not_change_the_key():
+    assert key(HEADLINE_TEXT) == key("STURGEON READY TO DELAY SCOTTISH SECOND VOTE!")
+    assert key(HEADLINE_TEXT) == key("  Sturgeon ready  to delay: Scottish second-vote ")
+    assert key(HEADLINE_TEXT) != key("Sturgeon ready to delay Scottish third vote")
+    assert key(HEADLINE_TEXT) != headline_key(HEADLINE_TEXT, url=None, site="news.example", seed=1)
+
+
+@given(st.lists(st.sampled_from("alpha beta gamma delta epsilon zeta eta".split()), min_size=0, max_size=9))
+def test_a_headline_under_the_minimum_has_no_key(words):
+    assert (key(" ".join(words)) != 0) == (len(words) >= MIN_WORDS)
+
+
+def test_a_site_title_has_no_key():
+    front = "Global Affairs Today | Latest news, breaking news and top stories"
+    assert key(front, url="https://www.globalaffairstoday.org/world/x", site="globalaffairstoday.org") == 0
+    assert key(HEADLINE_TEXT, url="https://news.example/", site="news.example") == 0  # the site's root
+    assert key(HEADLINE_TEXT, url="https://news.example", site="news.example") == 0
+    # a short host name would be found inside stories' headlines: it is not looked for
+    assert not site_title(
+        ["bbc", "staff", "strike", "over", "pay"], "https://www.bbc.co.uk/news/1", "bbc.co.uk"
+    )
+    assert site_title(["the", "meridian", "post", "breaking", "news"], None, "meridianpost.com")
+
+
+# -- the engine ---------------------------------------------------------------------------------
+
+
+def story_page(page_id: str = "story", title: str = HEADLINE_TEXT, words: int = 350) -> Page:
+    return Page(
+        id=page_id,
+        html=f"<html><head><title>{title} | Allied News Wire</title></head><body>"
+        f"<h1>{title}</h1><p>{prose(1, words)}</p></body></html>",
+        url=f"https://wire.example/world/{page_id}",
+        source="wire.example",
+    )
+
+
+def card(page_id: str, title: str, deck: str) -> Page:
+    """An aggregator's card: the story's headline and the outlet's deck, a line the story's text
+    does not hold."""
+    return Page(id=page_id, title=title, text=f"{title}\n{deck}", url=f"https://cards.example/b/{page_id}")
+
+
+DECK = "Scotland's first minister has softened her stance on the timing of a second referendum."
+
+
+def test_a_card_of_a_headline_and_a_deck_joins_the_story_with_its_headline():
+    engine = Deduplicator()
+    story, joined, other = engine.process_batch(
+        [
+            story_page(),
+            card("card", HEADLINE_TEXT.upper(), DECK),
+            card("other", "A different headline of six", DECK),
+        ]
+    )
+    assert story.status == UNIQUE
+    assert (joined.status, joined.duplicate_of, joined.match) == (DUPLICATE, "story", HEADLINE), joined
+    assert other.status in (UNIQUE, NO_CONTENT) and other.duplicate_of is None, other
+
+
+def test_without_headlines_the_card_stays_apart():
+    """What the rule changes: the same card, its headline unknown to the window."""
+    engine = Deduplicator()
+    engine.process(story_page())
+    entry = engine.index.get("story")
+    engine.index.window.by_content.pop(entry.headline)
+    assert engine.process(card("card", HEADLINE_TEXT, DECK)).duplicate_of is None
+
+
+def test_a_long_page_never_joins_by_its_headline_alone():
+    """A page of its own text with the story's headline (a follow-up, a live page reusing it) is
+    judged by what it says: only a short page joins on the headline alone."""
+    engine = Deduplicator()
+    engine.process(story_page())
+    follow_up = engine.process(
+        Page(id="later", title=HEADLINE_TEXT, text=prose(7, 300), source="other.example")
+    )
+    assert follow_up.status == UNIQUE, follow_up
+
+
+def test_a_brief_the_bands_miss_is_found_by_its_headline_and_judged_by_containment():
+    """A brief of the story's first 60 words, with a line of its own before them: no band of a
+    600-word story's signature holds it, and it does not open like the story; its headline makes
+    the story a candidate, and most of the brief lies in the story."""
+    brief_text = "In brief from our wire desk today. " + " ".join(prose(1, 600).split()[:60])
+
+    def brief(page_id: str, title: str) -> Page:
+        return Page(id=page_id, title=title, text=brief_text, source="briefs.example")
+
+    decided = []
+    for page in (brief("untitled", "A headline nobody else has"), brief("brief", HEADLINE_TEXT)):
+        engine = Deduplicator()
+        engine.process(story_page(words=600))
+        decided.append(engine.process(page))
+    missed, found = decided
+    assert missed.duplicate_of is None and missed.candidates == 0, missed
+    assert (found.duplicate_of, found.match, found.candidates) == ("story", CONTAINMENT, 1), found
+
+
+def test_a_front_page_snapshot_does_not_join_the_last_one_by_the_site_title():
+    def front(page_id: str, stories: int) -> Page:
+        items = "".join(f"<li><a href='/s/{i}'>Headline number {i} of the day</a></li>" for i in stories)
+        return Page(
+            id=page_id,
+            html="<html><head><meta property='og:title' content='Global Affairs Today | Latest news'>"
+            f"</head><body><ul>{items}</ul><p>{prose(stories[0], 20)}</p></body></html>",
+            url="https://www.globalaffairstoday.org/",
+        )
+
+    engine = Deduplicator()
+    _, second = engine.process_batch([front("fp1", range(1, 9)), front("fp2", range(20, 28))])
+    assert second.duplicate_of is None, second
+
+
+def test_a_saved_window_and_a_window_on_disk_keep_the_headlines(tmp_path):
+    pages = [story_page(), card("card", HEADLINE_TEXT, DECK)]
+    engine = Deduplicator()
+    engine.process(pages[0])
+    header, arrays = export_state(engine)
+    loaded = Deduplicator()
+    import_state(loaded, header, arrays)
+    assert loaded.process(pages[1]).match == HEADLINE
+    on_disk = Deduplicator(open_index=lambda scheme, banding: DiskIndex(tmp_path / "w", scheme, banding))
+    assert [d.to_dict() for d in on_disk.process_batch(pages)] == [
+        d.to_dict() for d in Deduplicator().process_batch(pages)
+    ]
+
+
+def test_an_entry_written_before_headlines_were_kept_reads_without_one():
+    from stream_lsh.stores.entry_codec import decode_entry, encode_entry
+
+    engine = Deduplicator()
+    engine.process(story_page())
+    entry = engine.index.get("story")
+    assert entry.headline
+    raw = encode_entry(entry)
+    assert decode_entry(raw, keep_shingles=False).headline == entry.headline
+    older = entry_written_with(raw, 10)  # the layout before headlines: ten fields
+    assert decode_entry(older, keep_shingles=False).headline == 0
