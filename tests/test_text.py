@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import time
 import unicodedata
 
@@ -106,9 +107,48 @@ def test_text_blocks_is_not_normalised():
     assert text_blocks("\u00c9T\u00c9 \ufb01n") == ["\u00c9T\u00c9 \ufb01n"]
 
 
-@given(st.text())
-def test_text_blocks_matches_splitlines(s):
-    assert text_blocks(s) == [b for b in (" ".join(line.split()) for line in s.splitlines()) if b]
+def _reference_blocks(s: str) -> list[str]:
+    """text_blocks by hand: a block per non-empty line, and a line starting in (Latin or Cyrillic)
+    lower case, not an address, right after a non-empty line goes on in that line's block."""
+    blocks: list[str] = []
+    after_text = False
+    for line in s.splitlines():
+        words = " ".join(line.split())
+        if not words:
+            after_text = False
+            continue
+        goes_on = re.match("[a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f]", words) and not re.match(
+            r"https?:|www\.", words
+        )
+        if after_text and goes_on:
+            blocks[-1] += " " + words
+        else:
+            blocks.append(words)
+        after_text = True
+    return blocks
+
+
+@given(st.text(alphabet=st.sampled_from(list("aZé жhtps:w.\n\r\t\u00a0\u2028x"))))
+def test_text_blocks_is_one_block_per_line_but_wrapped_lines_go_on(s):
+    assert text_blocks(s) == _reference_blocks(s)
+
+
+def test_hard_wrapped_wire_copy_keeps_its_paragraphs_whole():
+    wire = (
+        "ZCZC PNW0519 3 GEN 0124\nAUSTRALIA-ASYLUM\n\n"
+        "Federal Government did not regret its actions 12 months\nBy Mark Yates\n\n"
+        "   CANBERRA, Jan 2 (PNW) - The Federal Government did not regret its\n"
+        "actions 12 months on, Minister Joe Hockey said today.\n\n"
+        "   Mr Hockey said the Government was not embarrassed.\n"
+        "https://wire.example/a\n"
+    )
+    blocks = text_blocks(wire)
+    assert blocks[4] == (
+        "CANBERRA, Jan 2 (PNW) - The Federal Government did not regret its actions 12 months on, "
+        "Minister Joe Hockey said today."
+    )
+    assert blocks[-1] == "https://wire.example/a"  # an address on a line of its own stays one
+    assert T.without_lists(blocks)[-3:] == blocks[-3:]  # the paragraph's first line is no list item
 
 
 # --- html_blocks: content rules -----------------------------------------------------------------

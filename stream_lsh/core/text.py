@@ -99,9 +99,20 @@ def normalize_blocks(blocks: list[str]) -> list[str]:
     return [block for block in map(str.strip, s.split("\n")) if block]
 
 
+# A line break that a line starting in lower case follows (not an address): the line goes on.
+_GOES_ON = re.compile(r"[^\S\n]*\n[^\S\n]*(?=[a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f])(?!https?:|www\.)")
+
+
 def text_blocks(text: str) -> list[str]:
-    """Plain text -> one block per non-empty line, inner whitespace collapsed (not normalised)."""
-    return _split_blocks(_replace_all(text, _LINE_BREAKS, "\n"))
+    """Plain text -> one block per non-empty line, inner whitespace collapsed (not normalised).
+
+    A line that the next line goes on from, one starting in lower case with no blank line between,
+    is one block with it: prose hard-wrapped at a fixed width (wire copy, e-mail, text-only
+    sites). Each wrapped line alone reads like a heading, and the first lines of a story's
+    paragraphs after its slug, headline and byline were dropped as a list of headlines
+    (:func:`without_lists`), which changed where the story begins for the lead and its opening.
+    """
+    return _split_blocks(_GOES_ON.sub(" ", _replace_all(text.replace("\r\n", "\n"), _LINE_BREAKS, "\n")))
 
 
 def _split_blocks(text: str) -> list[str]:
