@@ -329,3 +329,53 @@ async def test_a_partition_the_broker_has_not_answered_for_lately_is_not_claimed
         assert claims._fetched_lately(TP(settings.stream.input_topic, 0)) is False
     finally:
         consumer._thread.thread_loop.close()  # mode made it for the consumer's thread, never started
+
+
+async def test_a_claim_the_latest_fetch_belies_is_withdrawn_before_the_next_batch_goes_out(tmp_path):
+    """Partition 0 is caught up (its last mark claimed it idle); then a burst lands in every
+    partition at once, and the batch of partition 1 comes first. If partition 0's fetch answer
+    already shows records past those taken, its claim is withdrawn before partition 1's marks go
+    out; otherwise they would release past partition 0's records, which would come late
+    (tests/test_broker_outages.py saw four). A claim the answer bears out stands, a partition of
+    the batch speaks for itself, and one quiet for ten idle times has only commit markers left."""
+    import time
+
+    from stream_lsh.pipeline.ingest import Message
+    from stream_lsh.pipeline.messages import OwnerChange
+    from stream_lsh.settings import Settings
+    from stream_lsh.stream.app import StreamApp
+
+    settings = Settings.load(environ={}, broker="127.0.0.1:9", data_dir=str(tmp_path), idle_ms=200)
+    stream = StreamApp(settings, "127.0.0.1:9")  # never started: no broker needed
+    highwater = {0: 5, 1: 11}
+    stream.app.consumer.highwater = lambda tp: highwater[tp.partition]  # type: ignore[method-assign]
+    claims = stream.claims
+    sent = []
+
+    async def send(out):
+        sent.append(out)
+
+    claims.send = send
+    claims.quiet.heard({0: 4}, idle_after={0})  # offsets 0-4 taken, the last one caught up
+    batch = [Message(settings.stream.input_topic, 1, 10, None, b"{}")]
+    try:
+        assert claims.belied(batch) == set()  # the broker has nothing past offset 4
+        highwater[0] = 9  # the burst: offsets 5-8 landed in partition 0
+        assert claims.belied(batch) == {0}
+        assert claims.belied([Message(settings.stream.input_topic, 0, 8, None, b"{}")]) == set()
+        await claims.withdraw_belied(batch)
+        withdrawals = [
+            m
+            for out in sent
+            for partitions in out.internal.values()
+            for messages in partitions.values()
+            for m in messages
+            if isinstance(m, OwnerChange)
+        ]
+        assert {m.source for m in withdrawals} == {0} and withdrawals, sent
+        assert claims.belied(batch) == set()  # withdrawn once: no longer claimed
+        claims.quiet.declare(0)
+        claims.quiet.clock = lambda: time.monotonic() + 60  # ten idle times and more
+        assert claims.belied(batch) == set()
+    finally:
+        stream.app.consumer._thread.thread_loop.close()

@@ -385,6 +385,7 @@ class StreamApp:
                 with self.watch.batch("ingest-pages"):
                     messages = [_message(e) for e in events]
                     async with self.claims.lock:  # its caught-up marks are idle claims
+                        await self.claims.withdraw_belied(messages)
                         caught_up = self.claims.caught_up(messages)
                         self.claims.heard(messages, caught_up)
                         await or_exit(self._send(self.ingest.pages(messages, caught_up)))

@@ -11,6 +11,10 @@ their truth is in doubt:
   consumer's latest fetch (:meth:`InputClaims.caught_up`);
 * a timer declares a partition *idle* when it has been quiet for the idle time and the worker has
   taken every record the broker had for it (:meth:`InputClaims.declare_idle`);
+* a claim the consumer's latest fetch belies, records on the broker past what was taken, is
+  withdrawn before the next batch's marks go out (:meth:`InputClaims.belied`): a burst after a
+  quiet spell lands in every partition at once, and the partition fetched first would otherwise
+  release past the others' records, which then come late;
 * a revocation withdraws the claims of the partitions given up, and a stopping worker withdraws its
   own (:meth:`InputClaims.changed_hands`, :meth:`InputClaims.withdraw_on_stop`);
 * every claim carries the consumer group generation it was made in, and at each assignment a
@@ -155,6 +159,47 @@ class InputClaims:
                 continue
             if highwater is not None and offset + 1 >= highwater:
                 found.add(partition)
+        return found
+
+    async def withdraw_belied(self, messages: list[Message]) -> None:
+        """Withdraw, before the marks of ``messages`` go out, the claims of this worker's other
+        input partitions that the consumer's latest fetch belies (:meth:`belied`). Called under
+        :attr:`lock`, with the batch."""
+        belied = self.belied(messages)
+        if belied:
+            log.info("input partitions %s have records again: their idle claims are withdrawn", belied)
+            self.quiet.undeclare(belied)
+            await or_exit(self.send(self.ingest.changed_hands(belied)))
+
+    def belied(self, messages: list[Message]) -> set[int]:
+        """Input partitions claimed idle or caught up, outside ``messages``, for which the consumer's
+        latest fetch says the broker holds records past those taken.
+
+        Seen in tests/test_broker_outages.py: the first 150 pages decided, every partition caught
+        up; then a burst is stored in all four at once, and the batch of the partition fetched
+        first carried a mark past pages of another partition still claimed caught up: the site
+        partitions released past them, and four pages came late, one decided with a later page
+        among its candidates. A transactional producer's commit markers count in the high
+        watermark and are never delivered; a partition claimed after ten quiet idle times with
+        everything fetched (:meth:`_all_taken`) has nothing else left, so its claim stands."""
+        if self.leaving:
+            return set()
+        in_batch = set(last_offsets(messages))
+        found = set()
+        for partition in self.quiet.declared - in_batch:
+            tp = TP(self.topic, partition)
+            try:
+                highwater = self.app.consumer.highwater(tp)
+            except Exception:
+                continue
+            taken = self.quiet.taken(partition)
+            if taken is None:  # declared before any record was taken: where reading started
+                taken = self._starts.get(tp)
+            if highwater is None or taken is None or taken >= highwater:
+                continue
+            if self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle:
+                continue  # commit markers alone (see the doc)
+            found.add(partition)
         return found
 
     def heard(self, messages: list[Message], caught_up: set[int]) -> None:

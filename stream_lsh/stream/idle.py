@@ -62,6 +62,11 @@ class QuietInputs:
     def declare(self, partition: int) -> None:
         self.declared.add(partition)
 
+    def undeclare(self, partitions: set[int]) -> None:
+        """Their claims were withdrawn (records came for them): the timer may declare them again
+        once they are quiet with everything taken."""
+        self.declared -= partitions
+
     def forget(self) -> None:
         """After a rebalance every partition starts a new spell (and is declared again if quiet)."""
         self.last.clear()
