@@ -66,6 +66,13 @@ def test_case_punctuation_and_spacing_do_not_change_the_key():
     assert key(HEADLINE_TEXT) != headline_key(HEADLINE_TEXT, url=None, site="news.example", seed=1)
 
 
+def test_a_label_in_capitals_before_the_headline_is_left_out():
+    assert key("BREAKING: " + HEADLINE_TEXT) == key(HEADLINE_TEXT)
+    assert key("JUST IN - " + HEADLINE_TEXT) == key(HEADLINE_TEXT)
+    assert key("Brexit: " + HEADLINE_TEXT) != key(HEADLINE_TEXT)  # a topic in the headline's own case stays
+    assert key("BREAKING: Storm") == 0  # what is left is too short
+
+
 @given(st.lists(st.sampled_from("alpha beta gamma delta epsilon zeta eta".split()), min_size=0, max_size=9))
 def test_a_headline_under_the_minimum_has_no_key(words):
     assert (key(" ".join(words)) != 0) == (len(words) >= MIN_WORDS)

@@ -26,7 +26,8 @@ Where the headline comes from, in this order: the record's ``title``; in HTML, `
 first ``<h1>``, ``<title>`` without the site's name after its last separator, else the first
 ``<h2>`` or ``<h3>`` (a card's fragment); in plain text, the first line when it is a heading.
 
-What is not a story's headline, so never keyed:
+A label in capitals before it ("BREAKING:", "JUST IN:", "EXCLUSIVE -"), as push alerts and
+tickers put it, is not part of it. What is not a story's headline, so never keyed:
 
 * fewer than :data:`MIN_WORDS` words: "World", "Latest news", "Live updates";
 * a site's own title: a front page's ("Global Affairs Today | Latest news, breaking news and top
@@ -66,6 +67,8 @@ _TAG = re.compile(r"<[^>]*>")
 #: What separates a title from the site's name after it: "Story | Site", "Story - Site".
 _SITE_SEPARATOR = re.compile(r"\s+(?:\||-|–|—|::|·)\s+")
 _MIN_NAME = 6
+# A label before a headline, in capitals with a colon: "BREAKING:", "JUST IN:", "EXCLUSIVE -".
+_LABEL = re.compile(r"^\s*[A-Z]{2,}(?:\s+[A-Z]{2,})?\s*[:|\-–—]\s+(?=\S)")
 _KEY_TAG = fmix64(np.array([0x4EAD_11E5_4EAD_11E5], dtype=np.uint64))[0]
 
 
@@ -115,7 +118,9 @@ def site_title(headline_words: list[str], url: str | None, site: str) -> bool:
 
 def headline_key(headline: str, *, url: str | None, site: str, seed: int) -> int:
     """The page's headline key (uint64 as an int), 0 when it has none to key: under
-    :data:`MIN_WORDS` words, or its site's own title (:func:`site_title`)."""
+    :data:`MIN_WORDS` words, or its site's own title (:func:`site_title`). A label in capitals
+    before it ("BREAKING:") is left out."""
+    headline = _LABEL.sub("", headline)
     if not headline.strip():
         return 0
     normalized = normalize_blocks([headline])
