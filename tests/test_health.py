@@ -214,8 +214,11 @@ async def test_live_fails_while_a_hung_broker_holds_a_batch_and_recovers_after(t
                 broker.bootstrap, names.decisions, settings.stream.input_partitions
             ) as reader:
                 await feed_lines(broker.bootstrap, names.input, [orjson.dumps(p) for p in pages])
-                while len(reader.records) < 50:  # pages in every stage
+                while not reader.records:  # the first decision: pages in every stage
                     await reader.drain(0.05)
+                # not later: on a loaded machine the reader lags, and a worker that had decided
+                # every page by the time the broker froze would hold no batch to be stuck on
+                assert len(reader.records) < len(pages), "every page was decided before the freeze"
                 os.kill(broker.pid, signal.SIGSTOP)
                 try:
                     stuck = await _live_until(port, pool, 503, timeout=30)
