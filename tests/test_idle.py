@@ -359,10 +359,10 @@ async def test_a_claim_the_latest_fetch_belies_is_withdrawn_before_the_next_batc
     claims.quiet.heard({0: 4}, idle_after={0})  # offsets 0-4 taken, the last one caught up
     batch = [Message(settings.stream.input_topic, 1, 10, None, b"{}")]
     try:
-        assert claims.belied(batch) == set()  # the broker has nothing past offset 4
+        assert await claims.belied(batch) == set()  # the broker has nothing past offset 4
         highwater[0] = 9  # the burst: offsets 5-8 landed in partition 0
-        assert claims.belied(batch) == {0}
-        assert claims.belied([Message(settings.stream.input_topic, 0, 8, None, b"{}")]) == set()
+        assert await claims.belied(batch) == {0}
+        assert await claims.belied([Message(settings.stream.input_topic, 0, 8, None, b"{}")]) == set()
         await claims.withdraw_belied(batch)
         withdrawals = [
             m
@@ -373,9 +373,17 @@ async def test_a_claim_the_latest_fetch_belies_is_withdrawn_before_the_next_batc
             if isinstance(m, OwnerChange)
         ]
         assert {m.source for m in withdrawals} == {0} and withdrawals, sent
-        assert claims.belied(batch) == set()  # withdrawn once: no longer claimed
+        assert await claims.belied(batch) == set()  # withdrawn once: no longer claimed
         claims.quiet.declare(0)
         claims.quiet.clock = lambda: time.monotonic() + 60  # ten idle times and more
-        assert claims.belied(batch) == set()
+        fetched = {"to": 6}
+
+        async def position(tp):
+            return fetched["to"]
+
+        stream.app.consumer.position = position  # type: ignore[method-assign]
+        assert await claims.belied(batch) == {0}  # records not even fetched yet: not markers
+        fetched["to"] = 9
+        assert await claims.belied(batch) == set()  # everything fetched: markers alone are left
     finally:
         stream.app.consumer._thread.thread_loop.close()

@@ -216,12 +216,13 @@ class Deduplicator:
         exact = self.index.exact(prepared.content_hash)
         candidates: list[Match] = []
         neighbours = None
+        headline = self._headline(page) if exact is None else None
         if exact is None and page.band_keys is not None:
-            entries = self._with_headline(page, self.index.query(page.band_keys, self.scheme.fingerprint))
+            entries = _with_headline(self.index.query(page.band_keys, self.scheme.fingerprint), headline)
             if entries:
                 neighbours = _Neighbours(self, page, entries)
                 candidates = neighbours.measured(entries)
-        opening, joined_by = self._opening(page) if exact is None else (None, OPENING)
+        opening, joined_by = self._opening(page, headline) if exact is None else (None, OPENING)
         roundup = self._roundup(page, candidates, opening)
         decision = decide(
             prepared.id,
@@ -264,30 +265,24 @@ class Deduplicator:
                     return True
         return False
 
-    def _with_headline(self, page: SignedPage, entries: list[IndexEntry]) -> list[IndexEntry]:
-        """The band candidates, and after them the earliest page with the page's headline when
-        no band found it (:mod:`.headline`: a brief its story's bands never reach)."""
-        entry = self._headline(page)
-        if entry is None or any(found.id == entry.id for found in entries):
-            return entries
-        return [*entries, entry]
-
     def _headline(self, page: SignedPage) -> IndexEntry | None:
         """The earliest other indexed page with the page's headline, if any (:mod:`.headline`)."""
         entry = self.index.opening(page.headline) if page.headline else None
         return None if entry is None or entry.id == page.prepared.id else entry
 
-    def _opening(self, page: SignedPage) -> tuple[Match | None, str]:
+    def _opening(self, page: SignedPage, headline: IndexEntry | None) -> tuple[Match | None, str]:
         """The earlier page a short page may join by where it begins, and how it was found: the
         page it opens like (:mod:`.opening`), measured against the page when the page is signed;
-        else the page with its headline (:mod:`.headline`), which needs no shared text."""
+        else ``headline``, the page with its headline (:mod:`.headline`), which needs no shared
+        text."""
         entry = self.index.opening(page.opening_asked) if page.opening_asked else None
         if entry is not None and entry.id != page.prepared.id:
             match = self._measured(page, entry)
             if joins_by_opening(page.short, match.of_page):
                 return match, OPENING
-        entry = self._headline(page) if page.short else None
-        return (None, OPENING) if entry is None else (self._measured(page, entry), HEADLINE)
+        if headline is None or not page.short:
+            return None, OPENING
+        return self._measured(page, headline), HEADLINE
 
     def _measured(self, page: SignedPage, entry: IndexEntry) -> Match:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the
@@ -331,6 +326,14 @@ class Deduplicator:
                 headline=page.headline,
             )
         )
+
+
+def _with_headline(entries: list[IndexEntry], headline: IndexEntry | None) -> list[IndexEntry]:
+    """The band candidates, and after them the earliest page with the page's headline when no band
+    found it (:mod:`.headline`: a brief its story's bands never reach)."""
+    if headline is None or any(found.id == headline.id for found in entries):
+        return entries
+    return [*entries, headline]
 
 
 class _Neighbours:

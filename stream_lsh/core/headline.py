@@ -49,13 +49,13 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .hashing import fmix64, words, xxh64_text
+from .page import HEAD_BYTES
 from .text import heading, normalize_blocks
 
 __all__ = ["MIN_WORDS", "headline_key", "headline_text", "site_title"]
 
 #: A headline has at least this many words; shorter ones name sections, not stories.
 MIN_WORDS = 5
-_HEAD_BYTES = 65_536  # where <title> and og:title live; bounded so odd pages stay cheap
 _OG_TITLE = re.compile(
     r"<meta\b[^>]*?\bproperty\s*=\s*[\"']og:title[\"'][^>]*?\bcontent\s*=\s*(?:\"([^\"]*)\"|'([^']*)')",
     re.IGNORECASE,
@@ -82,7 +82,7 @@ def headline_text(*, title: str | None, html: str | None, text: str | None) -> s
     if title and title.strip():
         return title.strip()
     if html is not None:
-        head = html[:_HEAD_BYTES]
+        head = html[:HEAD_BYTES]
         found = _OG_TITLE.search(head)
         if found:
             return html_entities.unescape(found.group(1) or found.group(2) or "").strip()

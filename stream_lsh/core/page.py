@@ -23,7 +23,8 @@ from .dates import DateReading, read_date
 __all__ = ["Page", "PageError", "page_from_dict"]
 
 MAX_ID_LENGTH = 1024
-_HEAD_BYTES = 65_536  # where <link rel=canonical> and og: tags live; bounded so odd pages stay cheap
+#: Where <title>, <link rel=canonical> and og: tags live; bounded so odd pages stay cheap.
+HEAD_BYTES = 65_536
 _SITE_TAG = re.compile(
     r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
     re.IGNORECASE,
@@ -87,7 +88,7 @@ def _host(url: str) -> str:
 
 
 def _site_in_html(html: str) -> str:
-    for tag in _SITE_TAG.findall(html[:_HEAD_BYTES]):
+    for tag in _SITE_TAG.findall(html[:HEAD_BYTES]):
         value = _SITE_VALUE.search(tag)
         if value:
             text = value.group(1).strip()

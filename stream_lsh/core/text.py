@@ -99,10 +99,6 @@ def normalize_blocks(blocks: list[str]) -> list[str]:
     return [block for block in map(str.strip, s.split("\n")) if block]
 
 
-# A line break that a line starting in lower case follows (not an address): the line goes on.
-_GOES_ON = re.compile(r"[^\S\n]*\n[^\S\n]*(?=[a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f])(?!https?:|www\.)")
-
-
 def text_blocks(text: str) -> list[str]:
     """Plain text -> one block per non-empty line, inner whitespace collapsed (not normalised).
 
@@ -133,6 +129,8 @@ _MIN_SENTENCE_WORDS = 4
 # Capital and small letters of the stop-word languages' scripts (Latin, Latin-1, Cyrillic).
 _CAPITAL = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0400-\u042f"
 _SMALL = "a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f"
+# A line break that a line starting in lower case follows (not an address): the line goes on.
+_GOES_ON = re.compile(f"[^\\S\\n]*\\n[^\\S\\n]*(?=[{_SMALL}])(?!https?:|www\\.)")
 _OPENERS = "\"'\u201c\u2018\u00ab(["
 _CLOSERS = "\"'\u201d\u2019\u00bb)]"
 _OPENING, _CLOSING = re.escape(_OPENERS), re.escape(_CLOSERS)  # inside a character class

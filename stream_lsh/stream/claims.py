@@ -165,13 +165,13 @@ class InputClaims:
         """Withdraw, before the marks of ``messages`` go out, the claims of this worker's other
         input partitions that the consumer's latest fetch belies (:meth:`belied`). Called under
         :attr:`lock`, with the batch."""
-        belied = self.belied(messages)
+        belied = await self.belied(messages)
         if belied:
             log.info("input partitions %s have records again: their idle claims are withdrawn", belied)
             self.quiet.undeclare(belied)
             await or_exit(self.send(self.ingest.changed_hands(belied)))
 
-    def belied(self, messages: list[Message]) -> set[int]:
+    async def belied(self, messages: list[Message]) -> set[int]:
         """Input partitions claimed idle or caught up, outside ``messages``, for which the consumer's
         latest fetch says the broker holds records past those taken.
 
@@ -179,27 +179,17 @@ class InputClaims:
         up; then a burst is stored in all four at once, and the batch of the partition fetched
         first carried a mark past pages of another partition still claimed caught up: the site
         partitions released past them, and four pages came late, one decided with a later page
-        among its candidates. A transactional producer's commit markers count in the high
-        watermark and are never delivered; a partition claimed after ten quiet idle times with
-        everything fetched (:meth:`_all_taken`) has nothing else left, so its claim stands."""
+        among its candidates. A high watermark from an answer that is not recent still counts:
+        those records were there then, and have not been taken."""
         if self.leaving:
             return set()
-        in_batch = set(last_offsets(messages))
         found = set()
-        for partition in self.quiet.declared - in_batch:
-            tp = TP(self.topic, partition)
+        for partition in self.quiet.declared - set(last_offsets(messages)):
             try:
-                highwater = self.app.consumer.highwater(tp)
+                if await self._records_left(TP(self.topic, partition)):
+                    found.add(partition)
             except Exception:
-                continue
-            taken = self.quiet.taken(partition)
-            if taken is None:  # declared before any record was taken: where reading started
-                taken = self._starts.get(tp)
-            if highwater is None or taken is None or taken >= highwater:
-                continue
-            if self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle:
-                continue  # commit markers alone (see the doc)
-            found.add(partition)
+                continue  # no evidence: the claim stands
         return found
 
     def heard(self, messages: list[Message], caught_up: set[int]) -> None:
@@ -237,18 +227,26 @@ class InputClaims:
         ten idle times, has nothing left but those."""
         tp = TP(self.topic, partition)
         try:
-            highwater = self.app.consumer.highwater(tp)
-            if highwater is None or not self._fetched_lately(tp):
-                return False
-            taken = self.quiet.taken(partition)
-            if taken is None:
-                taken = await self._start_offset(tp)
-            if taken >= highwater:
-                return True
-            long_quiet = self.quiet.quiet_for(partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle
-            return long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater
+            return self._fetched_lately(tp) and await self._records_left(tp) is False
         except Exception:
             return False
+
+    async def _records_left(self, tp: TP) -> bool | None:
+        """Whether the broker held records of an input partition past those this worker has taken,
+        at the consumer's latest fetch of it (None: no fetch answered yet). Nothing taken since the
+        assignment: counted from the offset reading started from. A transactional producer's
+        commit markers count in the high watermark and are never delivered: past ten quiet idle
+        times with everything fetched, nothing but those is left (see :meth:`_all_taken`)."""
+        highwater = self.app.consumer.highwater(tp)
+        if highwater is None:
+            return None
+        taken = self.quiet.taken(tp.partition)
+        if taken is None:
+            taken = await self._start_offset(tp)
+        if taken >= highwater:
+            return False
+        long_quiet = self.quiet.quiet_for(tp.partition) >= MARKERS_AFTER_IDLE_TIMES * self.quiet.idle
+        return not (long_quiet and (await self.app.consumer.position(tp) or 0) >= highwater)
 
     def _fetched_lately(self, tp: TP) -> bool:
         """Whether the broker answered a fetch of ``tp`` within the idle time plus one fetch wait,
