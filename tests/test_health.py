@@ -213,17 +213,21 @@ async def test_live_fails_while_a_hung_broker_holds_a_batch_and_recovers_after(t
             async with DecisionReader(
                 broker.bootstrap, names.decisions, settings.stream.input_partitions
             ) as reader:
-                await feed_lines(broker.bootstrap, names.input, [orjson.dumps(p) for p in pages])
-                while not reader.records:  # the first decision: pages in every stage
+                # paced, so that pages are still arriving, and in every stage, when the broker
+                # freezes: fed at once, a fast worker decides them all before the first decision
+                # is read, and a worker with nothing left holds no batch to be stuck on
+                feeding = asyncio.create_task(
+                    feed_lines(broker.bootstrap, names.input, [orjson.dumps(p) for p in pages], rate=100)
+                )
+                while not reader.records:
                     await reader.drain(0.05)
-                # not later: on a loaded machine the reader lags, and a worker that had decided
-                # every page by the time the broker froze would hold no batch to be stuck on
-                assert len(reader.records) < len(pages), "every page was decided before the freeze"
+                assert not feeding.done(), "every page was fed before the first decision was read"
                 os.kill(broker.pid, signal.SIGSTOP)
                 try:
                     stuck = await _live_until(port, pool, 503, timeout=30)
                 finally:
                     os.kill(broker.pid, signal.SIGCONT)
+                await feeding
                 await _live_until(port, pool, 200, timeout=120)
                 for page in pages:
                     await reader.until(page["id"], timeout=120, check=pool.check)
