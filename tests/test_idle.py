@@ -337,8 +337,11 @@ async def test_a_claim_the_latest_fetch_belies_is_withdrawn_before_the_next_batc
     already shows records past those taken, its claim is withdrawn before partition 1's marks go
     out; otherwise they would release past partition 0's records, which would come late
     (tests/test_broker_outages.py saw four). A claim the answer bears out stands, a partition of
-    the batch speaks for itself, and one quiet for ten idle times has only commit markers left."""
+    the batch speaks for itself, and one quiet for ten idle times, with none of its records
+    waiting for the agent, has only commit markers left."""
     import time
+
+    from faust.types import TP
 
     from stream_lsh.pipeline.ingest import Message
     from stream_lsh.pipeline.messages import OwnerChange
@@ -385,5 +388,8 @@ async def test_a_claim_the_latest_fetch_belies_is_withdrawn_before_the_next_batc
         assert await claims.belied(batch) == {0}  # records not even fetched yet: not markers
         fetched["to"] = 9
         assert await claims.belied(batch) == set()  # everything fetched: markers alone are left
+        tp = TP(settings.stream.input_topic, 0)
+        stream.app.consumer._read_offset[tp] = 8  # ... unless records wait for the agent: offsets 5-8
+        assert await claims.belied(batch) == {0}
     finally:
         stream.app.consumer._thread.thread_loop.close()
