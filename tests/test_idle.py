@@ -49,6 +49,24 @@ def test_a_quiet_partition_stays_undeclared_until_the_caller_declares_it():
     assert quiet.quiet({0}) == []
 
 
+def test_a_batch_whose_sends_waited_does_not_leave_its_partition_quiet():
+    """Quiet starts again when a batch's sends are done: a batch that waited out a broker outage
+    leaves its partition quiet from then, not from when it was taken (records queued behind it
+    looked like commit markers, tests/test_broker_outages.py). A partition forgotten meanwhile (a
+    revocation) stays forgotten."""
+    clock = Clock()
+    quiet = QuietInputs(0.2, clock)
+    quiet.quiet({0, 1})
+    quiet.heard({0: 5})
+    clock.now += 14.0  # the batch's sends wait out the outage
+    assert quiet.quiet_for(0) == 14.0
+    quiet.restart([0])
+    assert quiet.quiet_for(0) == 0.0 and quiet.quiet({0, 1}) == [1]
+    quiet.forget()
+    quiet.restart([0])
+    assert 0 not in quiet.last and quiet.taken(0) is None
+
+
 def test_how_far_each_partition_was_taken():
     quiet = QuietInputs(0.2, Clock())
     assert quiet.taken(3) is None

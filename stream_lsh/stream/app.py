@@ -387,8 +387,9 @@ class StreamApp:
                     async with self.claims.lock:  # its caught-up marks are idle claims
                         await self.claims.withdraw_belied(messages)
                         caught_up = self.claims.caught_up(messages)
+                        self.claims.heard(messages, caught_up)
                         await or_exit(self._send(self.ingest.pages(messages, caught_up)))
-                        self.claims.heard(messages, caught_up)  # quiet from when its marks are out
+                        self.claims.sent(messages)
 
         async def ingest_queries(stream: Any) -> None:
             async for events in stream.take_events(s.batch_size, within=entry):

@@ -193,11 +193,15 @@ class InputClaims:
         return found
 
     def heard(self, messages: list[Message], caught_up: set[int]) -> None:
-        """A batch of the input was read and its marks sent: its partitions are not quiet, except
-        those its marks declare idle. Called once the batch's sends are done, under the lock, so
-        that a batch whose sends waited out an outage does not leave its partitions counted quiet
-        for all that time, with records queued behind it."""
+        """A batch of the input was read: its partitions are not quiet, except those its marks
+        declare idle."""
         self.quiet.heard(last_offsets(messages), self.ingest.idle_after(messages, caught_up))
+
+    def sent(self, messages: list[Message]) -> None:
+        """A batch's sends are done: its partitions' quiet starts again from now, so that a batch
+        whose sends waited out an outage does not leave them counted quiet for all that time,
+        with records queued behind it (:meth:`_records_left`)."""
+        self.quiet.restart(last_offsets(messages))
 
     async def declare_idle(self) -> None:
         """Clock order: tell the site partitions which of this worker's input partitions are
@@ -242,7 +246,7 @@ class InputClaims:
         assignment: counted from the offset reading started from. A transactional producer's
         commit markers count in the high watermark and are never delivered: past ten quiet idle
         times with everything fetched and nothing waiting for the agent, nothing but those is left
-        (see :meth:`_all_taken`). Quiet counts from the end of the last batch (:meth:`heard`), so
+        (see :meth:`_all_taken`). Quiet counts from the end of the last batch (:meth:`sent`), so
         a batch blocked by an outage does not make its partitions look quiet."""
         highwater = self.app.consumer.highwater(tp)
         if highwater is None:

@@ -10,7 +10,7 @@ at start-up, is not idle: declared, its records would come in below what others 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
 __all__ = ["QuietInputs"]
@@ -43,6 +43,14 @@ class QuietInputs:
             self.next_offsets[partition] = max(self.next_offsets.get(partition, 0), offset + 1)
         partitions = set(offsets)
         self.declared = (self.declared - partitions) | (idle_after & partitions)
+
+    def restart(self, partitions: Iterable[int]) -> None:
+        """The quiet spells of ``partitions`` start again from now (a batch's sends are done).
+        Partitions forgotten meanwhile (a revocation) stay forgotten."""
+        now = self.clock()
+        for partition in partitions:
+            if partition in self.last:
+                self.last[partition] = now
 
     def quiet(self, assigned: set[int]) -> list[int]:
         """The assigned partitions quiet for ``idle`` seconds and not declared idle since."""
