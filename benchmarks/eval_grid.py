@@ -15,9 +15,9 @@ they quote; the README's table and the chosen defaults come from this script.
 ``--by-shape`` scores the engine's defaults on each page shape of :mod:`stream_lsh.synthetic.shapes`
 (one-line bodies, fixed and rotating in-body headline lists, ``<div>``-only HTML, copies trimmed
 to 55-100% with teasers and quotes of them, sites whose first pages come first, all of them at
-once), with the hard cases (and, in a row of their own, 3% newsletter digests), in pseudo-word
-prose and in real English news prose (the Lee corpus, fetched from PyPI on first use:
-:mod:`stream_lsh.synthetic.real_prose`).
+once, and teasers before their story), with the hard cases (and, in a row of their own, 3%
+newsletter digests), in pseudo-word prose and in real English news prose (the Lee corpus,
+fetched from PyPI on first use: :mod:`stream_lsh.synthetic.real_prose`).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ SHAPE_ROWS: list[tuple[str, list[str], dict[str, float]]] = [
     ("div-only HTML", ["div-only"], HARD_CASES),
     ("trimmed 55-100% with teasers and quotes", ["trimmed"], HARD_CASES),
     ("cold sites", ["cold-sites"], HARD_CASES),
+    ("teasers before their story", ["early-teasers"], HARD_CASES),
     ("all shapes at once", ["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"], HARD_CASES),
 ]
 

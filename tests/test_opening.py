@@ -1,5 +1,6 @@
 """A page's opening (stream_lsh.core.opening): a teaser too short to compare joins the story whose
-article opens with its words, and nothing longer joins anything that way."""
+article opens with its words, nothing longer joins anything that way, and a story that comes after
+its teaser joins the teaser."""
 
 import numpy as np
 from conftest import entry_written_with, prose
@@ -9,9 +10,12 @@ from hypothesis import strategies as st
 from stream_lsh.core.decision import DUPLICATE, NO_CONTENT, OPENING, UNIQUE, Match, decide
 from stream_lsh.core.dedup import Deduplicator, export_state, import_state
 from stream_lsh.core.opening import (
+    MAX_SIZE_OF_HELD,
+    MIN_SHARE_HELD,
     MIN_SHARE_IN_ORIGINAL,
     OPENING_SHINGLES,
     SHORT_SHINGLES,
+    holds_earlier_opening,
     joins_by_opening,
     openings,
 )
@@ -200,3 +204,59 @@ def test_an_entry_written_before_openings_were_kept_reads_without_one():
     older = entry_written_with(raw, 9)  # the layout before openings: nine fields
     assert decode_entry(older, keep_shingles=False).opening == 0
     assert band_keys_of(older) == band_keys_of(raw)
+
+
+def test_a_page_holds_an_earlier_opening_only_when_that_page_is_small_and_inside_it():
+    assert holds_earlier_opening(0.1, 1.0)  # a teaser a tenth of the page's size, all in it
+    assert holds_earlier_opening(MAX_SIZE_OF_HELD * MIN_SHARE_HELD, MIN_SHARE_HELD)
+    assert not holds_earlier_opening(0.1, MIN_SHARE_HELD - 0.01)  # partly something else
+    assert not holds_earlier_opening(0.6, 1.0)  # over half the page's size: a version, for the measures
+    assert not holds_earlier_opening(None, 1.0) and not holds_earlier_opening(0.1, None)
+
+
+def test_the_rule_joins_a_page_to_the_teaser_it_holds_only_when_nothing_else_takes_it():
+    teaser = Match("teaser", 0.1, "T", 1.0, 0.1, 1.0)
+    kwargs = {"exact": None, "rule": RULE, "founds": "p", "signed": True}
+    alone = decide("p", candidates=[], opened_by=teaser, **kwargs)
+    assert (alone.status, alone.cluster_id, alone.duplicate_of, alone.match, alone.containment) == (
+        DUPLICATE,
+        "T",
+        "teaser",
+        OPENING,
+        1.0,
+    )
+    other = Match("other", 0.8, "O")
+    assert decide("p", candidates=[other], opened_by=teaser, **kwargs).cluster_id == "O"
+    assert decide("p", candidates=[], opened_by=teaser, roundup=True, **kwargs).status == UNIQUE
+
+
+def test_a_story_after_its_teaser_joins_it_and_so_do_the_story_s_copies():
+    """A brief of a story's first fourteen words comes first (an alert, a feed card), then the story
+    and a copy of it: without the rule the story founds a second cluster, which its copies join."""
+    story, _, brief, _ = story_and_teasers()
+    copy = page("copy", story.text, "other.example")
+    engine = Deduplicator()
+    brief_d, story_d, copy_d = engine.process_batch([brief, story, copy])
+    assert brief_d.status == UNIQUE
+    assert (story_d.status, story_d.cluster_id, story_d.duplicate_of, story_d.match) == (
+        DUPLICATE,
+        "brief",
+        "brief",
+        OPENING,
+    ), story_d
+    assert story_d.similarity is not None and story_d.similarity < RULE.jaccard
+    assert story_d.containment is not None and story_d.containment >= MIN_SHARE_HELD
+    assert copy_d.cluster_id == "brief"
+
+
+def test_a_page_that_opens_like_an_earlier_page_of_its_own_size_is_left_to_the_measures():
+    """Two stories that open with the same stock sentence and go on apart: neither holds the other."""
+    stock = first_words(prose(7, 40), 14)
+    one = page("one", stock + "\n" + prose(1, 300), "a.example")
+    two = page("two", stock + "\n" + prose(2, 300), "b.example")
+    assert [d.status for d in Deduplicator().process_batch([one, two])] == [UNIQUE, UNIQUE]
+
+
+def test_a_window_on_disk_joins_a_story_to_its_earlier_teaser_alike(tmp_path):
+    story, card, brief, roundup = story_and_teasers()
+    assert decided_alike_on_disk([brief, card, story, roundup], tmp_path / "window")

@@ -100,6 +100,21 @@ def test_cold_sites_come_first_site_after_site():
     assert sorted(page["id"] for page in corpus.pages) == sorted(shaped()[0].labels)
 
 
+def test_early_teasers_come_before_every_page_of_their_story():
+    corpus, truth = shaped("early-teasers", teasers=0.06)
+    first_of: dict[str, int] = {}
+    for position, page in enumerate(corpus.pages):
+        if truth[page["id"]].kind != "teaser":
+            first_of.setdefault(corpus.labels[page["id"]], position)
+    teasers = [(p, page) for p, page in enumerate(corpus.pages) if truth[page["id"]].kind == "teaser"]
+    assert len(teasers) >= 20
+    assert all(position < first_of[corpus.labels[page["id"]]] for position, page in teasers)
+    # without the shape, a teaser comes after the copy it excerpts
+    corpus, truth = shaped(teasers=0.06)
+    position = {page["id"]: p for p, page in enumerate(corpus.pages)}
+    assert all(position[t.excerpt_of] < position[i] for i, t in truth.items() if t.kind == "teaser")
+
+
 # -- real prose -----------------------------------------------------------------------------------
 
 

@@ -19,6 +19,9 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
    earlier page it opens like, when the engine found one (:mod:`.opening`: a teaser of one
    sentence), ``match`` "opening"; else of the earlier page with its headline
    (:mod:`.headline`: a card of a headline and a deck), ``match`` "headline".
+6. a page that steps 3 to 5 leave ``unique``, and that is no roundup, joins the earlier, smaller
+   page it opens like and holds (:mod:`.opening`: a story after its teaser or push alert),
+   ``match`` "opening".
 
 Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
 """
@@ -148,6 +151,7 @@ def decide(
     opening: Match | None = None,
     roundup: bool = False,
     joined_by: str = OPENING,
+    opened_by: Match | None = None,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -167,6 +171,8 @@ def decide(
             candidate that holds most of it, and never joins by its opening.
         joined_by: how ``opening`` was found: :data:`OPENING`, or :data:`HEADLINE` for the
             earlier page with the page's headline (:mod:`.headline`).
+        opened_by: the earlier, smaller page this page opens like and holds (:mod:`.opening`;
+            the engine checked that it holds it), which the page joins if nothing else takes it.
     """
     if exact is not None and exact.cluster_id is not None:
         return Decision(
@@ -202,6 +208,8 @@ def decide(
         return _copy(page_id, best, how, len(candidates), verified, refused_by)
     if opening is not None and opening.cluster_id is not None and refused_by is None and not roundup:
         return _copy(page_id, opening, joined_by, len(candidates), verified, None)
+    if opened_by is not None and opened_by.cluster_id is not None and refused_by is None and not roundup:
+        return _copy(page_id, opened_by, OPENING, len(candidates), verified, None)
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
     closest = max(others, key=lambda c: c.similarity)

@@ -53,7 +53,7 @@ from .decision import (
     decide,
 )
 from .index import IndexEntry, LSHIndex, WindowIndex
-from .opening import joins_by_opening
+from .opening import holds_earlier_opening, joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .roundup import is_roundup
@@ -168,7 +168,7 @@ class Deduplicator:
         self.index.prefetch(
             [page.prepared.id for page in pages],
             [page.prepared.content_hash for page in pages]
-            + [page.opening_asked for page in pages if page.opening_asked]
+            + [page.opening for page in pages if page.opening]
             + [page.headline for page in pages if page.headline],
             [page.band_keys for page in pages if page.band_keys is not None],
         )
@@ -223,7 +223,9 @@ class Deduplicator:
                 neighbours = _Neighbours(self, page, entries)
                 candidates = neighbours.measured(entries)
         opening, joined_by = self._opening(page, headline) if exact is None else (None, OPENING)
-        roundup = self._roundup(page, candidates, opening)
+        matched = any(self.rule.match(c.similarity, c.contained) for c in candidates)
+        opened_by = None if exact is not None or opening is not None or matched else self._opened_by(page)
+        roundup = self._roundup(page, candidates, opening or opened_by)
         decision = decide(
             prepared.id,
             signed=page.signed,
@@ -235,6 +237,7 @@ class Deduplicator:
             opening=opening,
             roundup=roundup,
             joined_by=joined_by,
+            opened_by=opened_by,
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
@@ -283,6 +286,20 @@ class Deduplicator:
         if headline is None or not page.short:
             return None, OPENING
         return self._measured(page, headline), HEADLINE
+
+    def _opened_by(self, page: SignedPage) -> Match | None:
+        """The earlier, smaller page that a page of ordinary length opens like and holds, with the
+        share of it that lies in the page as its containment (:mod:`.opening`: a story after its
+        teaser), or None."""
+        if page.short or not page.opening or page.signature is None:
+            return None
+        entry = self.index.opening(page.opening)
+        if entry is None or entry.id == page.prepared.id:
+            return None
+        match = self._measured(page, entry)
+        if not holds_earlier_opening(match.of_page, match.of_candidate):
+            return None
+        return match._replace(containment=match.of_candidate)
 
     def _measured(self, page: SignedPage, entry: IndexEntry) -> Match:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the

@@ -21,6 +21,17 @@ matched another page by the usual measures, or (when it is signed) less than
 this way: a digest, a roundup or a quoting page may open with another story's first sentence and
 go on with other text.
 
+The other way round, a **story after its teaser**: a push alert, a feed card or a teaser of the
+story's first sentence often comes before the story. It founds a cluster, and the story, far too
+long to match it by Jaccard similarity, would found a second one that every later copy joins. So a
+page that matches nothing else joins the earliest page it opens like when that page is at most
+:data:`MAX_SIZE_OF_HELD` of its size and at least :data:`MIN_SHARE_HELD` of it lies in the page
+(:func:`holds_earlier_opening`): the page begins with the teaser and holds it. The share is read
+from the two signatures' rows where the teaser holds the minimum, which a teaser wholly inside the
+page never does, so it is sharp even for a teaser of a few shingles. A digest that opens with a
+teaser's sentence and goes on to other stories is a roundup (:mod:`.roundup`) and joins nothing
+this way.
+
 Four shingles are about ten words in one order, from where an article begins. On three outside sets
 this joined 6 to 16 teasers a seed to their stories, and over nine runs one to another story's
 page (the numbers and their commands: docs/accuracy.md).
@@ -37,9 +48,12 @@ from .lead import LEAD_MIN_SHINGLES
 from .shingles import ShingleBatch
 
 __all__ = [
+    "MAX_SIZE_OF_HELD",
+    "MIN_SHARE_HELD",
     "MIN_SHARE_IN_ORIGINAL",
     "OPENING_SHINGLES",
     "SHORT_SHINGLES",
+    "holds_earlier_opening",
     "joins_by_opening",
     "openings",
     "sentence_openings",
@@ -51,6 +65,10 @@ OPENING_SHINGLES = 4
 SHORT_SHINGLES = LEAD_MIN_SHINGLES
 #: A signed short page joins the earlier page it opens like only if this share of it lies there.
 MIN_SHARE_IN_ORIGINAL = 0.5
+#: A page joins an earlier page it opens like when that page is at most this share of its size ...
+MAX_SIZE_OF_HELD = 0.5
+#: ... and at least this share of it lies in the page.
+MIN_SHARE_HELD = 0.8
 _TAG = fmix64(np.array([0x0BE9_1A55_0BE9_1A55], dtype=np.uint64))[0]
 
 
@@ -105,3 +123,12 @@ def joins_by_opening(short: bool, share_in_original: float | None) -> bool:
     ``share_in_original`` is the share of the page that lies in that page, None when the page has
     no signature to measure it with."""
     return short and (share_in_original is None or share_in_original >= MIN_SHARE_IN_ORIGINAL)
+
+
+def holds_earlier_opening(share_of_page: float | None, share_of_earlier: float | None) -> bool:
+    """Whether a page that opens like an earlier, smaller page holds it (see the module doc):
+    ``share_of_page`` is the share of the page that lies in the earlier page, ``share_of_earlier``
+    the share of the earlier page that lies in the page; their ratio is the ratio of the two sizes."""
+    if share_of_page is None or share_of_earlier is None or share_of_earlier < MIN_SHARE_HELD:
+        return False
+    return share_of_page <= MAX_SIZE_OF_HELD * share_of_earlier

@@ -76,12 +76,17 @@ def generate_corpus_with_truth(
     published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
+    early: list[tuple[str, int]] = []
     for number, draft in enumerate(_plan(world, pages, _HardCasePlanner(world, seed, hard), spread)):
         page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
         record, truth[page_id] = renderer.page(page_id, draft)
+        if draft.excerpt_of is not None and truth[page_id].excerpt_of is None:
+            early.append((page_id, draft.excerpt_of))  # a teaser before the copy it excerpts
         records.append(record)
         published.append(draft.when)
         labels[page_id] = draft.label
+    for page_id, seq in early:
+        truth[page_id] = replace(truth[page_id], excerpt_of=renderer.placed[seq][0])
     if messy_dates:
         records, deliveries = _as_delivered(records, published, seed)
         for page_id, delivery in zip(labels, deliveries, strict=True):

@@ -30,6 +30,7 @@ from typing import TypeVar
 
 from .language import _word_count
 from .outlets import _Draft, _Outlet, _read_more, _Story
+from .shapes import EARLY_TEASER_LEAD_S
 from .world import COPY_DELAY_HOURS, STORY_ENTITIES, STORY_WINDOW_HOURS, _paragraphs, _World
 
 # --- Shares and shapes --------------------------------------------------------------------------
@@ -184,7 +185,7 @@ class _HardCasePlanner:
         keep_title = rng.random() < TEASER_SAME_TITLE_CHANCE
         more = _read_more(outlet) if rng.random() < TEASER_READ_MORE_CHANCE else None
         return _Draft(
-            when=copy.when + rng.randint(1, COPY_DELAY_HOURS * 3600),
+            when=self._teaser_time(copy, copies),
             seq=seq,
             outlet=outlet,
             label=story.label,
@@ -196,6 +197,12 @@ class _HardCasePlanner:
             excerpt_of=copy.seq,
             more=more,
         )
+
+    def _teaser_time(self, copy: _Draft, copies: Sequence[_Draft]) -> int:
+        """After the excerpted copy; with the ``early-teasers`` shape, before the story's first page."""
+        if self.world.shapes.early_teasers:
+            return min(other.when for other in copies) - self.rng.randint(*EARLY_TEASER_LEAD_S)
+        return copy.when + self.rng.randint(1, COPY_DELAY_HOURS * 3600)
 
     def _teaser_outlet(self, copy: _Draft, copies: Sequence[_Draft]) -> _Outlet:
         """The excerpted copy's outlet now and then, else one of the language without a copy."""

@@ -99,6 +99,12 @@ class _Renderer:
             return ([(t, u) for t, u in reversed(outlet.recent)] + list(outlet.archive))[:LIST_HEADLINES]
         return []
 
+    def _excerpted(self, draft: _Draft) -> str | None:
+        """The id of the page a teaser excerpts; None for other pages, and for an early teaser,
+        whose copy is not placed yet (the corpus fills it in once it is)."""
+        placed = None if draft.excerpt_of is None else self.placed.get(draft.excerpt_of)
+        return None if placed is None else placed[0]
+
     def _truth(self, draft: _Draft) -> PageTruth:
         article = () if draft.kind == "no-content" else draft.paragraphs
         return PageTruth(
@@ -112,7 +118,7 @@ class _Renderer:
             site_prose=draft.outlet.prose,
             published=_moment(draft.when),
             quoted=draft.quoted,
-            excerpt_of=None if draft.excerpt_of is None else self.placed[draft.excerpt_of][0],
+            excerpt_of=self._excerpted(draft),
             spreading=draft.spreading,
         )
 
@@ -259,7 +265,7 @@ class _Renderer:
             f'<time datetime="{_iso(draft.when)}">{_news_please_time(draft.when)[:16]}</time></p>',
         ]
         parts += (f"<p>{self._linked(outlet, _esc(text))}</p>" for text in draft.paragraphs)
-        if draft.more is not None and draft.excerpt_of is not None:
+        if draft.more is not None and draft.excerpt_of in self.placed:  # not an early teaser's
             href = self.placed[draft.excerpt_of][1]
             parts.append(f'<p class="read-more"><a href="{href}">{_esc(draft.more)}</a></p>')
         listed = self._in_body_list(outlet)

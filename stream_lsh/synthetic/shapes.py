@@ -14,10 +14,12 @@ chrome with ``nav``/``aside``/``footer``, and trims copies by at most 30%. Real 
 * ``trimmed``: copies keep 55-100% of a wire story rather than 70-100%, so a page quoting a long
   passage of the story can hold most of a trimmed copy;
 * ``cold-sites``: every outlet's first pages come first in the file, site after site, as a new
-  crawler's first sweep delivers them, before the boilerplate learner has seen any site.
+  crawler's first sweep delivers them, before the boilerplate learner has seen any site;
+* ``early-teasers``: teasers come before their story, as a push alert, a feed card or an RSS item
+  sent minutes ahead of the article does (the story's first page then finds only the teaser).
 
-Shapes change how pages are rendered and ordered (``trimmed``: how copies are cut), never what a
-story is: labels stay the same.
+Shapes change how pages are rendered and ordered (``trimmed``: how copies are cut;
+``early-teasers``: when teasers come), never what a story is: labels stay the same.
 """
 
 from __future__ import annotations
@@ -25,7 +27,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, fields
 
-__all__ = ["COLD_PAGES", "LIST_HEADLINES", "NO_SHAPES", "SHAPE_NAMES", "TRIMMED_KEEP_FRACTION", "Shapes"]
+__all__ = [
+    "COLD_PAGES",
+    "EARLY_TEASER_LEAD_S",
+    "LIST_HEADLINES",
+    "NO_SHAPES",
+    "SHAPE_NAMES",
+    "TRIMMED_KEEP_FRACTION",
+    "Shapes",
+]
 
 #: Headlines in an in-body list.
 LIST_HEADLINES = 8
@@ -33,6 +43,8 @@ LIST_HEADLINES = 8
 TRIMMED_KEEP_FRACTION = (0.55, 1.0)
 #: With ``cold-sites``, this many pages of every outlet come first.
 COLD_PAGES = 6
+#: With ``early-teasers``, a teaser comes this many seconds (inclusive) before its story's first page.
+EARLY_TEASER_LEAD_S = (60, 3600)
 
 
 @dataclass(frozen=True)
@@ -45,6 +57,7 @@ class Shapes:
     div_only: bool = False
     trimmed: bool = False
     cold_sites: bool = False
+    early_teasers: bool = False
 
     def __post_init__(self) -> None:
         if self.fixed_list and self.rotating_list:

@@ -34,8 +34,8 @@ class PageTruth:
     ``quoted`` is, for a quoting page, the label of the story it quotes: its article holds a run
     of whole sentences of one of that story's pages, published earlier, as paragraphs of their
     own after its first paragraph. ``excerpt_of`` is, for a teaser, the id of the page whose text
-    it excerpts: a copy of its story, published earlier, whose first whole sentences (25-40% of its
-    words) are the teaser's article. Both are None for other pages.
+    it excerpts: a copy of its story, published earlier (later, with the ``early-teasers`` shape),
+    whose first whole sentences (25-40% of its words) are the teaser's article. Both are None for other pages.
 
     ``spreading`` is True for the copies of a story that spreads (``spreading`` stories asked of
     the generator, :mod:`.spreading`): a wire story ("wire") carried by many outlets, each once,
