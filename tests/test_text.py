@@ -258,6 +258,23 @@ def test_drop_chrome():
     assert html_to_text(CHROME_PAGE) == "\n".join(html_blocks(CHROME_PAGE, drop_chrome=False))
 
 
+CONSENT_PAGE = """<html><body>
+<div id="cookie-banner" role="dialog"><p>We and our partners use cookies to personalise content
+and ads.</p><button>Accept all</button></div>
+<div class="cmp" role="alertdialog"><p>Before you continue, manage your choices.</p></div>
+<dialog open><p>Sign up for our newsletter.</p></dialog>
+<main><h1>Headline</h1><p>Story text.</p></main></body></html>"""
+
+
+@pytest.mark.parametrize("extract", [html_blocks, T._fallback_blocks])
+def test_dialogs_are_chrome_a_consent_banner_above_all(extract):
+    """Consent platforms mark their banners role="dialog", and the same banner text is on many
+    sites: kept, it made pages without an article (a login wall, an empty search) copies of
+    each other and of stories at other sites."""
+    assert extract(CONSENT_PAGE) == ["Headline", "Story text."]
+    assert "Before you continue, manage your choices." in extract(CONSENT_PAGE, drop_chrome=False)
+
+
 def test_a_form_around_the_whole_body_keeps_its_article():
     """ASP.NET WebForms pages put everything in one <form>; dropping forms as chrome left such a
     page no text (a blind set's portal lost every story that way). A form's own text, its labels,

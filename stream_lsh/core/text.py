@@ -265,8 +265,10 @@ _SKIP = ("head", "template", "noscript", "svg", "math", "object", "canvas", "sel
 _STRIP = (*_SKIP, *sorted(_RAWTEXT))  # for Lexbor, which sees raw-text elements unless cut
 # Not ``form``: ASP.NET pages wrap the whole body, article and all, in one <form>. A form's own
 # text is its controls' (select and button are skipped, inputs have none) and their labels.
-_CHROME = frozenset("nav aside footer label".split())
-_CHROME_ROLES = frozenset("navigation banner contentinfo complementary".split())
+# A dialog is never the page's content: cookie and consent banners, newsletter and paywall pop-ups
+# (consent platforms mark theirs role="dialog"); their text is often the same across many sites.
+_CHROME = frozenset("nav aside footer label dialog".split())
+_CHROME_ROLES = frozenset("navigation banner contentinfo complementary dialog alertdialog".split())
 _HIDDEN_CSS = "[hidden], [aria-hidden='true' i]"
 _ROLE_CSS = ", ".join(f"[role~='{r}' i]" for r in sorted(_CHROME_ROLES))
 _HEADER_CSS = "header:not(article header, main header)"
@@ -581,7 +583,7 @@ def _mark(data: bytes, tags: _Tags) -> bytes:
 def _lexbor_extract(data: bytes, tags: _Tags, drop_chrome: bool) -> list[str]:
     """Parse, remove what is never shown, take the body text and split it at the marks.
 
-    Only names that occur are stripped (each strip_tags name is a full tree walk); the four
+    Only names that occur are stripped (each strip_tags name is a full tree walk); the
     role selectors cost more than a search for "role", the hidden ones less."""
     bits = _SKIP_BIT | (_CHROME_BIT if drop_chrome else 0)
     names = [_NAME_OF[k] for k in set(tags.k0[(tags.cat & bits) != 0].tolist())]

@@ -107,7 +107,7 @@ class EngineSettings:
     drop_chrome: bool = setting(
         _ENGINE.drop_chrome,
         parse_bool,
-        "drop nav/aside/footer and form labels of HTML pages, and lists of headlines",
+        "drop nav/aside/footer, dialogs and form labels of HTML pages, and lists of headlines",
         ENGINE,
         switch="keep-chrome",
     )
