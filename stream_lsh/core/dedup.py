@@ -225,7 +225,7 @@ class Deduplicator:
         opening, joined_by = self._opening(page, headline) if exact is None else (None, OPENING)
         matched = any(self.rule.match(c.similarity, c.contained) for c in candidates)
         opened_by = None if exact is not None or opening is not None or matched else self._opened_by(page)
-        roundup = self._roundup(page, candidates, opening or opened_by)
+        roundup = self._roundup(page, candidates, matched or opening is not None or opened_by is not None)
         decision = decide(
             prepared.id,
             signed=page.signed,
@@ -249,12 +249,11 @@ class Deduplicator:
         ignored = prepared.time.date_ignored
         return decision if ignored is None else dataclasses.replace(decision, date_ignored=ignored)
 
-    def _roundup(self, page: SignedPage, candidates: Sequence[Match], opening: Match | None) -> bool:
+    def _roundup(self, page: SignedPage, candidates: Sequence[Match], could_join: bool) -> bool:
         """Whether the page opens several earlier stories (:mod:`.roundup`); asked of the window
-        only when the page could join a cluster at all."""
-        if not page.sentence_openings or not (
-            opening is not None or any(self.rule.match(c.similarity, c.contained) for c in candidates)
-        ):
+        only when the page ``could_join`` a cluster at all (a candidate matches, or an opening
+        would take it)."""
+        if not page.sentence_openings or not could_join:
             return False
         resembled = {c.id for c in candidates}
         opened: set[str] = set()

@@ -29,8 +29,8 @@ page that matches nothing else joins the earliest page it opens like when that p
 (:func:`holds_earlier_opening`): the page begins with the teaser and holds it. The share is read
 from the two signatures' rows where the teaser holds the minimum, which a teaser wholly inside the
 page never does, so it is sharp even for a teaser of a few shingles. A digest that opens with a
-teaser's sentence and goes on to other stories is a roundup (:mod:`.roundup`) and joins nothing
-this way.
+teaser's sentence holds the teaser too: it joins it unless its sentences open three earlier
+stories, which makes it a roundup (:mod:`.roundup`).
 
 Four shingles are about ten words in one order, from where an article begins. On three outside sets
 this joined 6 to 16 teasers a seed to their stories, and over nine runs one to another story's
