@@ -411,3 +411,40 @@ async def test_a_claim_the_latest_fetch_belies_is_withdrawn_before_the_next_batc
         assert await claims.belied(batch) == {0}
     finally:
         stream.app.consumer._thread.thread_loop.close()
+
+
+async def test_a_start_looked_at_before_faust_seeks_does_not_keep_a_partition_from_its_claim(tmp_path):
+    """After a rebalance Faust resumes the flow before it seeks to the committed offsets. A worker
+    whose timer looked then saw no committed offset for a partition whose two records the previous
+    owner had handled, kept 0 as where its reading started, and took those records for still to
+    come: the partition was never claimed idle, and every later page waited for it (pages fed one
+    at a time to two workers on Apache Kafka, tests/test_stream.py)."""
+    import time
+    from types import SimpleNamespace
+
+    from faust.types import TP
+
+    from stream_lsh.settings import Settings
+    from stream_lsh.stream.app import StreamApp
+
+    settings = Settings.load(environ={}, broker="127.0.0.1:9", data_dir=str(tmp_path), idle_ms=200)
+    stream = StreamApp(settings, "127.0.0.1:9")  # never started: no broker needed
+    consumer = stream.app.consumer
+    tp = TP(settings.stream.input_topic, 2)
+
+    async def earliest_offsets(*tps):
+        return {tp: 0 for tp in tps}
+
+    consumer.highwater = lambda tp: 2  # type: ignore[method-assign]
+    consumer.earliest_offsets = earliest_offsets  # type: ignore[method-assign]
+    consumer._thread._ensure_consumer = lambda: SimpleNamespace(  # type: ignore[method-assign]
+        last_poll_timestamp=lambda tp: time.time() * 1000
+    )
+    consumer._read_offset[tp] = 2  # what this worker's stream read of it before the rebalance
+    try:
+        assert not await stream.claims._all_taken(2)  # not sought yet: where reading starts is unknown
+        consumer._committed_offset[tp] = 2  # Faust's seek: both records were handled
+        assert await stream.claims._all_taken(2)
+        assert stream.claims.lag(tp) == 0
+    finally:
+        consumer._thread.thread_loop.close()  # mode made it for the consumer's thread, never started

@@ -76,7 +76,7 @@ class InputClaims:
         self.app, self.topic, self.ingest, self.send = app, topic, ingest, send
         self.quiet = QuietInputs(idle_s)
         self._fresh_s = idle_s + fetch_wait_s
-        self._starts: dict[TP, int] = {}  # where reading started at the last assignment
+        self._log_starts: dict[TP, int] = {}  # each partition's log start, read once an assignment
         self.lock = asyncio.Lock()  # claims and withdrawals: one at a time, in order
         self.leaving = False  # stopping: claims withdrawn, none made again
 
@@ -84,7 +84,7 @@ class InputClaims:
     def forget(self) -> None:
         """A revocation: what was heard of the partitions no longer holds."""
         self.quiet.forget()
-        self._starts.clear()
+        self._log_starts.clear()
 
     async def changed_hands(self, partitions: Collection[TP]) -> None:
         """Withdraw the idle claims of input partitions given up or taken over, before any record
@@ -283,13 +283,17 @@ class InputClaims:
 
     async def _start_offset(self, tp: TP) -> int:
         """Where reading an input partition started at the last assignment: its committed offset
-        (Faust keeps it from the seek it makes then), or the log start if that is later."""
-        start = self._starts.get(tp)
-        if start is None:
-            committed = self.app.consumer._committed_offset.get(tp)
-            earliest = (await self.app.consumer.earliest_offsets(tp))[tp]
-            start = self._starts[tp] = int(max(committed or 0, earliest or 0))
-        return start
+        (Faust keeps it from the seek it makes then), or the log start if that is later.
+
+        The committed offset is read afresh each time, never kept: after a rebalance Faust resumes
+        the flow before it seeks, so a first look can come before the seek has set it. Kept from
+        then (0), it made a partition whose two records the previous owner had handled look as if
+        they were still to come, for good: never claimed idle, it held every later page back
+        (tests/test_stream.py, pages fed one at a time to two workers on Apache Kafka)."""
+        earliest = self._log_starts.get(tp)
+        if earliest is None:
+            earliest = self._log_starts[tp] = int((await self.app.consumer.earliest_offsets(tp))[tp] or 0)
+        return max(int(self.app.consumer._committed_offset.get(tp) or 0), earliest)
 
     # -- what the gauges read --------------------------------------------------------------------
     def lag(self, tp: TP) -> int:
@@ -299,9 +303,10 @@ class InputClaims:
         except Exception:
             return 0
         taken = self.quiet.taken(tp.partition)
-        start = self._starts.get(tp)
         if taken is None:
-            taken = start if start is not None else self.app.consumer._committed_offset.get(tp)
+            committed = self.app.consumer._committed_offset.get(tp)
+            earliest = self._log_starts.get(tp)
+            taken = None if committed is None and earliest is None else max(committed or 0, earliest or 0)
         if highwater is None or taken is None:
             return 0
         return max(0, int(highwater) - int(taken))
