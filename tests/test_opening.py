@@ -11,7 +11,6 @@ from stream_lsh.core.decision import DUPLICATE, NO_CONTENT, OPENING, UNIQUE, Mat
 from stream_lsh.core.dedup import Deduplicator, export_state, import_state
 from stream_lsh.core.opening import (
     MAX_SIZE_OF_HELD,
-    MIN_SHARE_HELD,
     MIN_SHARE_IN_ORIGINAL,
     OPENING_SHINGLES,
     SHORT_SHINGLES,
@@ -207,11 +206,13 @@ def test_an_entry_written_before_openings_were_kept_reads_without_one():
 
 
 def test_a_page_holds_an_earlier_opening_only_when_that_page_is_small_and_inside_it():
-    assert holds_earlier_opening(0.1, 1.0)  # a teaser a tenth of the page's size, all in it
-    assert holds_earlier_opening(MAX_SIZE_OF_HELD * MIN_SHARE_HELD, MIN_SHARE_HELD)
-    assert not holds_earlier_opening(0.1, MIN_SHARE_HELD - 0.01)  # partly something else
-    assert not holds_earlier_opening(0.6, 1.0)  # over half the page's size: a version, for the measures
-    assert not holds_earlier_opening(None, 1.0) and not holds_earlier_opening(0.1, None)
+    c = RULE.containment
+    assert holds_earlier_opening(0.1, 1.0, c)  # a teaser a tenth of the page's size, all in it
+    assert holds_earlier_opening(MAX_SIZE_OF_HELD * c, c, c)
+    assert not holds_earlier_opening(0.1, c - 0.01, c)  # partly something else
+    assert not holds_earlier_opening(0.6, 1.0, c)  # over half the page's size: a version, for the measures
+    assert not holds_earlier_opening(None, 1.0, c) and not holds_earlier_opening(0.1, None, c)
+    assert not holds_earlier_opening(0.1, 1.0, None)  # containment off: Jaccard similarity alone
 
 
 def test_the_rule_joins_a_page_to_the_teaser_it_holds_only_when_nothing_else_takes_it():
@@ -245,7 +246,7 @@ def test_a_story_after_its_teaser_joins_it_and_so_do_the_story_s_copies():
         OPENING,
     ), story_d
     assert story_d.similarity is not None and story_d.similarity < RULE.jaccard
-    assert story_d.containment is not None and story_d.containment >= MIN_SHARE_HELD
+    assert story_d.containment is not None and story_d.containment >= RULE.containment
     assert copy_d.cluster_id == "brief"
 
 

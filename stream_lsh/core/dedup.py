@@ -296,7 +296,7 @@ class Deduplicator:
         if entry is None or entry.id == page.prepared.id:
             return None
         match = self._measured(page, entry)
-        if not holds_earlier_opening(match.of_page, match.of_candidate):
+        if not holds_earlier_opening(match.of_page, match.of_candidate, self.rule.containment):
             return None
         return match._replace(containment=match.of_candidate)
 

@@ -25,8 +25,10 @@ The other way round, a **story after its teaser**: a push alert, a feed card or 
 story's first sentence often comes before the story. It founds a cluster, and the story, far too
 long to match it by Jaccard similarity, would found a second one that every later copy joins. So a
 page that matches nothing else joins the earliest page it opens like when that page is at most
-:data:`MAX_SIZE_OF_HELD` of its size and at least :data:`MIN_SHARE_HELD` of it lies in the page
-(:func:`holds_earlier_opening`): the page begins with the teaser and holds it. The share is read
+:data:`MAX_SIZE_OF_HELD` of its size and it holds that page as containment means it (the share of
+the page's shingles that lies in the other reaches the containment threshold,
+:func:`holds_earlier_opening`): the page begins with the teaser and holds it. With containment
+off (Jaccard similarity alone), no page joins this way. The share is read
 from the two signatures' rows where the teaser holds the minimum, which a teaser wholly inside the
 page never does, so it is sharp even for a teaser of a few shingles. A digest that opens with a
 teaser's sentence holds the teaser too: it joins it unless its sentences open three earlier
@@ -49,7 +51,6 @@ from .shingles import ShingleBatch
 
 __all__ = [
     "MAX_SIZE_OF_HELD",
-    "MIN_SHARE_HELD",
     "MIN_SHARE_IN_ORIGINAL",
     "OPENING_SHINGLES",
     "SHORT_SHINGLES",
@@ -65,10 +66,8 @@ OPENING_SHINGLES = 4
 SHORT_SHINGLES = LEAD_MIN_SHINGLES
 #: A signed short page joins the earlier page it opens like only if this share of it lies there.
 MIN_SHARE_IN_ORIGINAL = 0.5
-#: A page joins an earlier page it opens like when that page is at most this share of its size ...
+#: A page joins an earlier page it opens like and holds when that page is at most this share of its size.
 MAX_SIZE_OF_HELD = 0.5
-#: ... and at least this share of it lies in the page.
-MIN_SHARE_HELD = 0.8
 _TAG = fmix64(np.array([0x0BE9_1A55_0BE9_1A55], dtype=np.uint64))[0]
 
 
@@ -125,10 +124,15 @@ def joins_by_opening(short: bool, share_in_original: float | None) -> bool:
     return short and (share_in_original is None or share_in_original >= MIN_SHARE_IN_ORIGINAL)
 
 
-def holds_earlier_opening(share_of_page: float | None, share_of_earlier: float | None) -> bool:
+def holds_earlier_opening(
+    share_of_page: float | None, share_of_earlier: float | None, containment: float | None
+) -> bool:
     """Whether a page that opens like an earlier, smaller page holds it (see the module doc):
     ``share_of_page`` is the share of the page that lies in the earlier page, ``share_of_earlier``
-    the share of the earlier page that lies in the page; their ratio is the ratio of the two sizes."""
-    if share_of_page is None or share_of_earlier is None or share_of_earlier < MIN_SHARE_HELD:
+    the share of the earlier page that lies in the page (their ratio is the ratio of the two
+    sizes), ``containment`` the containment threshold (None: containment is off)."""
+    if share_of_page is None or share_of_earlier is None or containment is None:
+        return False
+    if share_of_earlier < containment:
         return False
     return share_of_page <= MAX_SIZE_OF_HELD * share_of_earlier
