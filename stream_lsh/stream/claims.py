@@ -290,10 +290,21 @@ class InputClaims:
         then (0), it made a partition whose two records the previous owner had handled look as if
         they were still to come, for good: never claimed idle, it held every later page back
         (tests/test_stream.py, pages fed one at a time to two workers on Apache Kafka)."""
+        if tp not in self._log_starts:
+            self._log_starts[tp] = int((await self.app.consumer.earliest_offsets(tp))[tp] or 0)
+        start = self._known_start(tp)
+        assert start is not None  # the log start is known now
+        return start
+
+    def _known_start(self, tp: TP) -> int | None:
+        """Where reading started, from what is known without asking the broker: the committed
+        offset (read afresh, see :meth:`_start_offset`) or the log start if later; None when
+        neither is known yet."""
+        committed = self.app.consumer._committed_offset.get(tp)
         earliest = self._log_starts.get(tp)
-        if earliest is None:
-            earliest = self._log_starts[tp] = int((await self.app.consumer.earliest_offsets(tp))[tp] or 0)
-        return max(int(self.app.consumer._committed_offset.get(tp) or 0), earliest)
+        if committed is None and earliest is None:
+            return None
+        return max(int(committed or 0), earliest or 0)
 
     # -- what the gauges read --------------------------------------------------------------------
     def lag(self, tp: TP) -> int:
@@ -304,9 +315,7 @@ class InputClaims:
             return 0
         taken = self.quiet.taken(tp.partition)
         if taken is None:
-            committed = self.app.consumer._committed_offset.get(tp)
-            earliest = self._log_starts.get(tp)
-            taken = None if committed is None and earliest is None else max(committed or 0, earliest or 0)
+            taken = self._known_start(tp)
         if highwater is None or taken is None:
             return 0
         return max(0, int(highwater) - int(taken))
