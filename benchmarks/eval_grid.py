@@ -54,6 +54,7 @@ SHAPE_ROWS: list[tuple[str, list[str], dict[str, float]]] = [
     ("trimmed 55-100% with teasers and quotes", ["trimmed"], HARD_CASES),
     ("cold sites", ["cold-sites"], HARD_CASES),
     ("teasers before their story", ["early-teasers"], HARD_CASES),
+    ("hard-wrapped text", ["hard-wrapped"], HARD_CASES),
     ("all shapes at once", ["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"], HARD_CASES),
 ]
 

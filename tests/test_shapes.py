@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 from collections import Counter, defaultdict
 
 import orjson
@@ -113,6 +114,31 @@ def test_early_teasers_come_before_every_page_of_their_story():
     corpus, truth = shaped(teasers=0.06)
     position = {page["id"]: p for p, page in enumerate(corpus.pages)}
     assert all(position[t.excerpt_of] < position[i] for i, t in truth.items() if t.kind == "teaser")
+
+
+def test_hard_wrapped_text_pages_break_their_paragraphs_at_the_outlets_width():
+    corpus, truth = shaped("hard-wrapped")
+    texts = [page for page in corpus.pages if "text" in page]
+    assert len(texts) >= 50
+    for page in texts:
+        lines = page["text"].split("\n")
+        outlet = truth[page["id"]].outlet
+        article = [line for line in lines if line.startswith("   ")]  # each paragraph's first line
+        assert article, page["text"]
+        width = 60 + zlib.crc32(outlet.encode()) % 20
+        starts = [i for i, line in enumerate(lines) if line.startswith("   ")]
+        for i in starts:
+            assert len(lines[i]) <= width
+    capitalised = sum(
+        line[:1].isupper()
+        for page in texts
+        for i, line in enumerate(page["text"].split("\n")[1:])
+        if line[:1].strip()
+    )
+    assert capitalised > 100  # wrapped lines that start with a name or a sentence: the shape at stake
+    assert {page["id"]: corpus.labels[page["id"]] for page in corpus.pages} == shaped()[
+        0
+    ].labels  # labels stay
 
 
 # -- real prose -----------------------------------------------------------------------------------

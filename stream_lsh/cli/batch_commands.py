@@ -331,7 +331,8 @@ def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> 
     help="A page shape real feeds send (repeat for several): one-line (the article on one line), "
     "fixed-list or rotating-list (a list of 8 headlines in the body), div-only (HTML of <div>s "
     "alone), trimmed (copies keep 55-100% of a story), cold-sites (each site's first pages first), "
-    "early-teasers (teasers before their story).",
+    "early-teasers (teasers before their story), hard-wrapped (text pages wrapped at a fixed width, "
+    "as wire copy).",
 )
 def generate(
     count: int,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+import zlib
 from dataclasses import replace
 from datetime import datetime
 from typing import Any
@@ -48,6 +49,23 @@ def _iso(when: int) -> str:
 
 def _news_please_time(when: int) -> str:
     return _moment(when).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _wrap_width(domain: str) -> int:
+    """The width an outlet's text pages are hard-wrapped at (``hard-wrapped``): its own, 60-79."""
+    return 60 + zlib.crc32(domain.encode()) % 20
+
+
+def _hard_wrapped(paragraph: str, width: int) -> list[str]:
+    """A paragraph as wire copy prints it: indented three spaces, broken wherever the next word
+    would pass ``width``, whatever that word is (a name, a number, a month)."""
+    lines = ["  "]
+    for word in paragraph.split():
+        if len(lines[-1]) + 1 + len(word) > width and lines[-1].strip():
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}"
+    return lines
 
 
 def _esc(text: str) -> str:
@@ -170,8 +188,17 @@ class _Renderer:
         """What a sloppy extractor gives: article lines, "Related:" lines, then the site's prose."""
         rng, outlet = self.rng, draft.outlet
         ui = _UI[outlet.lang]
-        lines = [title] if outlet.text_has_title else []
-        body = list(draft.paragraphs) + ([] if draft.more is None else [draft.more])
+        wrapped = self.shapes.hard_wrapped
+        lines = [title.upper() if wrapped else title] if outlet.text_has_title else []
+        if wrapped:  # the wire's slug lines: a story number and its keyword, date and time
+            slug = "-".join([word for word in map(_ascii, title.split()) if word][:2]).upper()
+            moment = _moment(draft.when)
+            number = f"{outlet.domain[:3].upper()}{rng.randint(1000, 9999)} {rng.randint(1, 4)}"
+            lines[:0] = [f"{number} BC {rng.randint(100, 999)}", f"BC-{slug} {moment:%m-%d %H%M}"]
+        body = [*draft.paragraphs, *([] if draft.more is None else [draft.more])]
+        if wrapped:
+            width = _wrap_width(outlet.domain)
+            body = ["\n".join(_hard_wrapped(paragraph, width)) for paragraph in body]
         for headline, _ in others[: rng.randint(*RELATED_LINES)]:
             body.insert(rng.randint(1, len(body)), f"{ui.related}: {headline}")
         lines += body

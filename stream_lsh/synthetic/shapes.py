@@ -16,7 +16,10 @@ chrome with ``nav``/``aside``/``footer``, and trims copies by at most 30%. Real 
 * ``cold-sites``: every outlet's first pages come first in the file, site after site, as a new
   crawler's first sweep delivers them, before the boilerplate learner has seen any site;
 * ``early-teasers``: teasers come before their story, as a push alert, a feed card or an RSS item
-  sent minutes ahead of the article does (the story's first page then finds only the teaser).
+  sent minutes ahead of the article does (the story's first page then finds only the teaser);
+* ``hard-wrapped``: text pages as wire services send them: the headline in capitals, each
+  paragraph indented and broken at the outlet's fixed width (60-79 characters) wherever the next
+  word would not fit, so many lines start with a name or a number.
 
 Shapes change how pages are rendered and ordered (``trimmed``: how copies are cut;
 ``early-teasers``: when teasers come), never what a story is: labels stay the same.
@@ -58,6 +61,7 @@ class Shapes:
     trimmed: bool = False
     cold_sites: bool = False
     early_teasers: bool = False
+    hard_wrapped: bool = False
 
     def __post_init__(self) -> None:
         if self.fixed_list and self.rotating_list:
