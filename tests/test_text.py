@@ -9,7 +9,7 @@ import unicodedata
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from stream_lsh.core import text as T
@@ -107,12 +107,46 @@ def test_text_blocks_is_not_normalised():
     assert text_blocks("\u00c9T\u00c9 \ufb01n") == ["\u00c9T\u00c9 \ufb01n"]
 
 
+def _reference_unwrapped(s: str) -> list[str]:
+    """The lines of ``s``, each joined to the line before it when that line was broken for the
+    width: the next line's first word would have made it (40 characters or more) longer than the
+    width, both are that long at most, and the next line is not indented. The width is the line
+    length of 40 to 100 at which the most lines were so broken in the middle of a sentence (the
+    narrowest of equals), and at least three."""
+    lines = s.replace("\r\n", "\n").replace("\r", "\n").replace("\u2028", "\n").split("\n")
+
+    def broken(width: int) -> list[int]:
+        return [
+            i
+            for i in range(len(lines) - 1)
+            if 40 <= len(lines[i].rstrip()) <= width
+            and 0 < len(lines[i + 1].rstrip()) <= width
+            and lines[i + 1][:1].strip()
+            and len(lines[i].rstrip()) + 1 + len(lines[i + 1].split()[0]) > width
+        ]
+
+    def mid_sentence(joins: list[int]) -> int:
+        return sum(lines[i].rstrip().rstrip("\"'\u201d\u2019\u00bb)]")[-1:] not in ".!\u2026" for i in joins)
+
+    widths = sorted({len(line.rstrip()) for line in lines} & set(range(40, 101)))
+    if not widths:
+        return lines
+    joins = max((broken(width) for width in widths), key=mid_sentence)  # the first of equals
+    if mid_sentence(joins) < 3:
+        return lines
+    out = [lines[0]]
+    for i in range(1, len(lines)):
+        out[-1:] = [out[-1].rstrip() + " " + lines[i]] if i - 1 in joins else [out[-1], lines[i]]
+    return out
+
+
 def _reference_blocks(s: str) -> list[str]:
-    """text_blocks by hand: a block per non-empty line, and a line starting in (Latin or Cyrillic)
-    lower case, not an address, right after a non-empty line goes on in that line's block."""
+    """text_blocks by hand: hard-wrapped lines unwrapped, then a block per non-empty line, and a
+    line starting in (Latin or Cyrillic) lower case, not an address, right after a non-empty line
+    goes on in that line's block."""
     blocks: list[str] = []
     after_text = False
-    for line in s.splitlines():
+    for line in _reference_unwrapped(s):
         words = " ".join(line.split())
         if not words:
             after_text = False
@@ -131,6 +165,86 @@ def _reference_blocks(s: str) -> list[str]:
 @given(st.text(alphabet=st.sampled_from(list("aZé жhtps:w.\n\r\t\u00a0\u2028x"))))
 def test_text_blocks_is_one_block_per_line_but_wrapped_lines_go_on(s):
     assert text_blocks(s) == _reference_blocks(s)
+
+
+def _wrapped(paragraph: str, width: int, indent: str = "") -> list[str]:
+    """A paragraph broken as a wrapping program breaks it: a line ends where the next word would
+    not fit (the first line starts with ``indent``, which counts)."""
+    lines = [indent]
+    for word in paragraph.split():
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(word) > width:
+            lines.append(word)
+        else:
+            lines[-1] = f"{lines[-1]} {word}" if lines[-1].strip() else lines[-1] + word
+    return lines
+
+
+_WORD = st.text(alphabet=st.sampled_from(list("abcxyzéж")), min_size=1, max_size=9)
+_PARAGRAPH = st.lists(_WORD, min_size=8, max_size=60).map(
+    lambda words: " ".join([words[0].title(), *words[1:]])
+)
+
+
+@given(st.lists(_PARAGRAPH, min_size=2, max_size=6), st.integers(50, 100), st.data())
+def test_hard_wrapped_paragraphs_come_back_whole(paragraphs, width, data):
+    """Paragraphs wrapped at any width of 50 or more (so every line broken for it is 40 long at least),
+    each starting indented, a wrapped line in any case: one block per paragraph, once the text is
+    plainly wrapped (three lines broken for the width)."""
+    lines = []
+    for paragraph in paragraphs:
+        wrapped = _wrapped(paragraph, width, "   ")
+        lines += [wrapped[0], *(data.draw(st.sampled_from([w, w.title()])) for w in wrapped[1:])]
+    text = "\n".join(lines)
+    assume(len(lines) - len(paragraphs) >= 3 and max(map(len, lines)) >= 40)
+    expected = [" ".join(line.strip() for line in lines_of) for lines_of in _split_at_indents(lines)]
+    assert text_blocks(text) == expected
+    assert text_blocks(text) == _reference_blocks(text)
+
+
+def _split_at_indents(lines: list[str]) -> list[list[str]]:
+    out: list[list[str]] = []
+    for line in lines:
+        if line.startswith(" "):
+            out.append([])
+        out[-1].append(line)
+    return out
+
+
+def test_wire_copy_whose_wrapped_lines_start_with_names_keeps_its_paragraphs_whole():
+    """Wire copy wrapped at 64 characters, paragraphs indented: a wrapped line often starts with a
+    name or a month, not in lower case. Each paragraph is one block, and none reads as a list."""
+    paragraphs = [
+        "DUBLIN, April 3 (XNW) - Irish Dairy Board exports rose to a record 412 mln punts in March "
+        "from 377 mln in February, The Agriculture Department said on Friday.",
+        "The board said Cork and Kerry co-operatives had raised butter output by nine pct, with "
+        "Germany and Britain the largest buyers of what was shipped.",
+        "Officials said Brussels would review intervention prices in May.",
+    ]
+    wire = "XNW4411 2 BC 301\nBC-IRISH-DAIRY 04-03 0612\nIRISH DAIRY EXPORTS REACH RECORD=\n" + "\n".join(
+        "\n".join(_wrapped(p, 64, "   ")) for p in paragraphs
+    )
+    assert any(line[:1].isupper() for line in wire.split("\n")[4:] if line[:1] != " ")  # the shape at stake
+    blocks = text_blocks(wire)
+    assert blocks == [
+        "XNW4411 2 BC 301",
+        "BC-IRISH-DAIRY 04-03 0612",
+        "IRISH DAIRY EXPORTS REACH RECORD=",
+        *paragraphs,
+    ]
+    assert T.without_lists(blocks)[-3:] == paragraphs
+
+
+def test_short_lines_of_a_wrapped_text_are_not_joined():
+    """A list of headlines under wrapped prose: each line ends where the next line's first word
+    would still have fitted, so each stays a block of its own."""
+    prose = _wrapped(
+        "Markets fell on Monday as traders weighed new tariffs and a slowing economy, and bond yields "
+        "dropped to their lowest level in a year while the dollar slipped against the yen.",
+        60,
+    )
+    headlines = ["Most read", "Dollar Slips Against Yen", "Tariffs Hit Car Makers", "Bond Yields Fall Again"]
+    blocks = text_blocks("\n".join([*prose, "", *headlines]))
+    assert blocks == [" ".join(prose), *headlines]
 
 
 def test_hard_wrapped_wire_copy_keeps_its_paragraphs_whole():

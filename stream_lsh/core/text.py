@@ -102,13 +102,86 @@ def normalize_blocks(blocks: list[str]) -> list[str]:
 def text_blocks(text: str) -> list[str]:
     """Plain text -> one block per non-empty line, inner whitespace collapsed (not normalised).
 
-    A line that the next line goes on from, one starting in lower case with no blank line between,
-    is one block with it: prose hard-wrapped at a fixed width (wire copy, e-mail, text-only
-    sites). Each wrapped line alone reads like a heading, and the first lines of a story's
+    A line that the next line goes on from is one block with it: prose hard-wrapped at a fixed
+    width (wire copy, e-mail, text-only sites), known by where its lines break
+    (:func:`_unwrapped`), and any line followed, with no blank line between, by one starting in
+    lower case. Each wrapped line alone reads like a heading, and the first lines of a story's
     paragraphs after its slug, headline and byline were dropped as a list of headlines
     (:func:`without_lists`), which changed where the story begins for the lead and its opening.
     """
-    return _split_blocks(_GOES_ON.sub(" ", _replace_all(text.replace("\r\n", "\n"), _LINE_BREAKS, "\n")))
+    text = _unwrapped(_replace_all(text.replace("\r\n", "\n"), _LINE_BREAKS, "\n"))
+    return _split_blocks(_GOES_ON.sub(" ", text))
+
+
+#: A line broken for the width of hard-wrapped prose is this long at most, and at least
+#: :data:`MIN_WRAP_WIDTH` (wire copy wraps at 65-80 characters).
+MAX_WRAP_WIDTH = 100
+MIN_WRAP_WIDTH = 40
+#: A text is hard-wrapped when at least this many of its lines end in the middle of a sentence where
+#: the next one's first word would not have fitted.
+MIN_WRAPPED_LINES = 3
+
+
+def _unwrapped(text: str) -> str:
+    """Prose hard-wrapped at a fixed width, each paragraph on one line.
+
+    A wrapping program breaks a line only where the next word would not fit. So when the next line's
+    first word would have made a line (of :data:`MIN_WRAP_WIDTH` characters or more) longer than the
+    width, that line was broken for the width, not by the writer, and the next line goes on from it,
+    whatever its case: wire copy starts wrapped lines with names ("Abu Dhabi", "February"), which
+    :data:`_GOES_ON` alone leaves apart, and the first lines of its paragraphs then read as a list of
+    headlines (:func:`without_lists`) and were dropped. A line that starts indented begins a
+    paragraph.
+
+    The width is not given: it is the line length, from :data:`MIN_WRAP_WIDTH` to
+    :data:`MAX_WRAP_WIDTH`, at which the most lines were broken so in the middle of a sentence (the
+    narrowest of equals), and there must be :data:`MIN_WRAPPED_LINES` of them: lines of one
+    sentence each, of similar lengths, can look broken for a width, but they end sentences. A site's
+    footer or a "Related" line after wire copy may be longer than the copy's width, and a line longer
+    than the width (a paragraph on one line, an address) was not wrapped: it stays.
+    """
+    if text.count("\n") < MIN_WRAPPED_LINES:
+        return text
+    lines = text.split("\n")
+    sizes = [len(line.rstrip()) for line in lines]
+    # (line, its size, the next line's size, the next line's first word, whether the line ends mid-
+    # sentence) where the line may have been broken for a width: it is of a width's size, and the next
+    # line goes on (not empty, not indented)
+    pairs = [
+        (i, size, sizes[i + 1], len(following.split(None, 1)[0]), not _ends_sentence(lines[i]))
+        for i, (size, following) in enumerate(zip(sizes, lines[1:]))
+        if MIN_WRAP_WIDTH <= size <= MAX_WRAP_WIDTH
+        and sizes[i + 1] <= MAX_WRAP_WIDTH
+        and following[:1].strip()
+    ]
+    if sum(mid for *_, mid in pairs) < MIN_WRAPPED_LINES:
+        return text  # the common case: a paragraph a line
+    widths = sorted({size for size in sizes if MIN_WRAP_WIDTH <= size <= MAX_WRAP_WIDTH})
+    best = max(  # max() keeps the first, the narrowest, of equals
+        (
+            [
+                (i, mid)
+                for i, size, after, word, mid in pairs
+                if size <= width and after <= width and size + 1 + word > width
+            ]
+            for width in widths
+        ),
+        key=lambda broken: sum(mid for _, mid in broken),
+    )
+    if sum(mid for _, mid in best) < MIN_WRAPPED_LINES:
+        return text
+    broken = {i for i, _ in best}
+    out = [lines[0]]
+    for i, line in enumerate(lines[1:]):
+        if i in broken:
+            out[-1] = f"{out[-1].rstrip()} {line}"
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _ends_sentence(line: str) -> bool:
+    return line.rstrip().rstrip(_CLOSERS)[-1:] in _SENTENCE_FINAL
 
 
 def _split_blocks(text: str) -> list[str]:
