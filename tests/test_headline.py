@@ -56,6 +56,56 @@ def test_plain_text_gives_its_first_line_when_it_is_a_heading():
     assert headline_text(title=None, html=None, text=None) == ""
 
 
+def test_wire_copy_gives_the_headline_after_its_slug_lines():
+    wire = (
+        "XNW1715 4 BC 263\nBC-DAIRY-EXPORTS 04-03 0643\nIRISH DAIRY EXPORTS REACH RECORD IN MARCH=\n   DUBLIN"
+    )
+    assert headline_text(title=None, html=None, text=wire) == "IRISH DAIRY EXPORTS REACH RECORD IN MARCH="
+    assert key("IRISH DAIRY EXPORTS REACH RECORD IN MARCH=") == key(
+        "Irish Dairy Exports Reach Record in March"
+    )
+    # a first line that is no slug stays the headline, even a short one after which a byline comes
+    byline = "World\nBy Anna Keller, Staff Reporter\nThe story."
+    assert headline_text(title=None, html=None, text=byline) == "World"
+    many_slugs = "XNW1715 4 BC 263\n03-04 0643\n1 2 3\n4 5\nA headline of five words"
+    assert headline_text(title=None, html=None, text=many_slugs) == "4 5"  # three slug lines at most
+
+
+@pytest.mark.parametrize(
+    ("title", "expected"),
+    [
+        (
+            "Middle East currency market sees key changes | The National Ledger",
+            "Middle East currency market sees key changes",
+        ),
+        ("Japan consumer prices unchanged in February - GWS", "Japan consumer prices unchanged in February"),
+        (
+            "BREAKING: Storm floods the coast | Courier – Times | News",
+            "BREAKING: Storm floods the coast | Courier – Times",
+        ),
+        (
+            "Budget 2026 | What it means for your pension and your taxes",
+            "Budget 2026 | What it means for your pension and your taxes",
+        ),
+        ("A headline without a site", "A headline without a site"),
+    ],
+)
+def test_a_record_title_loses_the_site_name_after_its_last_separator(title, expected):
+    """Crawlers fill ``title`` from ``<title>``: the site's name after the last separator is not the
+    story's (it has fewer words than what comes before it)."""
+    assert headline_text(title=title, html=None, text=None) == expected
+
+
+def test_a_record_title_with_the_site_name_keys_as_the_stories_own_headline():
+    site = "nationalledger.com"
+    with_name = key("BREAKING: U.K. visible trade deficit narrows | The National Ledger", site=site)
+    assert with_name == 0  # the key alone: the site's name in it makes it the site's own title
+    given = headline_text(
+        title="BREAKING: U.K. visible trade deficit narrows | The National Ledger", html=None, text=None
+    )
+    assert key(given, site=site) == key("U.K. Visible Trade Deficit Narrows", site="wire.example") != 0
+
+
 # -- the key ------------------------------------------------------------------------------------
 
 
@@ -163,6 +213,36 @@ def test_a_brief_the_bands_miss_is_found_by_its_headline_and_judged_by_containme
     missed, found = decided
     assert missed.duplicate_of is None and missed.candidates == 0, missed
     assert (found.duplicate_of, found.match, found.candidates) == ("story", CONTAINMENT, 1), found
+
+
+def test_a_push_alert_after_the_wire_copy_joins_it_by_the_headline():
+    """Wire copy gives its headline after two slug lines; the alert, a record whose title has the
+    site's name after it, rewrites the story's figures, so little of it lies in the story."""
+    paragraphs = [
+        "DUBLIN, April 3 (XNW) - Irish dairy exports rose to a record 412 mln punts in March from 377 mln "
+        "in February, the Agriculture Department said on Friday.",
+        prose(3, 250),
+    ]
+    wire = (
+        "XNW1715 4 BC 263\nBC-IRISH-DAIRY 04-03 0643\nIRISH DAIRY EXPORTS REACH RECORD IN MARCH=\n"
+        + "\n".join("   " + p for p in paragraphs)
+    )
+    alert = (
+        "<html><body><main><h1>Irish Dairy Exports Reach Record in March</h1><p>Irish dairy exports rose "
+        "to a record 412 million Irish pounds in March from 377 million the month before, officials said.</p>"
+        "<p>This is a developing story.</p></main></body></html>"
+    )
+    decided = []
+    for title in (
+        "BREAKING: Irish Dairy Exports Reach Record in March | The Ledger",
+        "BREAKING: Irish dairy",
+    ):
+        engine = Deduplicator()
+        engine.process(Page(id="wire", text=wire, source="xnw.example"))
+        decided.append(engine.process(Page(id="alert", title=title, html=alert, source="ledger.example")))
+    joined, apart = decided
+    assert (joined.status, joined.duplicate_of, joined.match) == (DUPLICATE, "wire", HEADLINE), joined
+    assert apart.duplicate_of is None, apart  # what the headline changes
 
 
 def test_a_front_page_snapshot_does_not_join_the_last_one_by_the_site_title():

@@ -22,9 +22,10 @@ twice:
    the earliest page with its headline, ``match`` "headline". A card of a headline and a deck has
    no text to measure.
 
-Where the headline comes from, in this order: the record's ``title``; in HTML, ``og:title``, the
-first ``<h1>``, ``<title>`` without the site's name after its last separator, else the first
-``<h2>`` or ``<h3>`` (a card's fragment); in plain text, the first line when it is a heading.
+Where the headline comes from, in this order: the record's ``title`` (without a site's name after
+its last separator: crawlers fill it from ``<title>``); in HTML, ``og:title``, the first ``<h1>``,
+``<title>`` without the site's name after its last separator, else the first ``<h2>`` or ``<h3>``
+(a card's fragment); in plain text, the first line when it is a heading, after a wire's slug lines.
 
 A label in capitals before it ("BREAKING:", "JUST IN:", "EXCLUSIVE -"), as push alerts and
 tickers put it, is not part of it. What is not a story's headline, so never keyed:
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import html as html_entities
 import re
+from itertools import takewhile
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -67,6 +69,8 @@ _TAG = re.compile(r"<[^>]*>")
 #: What separates a title from the site's name after it: "Story | Site", "Story - Site".
 _SITE_SEPARATOR = re.compile(r"\s+(?:\||-|–|—|::|·)\s+")
 _MIN_NAME = 6
+#: Slug lines that plain text's headline may come after (wire copy has two).
+_SLUG_LINES = 3
 # A label before a headline, in capitals with a colon: "BREAKING:", "JUST IN:", "EXCLUSIVE -".
 _LABEL = re.compile(r"^\s*[A-Z]{2,}(?:\s+[A-Z]{2,})?\s*[:|\-–—]\s+(?=\S)")
 _KEY_TAG = fmix64(np.array([0x4EAD_11E5_4EAD_11E5], dtype=np.uint64))[0]
@@ -80,7 +84,7 @@ def headline_text(*, title: str | None, html: str | None, text: str | None) -> s
     """The page's headline as it gives it ('' when it gives none; see the module doc for where
     it is looked for)."""
     if title and title.strip():
-        return title.strip()
+        return _without_site_name(title.strip())
     if html is not None:
         head = html[:HEAD_BYTES]
         found = _OG_TITLE.search(head)
@@ -95,8 +99,36 @@ def headline_text(*, title: str | None, html: str | None, text: str | None) -> s
             return _SITE_SEPARATOR.split(whole)[0] if _SITE_SEPARATOR.search(whole) else whole
         found = _H2_H3.search(html)
         return _inner_text(found.group(2)) if found else ""
-    first = (text or "").strip().split("\n", 1)[0].strip()
+    return _text_headline(text or "")
+
+
+def _without_site_name(title: str) -> str:
+    """A record's title without the site's name after its last separator ("Story | The Site",
+    "Story - GWS"): crawlers fill ``title`` from the page's ``<title>``, and the same story's
+    ``og:title`` or card has no site name. What follows the separator is the site's name when it
+    has fewer words than what comes before it; otherwise it is the headline's own ("Budget: what
+    it means for you, your pension and your taxes")."""
+    found = list(_SITE_SEPARATOR.finditer(title))
+    if not found:
+        return title
+    before, after = title[: found[-1].start()], title[found[-1].end() :]
+    return before if len(after.split()) < len(before.split()) else title
+
+
+def _text_headline(text: str) -> str:
+    """Plain text's headline: its first line when it is a heading, after any slug lines (at most
+    :data:`_SLUG_LINES`). Wire copy opens with slug lines ("XNW1715 4 BC 263", "BC-VISIBLE-TRADE
+    03-26 0643"), codes whose words are mostly numbers, before the headline."""
+    lines = [line.strip() for line in text.strip().split("\n", _SLUG_LINES + 1)]
+    slugs = sum(1 for _ in takewhile(_slug, lines[:_SLUG_LINES]))
+    first = lines[slugs] if slugs < len(lines) else ""
     return first if first and heading(first) else ""
+
+
+def _slug(line: str) -> bool:
+    """A wire slug line: at least half its words hold a digit (a story number, a date, a time)."""
+    found = line.split()
+    return bool(found) and 2 * sum(any(c.isdigit() for c in word) for word in found) >= len(found)
 
 
 def site_title(headline_words: list[str], url: str | None, site: str) -> bool:
