@@ -8,7 +8,14 @@ from hypothesis import strategies as st
 
 from stream_lsh.core.decision import DUPLICATE, HEADLINE, NO_CONTENT, UNIQUE
 from stream_lsh.core.dedup import Deduplicator, export_state, import_state
-from stream_lsh.core.headline import MIN_WORDS, headline_key, headline_text, site_title
+from stream_lsh.core.headline import (
+    HEADLINE_WITHIN,
+    MIN_WORDS,
+    from_headline,
+    headline_key,
+    headline_text,
+    site_title,
+)
 from stream_lsh.core.page import Page
 from stream_lsh.core.verification import CONTAINMENT
 from stream_lsh.stores.disk_index import DiskIndex
@@ -138,6 +145,57 @@ def test_a_site_title_has_no_key():
         ["bbc", "staff", "strike", "over", "pay"], "https://www.bbc.co.uk/news/1", "bbc.co.uk"
     )
     assert site_title(["the", "meridian", "post", "breaking", "news"], None, "meridianpost.com")
+
+
+def test_the_sentences_before_the_headline_are_dropped():
+    blocks = [
+        "Skip to main content",
+        "We use cookies to improve your experience.",
+        HEADLINE_TEXT,
+        "By Jane Doe",
+        "Text.",
+    ]
+    found = from_headline(blocks, key(HEADLINE_TEXT), url=None, site="news.example", seed=42)
+    assert found == ["Skip to main content", *blocks[2:]]  # a heading line before the headline stays
+    assert from_headline(blocks, 0, url=None, site="news.example", seed=42) == blocks  # no headline known
+    # a sentence with the headline's words is not the headline: it ends like a sentence
+    prose_first = [HEADLINE_TEXT + ".", *blocks[2:]]
+    found = from_headline(prose_first, key(HEADLINE_TEXT), url=None, site="news.example", seed=42)
+    assert found == blocks[2:]
+    deep = ["A sentence of the page."] * HEADLINE_WITHIN + blocks
+    assert from_headline(deep, key(HEADLINE_TEXT), url=None, site="news.example", seed=42) == deep
+
+
+def test_a_sentence_before_the_headline_is_not_the_page():
+    """A cookie notice before a page's headline (its site's learner has not dropped it yet) is not
+    its text: the page opens like the same story without it, where with no headline to go by the
+    notice opens it."""
+    story = (
+        "<h1>Storm hits the coast overnight</h1><p>By Jane Doe</p>"
+        "<p>The storm that hit the coast on Monday left thousands of homes without power, and the "
+        "roads into the town were closed for most of the day while crews cleared fallen trees.</p>"
+    )
+    notice = (
+        "<p>We use cookies to improve your experience. By continuing you agree to our use of cookies.</p>"
+    )
+    engine = Deduplicator()
+    plain, noticed, untitled = engine.sign(
+        [
+            engine.prepare(Page(id="plain", html=story, source="a.example"), None),
+            engine.prepare(Page(id="noticed", html=notice + story, source="b.example"), None),
+            engine.prepare(
+                Page(id="untitled", html=notice + story.replace("h1", "p"), source="c.example"), None
+            ),
+        ]
+    )
+    assert noticed.prepared.text == plain.prepared.text
+    assert (
+        noticed.prepared.lead_at
+        == plain.prepared.lead_at
+        == len("storm hits the coast overnight by jane doe".split())
+    )
+    assert noticed.opening == plain.opening != 0
+    assert untitled.opening != plain.opening and "cookies" in untitled.prepared.text
 
 
 # -- the engine ---------------------------------------------------------------------------------

@@ -54,10 +54,12 @@ from .hashing import fmix64, words, xxh64_text
 from .page import HEAD_BYTES
 from .text import heading, normalize_blocks
 
-__all__ = ["MIN_WORDS", "headline_key", "headline_text", "site_title"]
+__all__ = ["HEADLINE_WITHIN", "MIN_WORDS", "from_headline", "headline_key", "headline_text", "site_title"]
 
 #: A headline has at least this many words; shorter ones name sections, not stories.
 MIN_WORDS = 5
+#: A page's headline is looked for among this many of its first blocks (:func:`from_headline`).
+HEADLINE_WITHIN = 40
 _OG_TITLE = re.compile(
     r"<meta\b[^>]*?\bproperty\s*=\s*[\"']og:title[\"'][^>]*?\bcontent\s*=\s*(?:\"([^\"]*)\"|'([^']*)')",
     re.IGNORECASE,
@@ -129,6 +131,36 @@ def _slug(line: str) -> bool:
     """A wire slug line: at least half its words hold a digit (a story number, a date, a time)."""
     found = line.split()
     return bool(found) and 2 * sum(any(c.isdigit() for c in word) for word in found) >= len(found)
+
+
+def from_headline(blocks: list[str], key: int, *, url: str | None, site: str, seed: int) -> list[str]:
+    """The page's blocks without the sentences before its headline, when its headline (``key``, 0:
+    none) is among its first :data:`HEADLINE_WITHIN` blocks; else all of them.
+
+    No sentence before a story's headline is its article: a cookie notice that the site's learner
+    has not yet seen often enough to drop, a promotion, a site's description. Kept, it is where the
+    article seems to begin (the heading lines a page opens with are skipped, a sentence is not), so
+    it becomes the page's lead and its opening (:mod:`.lead`, :mod:`.opening`), which a copy at
+    another site does not share; and once the site's learner drops the notice from later pages,
+    their dropped paragraphs seem to open the first pages' stories, which makes later versions of
+    a story roundups (:mod:`.roundup`). The heading lines before the headline (the site's name, a
+    section, "BREAKING NEWS", a menu) stay: they were never taken for the article, and a menu goes
+    with the lists (:func:`.text.without_lists`). When the sentences before the headline are as
+    long as all that follows it, they are the article, and the headline is in a list of the site's
+    latest stories below it (a page whose own headline is in no block of its own): they stay."""
+    if not key:
+        return blocks
+    for at, block in enumerate(blocks[:HEADLINE_WITHIN]):
+        if heading(block) and headline_key(block, url=url, site=site, seed=seed) == key:
+            before = [block for block in blocks[:at] if not heading(block)]
+            if _words(before) >= _words(blocks[at:]):
+                return blocks  # the headline again below the article: in a list of the site's stories
+            return [block for block in blocks[:at] if heading(block)] + blocks[at:]
+    return blocks
+
+
+def _words(blocks: list[str]) -> int:
+    return sum(block.count(" ") + 1 for block in blocks)
 
 
 def site_title(headline_words: list[str], url: str | None, site: str) -> bool:

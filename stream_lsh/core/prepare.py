@@ -28,7 +28,7 @@ from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
-from .headline import headline_key, headline_text
+from .headline import from_headline, headline_key, headline_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .opening import openings, sentence_openings
@@ -226,17 +226,20 @@ class Preparer:
         )
 
     def extract(self, page: Page) -> Extracted:
-        """The page's visible text as normalised blocks (empty ones dropped), without lists of
-        headlines (with ``drop_chrome``), long blocks in sentences."""
+        """The page's visible text as normalised blocks (empty ones dropped), with ``drop_chrome``
+        from its headline on (:func:`.headline.from_headline`) and without lists of headlines, long
+        blocks in sentences."""
         if page.html is not None:
             raw_blocks = html_blocks(page.html, drop_chrome=self.config.drop_chrome)
         else:
             raw_blocks = text_blocks(page.text or "")
-        if self.config.drop_chrome:
-            raw_blocks = without_lists(raw_blocks)
-        pieces = [piece for block in raw_blocks for piece in sentences(block)]
         headline = headline_text(title=page.title, html=page.html, text=page.text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
+        if self.config.drop_chrome:
+            raw_blocks = without_lists(
+                from_headline(raw_blocks, key, url=page.url, site=page.site, seed=self.config.seed)
+            )
+        pieces = [piece for block in raw_blocks for piece in sentences(block)]
         return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key)
 
     def blocks(self, page: Page) -> list[str]:
