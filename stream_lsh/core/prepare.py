@@ -27,6 +27,7 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
+from .feed import feed_html, is_feed_item
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text
 from .lead import LEAD_RULE, with_lead
@@ -226,14 +227,18 @@ class Preparer:
         )
 
     def extract(self, page: Page) -> Extracted:
-        """The page's visible text as normalised blocks (empty ones dropped), with ``drop_chrome``
-        from its headline on (:func:`.headline.from_headline`) and without lists of headlines, long
+        """The page's visible text as normalised blocks (empty ones dropped; a feed item read as
+        the card it is, :mod:`.feed`), with ``drop_chrome`` without the sentences
+        before its headline (:func:`.headline.from_headline`) and without lists of headlines, long
         blocks in sentences."""
-        if page.html is not None:
-            raw_blocks = html_blocks(page.html, drop_chrome=self.config.drop_chrome)
+        markup, text = page.html, page.text
+        if is_feed_item(markup if markup is not None else text):
+            markup, text = feed_html(markup if markup is not None else text or ""), None
+        if markup is not None:
+            raw_blocks = html_blocks(markup, drop_chrome=self.config.drop_chrome)
         else:
-            raw_blocks = text_blocks(page.text or "")
-        headline = headline_text(title=page.title, html=page.html, text=page.text)
+            raw_blocks = text_blocks(text or "")
+        headline = headline_text(title=page.title, html=markup, text=text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
         if self.config.drop_chrome:
             raw_blocks = without_lists(

@@ -1,0 +1,57 @@
+"""A feed item given as a page (stream_lsh.core.feed): read as the card it is, it finds its story."""
+
+from stream_lsh.core.decision import DUPLICATE, HEADLINE
+from stream_lsh.core.dedup import Deduplicator
+from stream_lsh.core.feed import feed_html, is_feed_item
+from stream_lsh.core.headline import headline_text
+from stream_lsh.core.page import Page
+from stream_lsh.core.text import html_blocks
+
+TITLE = "Storm leaves thousands without power on the coast"
+SUMMARY = "Crews worked through the night to restore power to the coastal towns."
+PROSE = "The storm hit the coast on Monday night. " * 30
+
+RSS_ITEM = f"""<item>
+  <title><![CDATA[{TITLE}]]></title>
+  <link>https://news.example/2026/storm</link>
+  <guid isPermaLink="false">a1b2c3</guid>
+  <pubDate>Tue, 24 Mar 2026 05:19:39 +0000</pubDate>
+  <description><![CDATA[{SUMMARY}]]></description>
+  <category>world</category>
+</item>"""
+
+ATOM_ENTRY = f"""<?xml version="1.0" encoding="utf-8"?>
+<feed xmlns="http://www.w3.org/2005/Atom"><title>News Example</title>
+<entry><title type="html">Storm leaves thousands without power on the &lt;b&gt;coast&lt;/b&gt;</title>
+<link href="https://news.example/2026/storm"/><updated>2026-03-24T05:19:39Z</updated>
+<summary>short</summary><content type="html">&lt;p&gt;{SUMMARY}&lt;/p&gt;</content></entry></feed>"""
+
+
+def test_an_item_is_its_title_and_its_summary():
+    for body in (RSS_ITEM, ATOM_ENTRY):
+        assert is_feed_item(body)
+        markup = feed_html(body)
+        assert html_blocks(markup) == [TITLE, SUMMARY]
+        assert headline_text(title=None, html=markup, text=None) == TITLE
+
+
+def test_what_is_not_one_item_is_read_as_it_is():
+    document = (
+        f"<rss><channel><title>News</title>{RSS_ITEM}{RSS_ITEM.replace('a1b2c3', 'd4')}</channel></rss>"
+    )
+    assert not is_feed_item(document)  # a feed document of several stories
+    assert not is_feed_item("<html><body><item>not a feed</item></body></html>")
+    assert not is_feed_item("A story that mentions <item> tags.")
+    assert not is_feed_item(None) and not is_feed_item("")
+
+
+def test_an_rss_item_given_as_text_joins_its_story_by_its_headline():
+    story = Page(
+        id="story",
+        html=f"<html><body><h1>{TITLE}</h1><p>{PROSE}</p></body></html>",
+        source="news.example",
+    )
+    engine = Deduplicator()
+    engine.process(story)
+    decided = engine.process(Page(id="item", text=RSS_ITEM, source="feeds.example"))
+    assert (decided.status, decided.duplicate_of, decided.match) == (DUPLICATE, "story", HEADLINE), decided
