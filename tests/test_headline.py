@@ -63,6 +63,22 @@ def test_plain_text_gives_its_first_line_when_it_is_a_heading():
     assert headline_text(title=None, html=None, text=None) == ""
 
 
+def test_a_cards_text_gives_the_headline_after_its_apps_name():
+    card = (
+        "Brieflet\n\nFemale teenage suicide bombers kill 2, wound 16\nThe Meridian · 2h ago\n\nA new tactic."
+    )
+    assert (
+        headline_text(title=None, html=None, text=card) == "Female teenage suicide bombers kill 2, wound 16"
+    )
+    # a byline is no headline, and a first line of headline length stays the headline
+    assert (
+        headline_text(title=None, html=None, text="World\nBy Anna Keller, Staff Reporter\nThe story.")
+        == "World"
+    )
+    titled = "Storm hits the coast overnight\nBy Anna Keller, Staff Reporter\nThe story."
+    assert headline_text(title=None, html=None, text=titled) == "Storm hits the coast overnight"
+
+
 def test_wire_copy_gives_the_headline_after_its_slug_lines():
     wire = (
         "XNW1715 4 BC 263\nBC-DAIRY-EXPORTS 04-03 0643\nIRISH DAIRY EXPORTS REACH RECORD IN MARCH=\n   DUBLIN"
@@ -75,7 +91,7 @@ def test_wire_copy_gives_the_headline_after_its_slug_lines():
     byline = "World\nBy Anna Keller, Staff Reporter\nThe story."
     assert headline_text(title=None, html=None, text=byline) == "World"
     many_slugs = "XNW1715 4 BC 263\n03-04 0643\n1 2 3\n4 5\nA headline of five words"
-    assert headline_text(title=None, html=None, text=many_slugs) == "4 5"  # three slug lines at most
+    assert headline_text(title=None, html=None, text=many_slugs) == "A headline of five words"
 
 
 @pytest.mark.parametrize(

@@ -25,7 +25,8 @@ twice:
 Where the headline comes from, in this order: the record's ``title`` (without a site's name after
 its last separator: crawlers fill it from ``<title>``); in HTML, ``og:title``, the first ``<h1>``,
 ``<title>`` without the site's name after its last separator, else the first ``<h2>`` or ``<h3>``
-(a card's fragment); in plain text, the first line when it is a heading, after a wire's slug lines.
+(a card's fragment); in plain text, the first line when it is a heading, after a wire's slug lines
+and, when it is too short, after an app's or a section's name.
 
 A label in capitals before it ("BREAKING:", "JUST IN:", "EXCLUSIVE -"), as push alerts and
 tickers put it, is not part of it. What is not a story's headline, so never keyed:
@@ -73,6 +74,9 @@ _SITE_SEPARATOR = re.compile(r"\s+(?:\||-|–|—|::|·)\s+")
 _MIN_NAME = 6
 #: Slug lines that plain text's headline may come after (wire copy has two).
 _SLUG_LINES = 3
+#: Short lines (an app's name, a section, a time) after which plain text's headline is looked for.
+_LABEL_LINES = 2
+_BYLINE = re.compile(r"^(?:by|von|par|por|di|door|от)\s", re.IGNORECASE)
 # A label before a headline, in capitals with a colon: "BREAKING:", "JUST IN:", "EXCLUSIVE -".
 _LABEL = re.compile(r"^\s*[A-Z]{2,}(?:\s+[A-Z]{2,})?\s*[:|\-–—]\s+(?=\S)")
 _KEY_TAG = fmix64(np.array([0x4EAD_11E5_4EAD_11E5], dtype=np.uint64))[0]
@@ -118,13 +122,23 @@ def _without_site_name(title: str) -> str:
 
 
 def _text_headline(text: str) -> str:
-    """Plain text's headline: its first line when it is a heading, after any slug lines (at most
-    :data:`_SLUG_LINES`). Wire copy opens with slug lines ("XNW1715 4 BC 263", "BC-VISIBLE-TRADE
-    03-26 0643"), codes whose words are mostly numbers, before the headline."""
-    lines = [line.strip() for line in text.strip().split("\n", _SLUG_LINES + 1)]
+    """Plain text's headline: after any slug lines (at most :data:`_SLUG_LINES`), its first line
+    when it is a heading; but when that line is too short to be a headline (an app's or a site's
+    name, a section: "Brieflet", "World"), the next heading line of :data:`MIN_WORDS` words or more
+    that is no byline, among the :data:`_LABEL_LINES` lines that follow it. Wire copy opens with
+    slug lines ("XNW1715 4 BC 263", "BC-VISIBLE-TRADE 03-26 0643"), codes whose words are mostly
+    numbers, and a card's text with its app's name."""
+    lines = [line.strip() for line in text.strip().split("\n", _SLUG_LINES + _LABEL_LINES + 2)]
     slugs = sum(1 for _ in takewhile(_slug, lines[:_SLUG_LINES]))
-    first = lines[slugs] if slugs < len(lines) else ""
-    return first if first and heading(first) else ""
+    head = [line for line in lines[slugs : slugs + _LABEL_LINES + 2] if line]
+    opening = list(takewhile(heading, head))
+    if not opening:
+        return ""
+    if len(opening[0].split()) < MIN_WORDS:
+        for line in opening[1 : _LABEL_LINES + 2]:
+            if len(line.split()) >= MIN_WORDS and not _BYLINE.match(line):
+                return line
+    return opening[0]
 
 
 def _slug(line: str) -> bool:
