@@ -171,15 +171,15 @@ def test_the_sentences_before_the_headline_are_dropped():
         "By Jane Doe",
         "Text.",
     ]
-    found = from_headline(blocks, key(HEADLINE_TEXT), url=None, site="news.example", seed=42)
+    found = from_headline(blocks, HEADLINE_TEXT, key(HEADLINE_TEXT))
     assert found == ["Skip to main content", *blocks[2:]]  # a heading line before the headline stays
-    assert from_headline(blocks, 0, url=None, site="news.example", seed=42) == blocks  # no headline known
+    assert from_headline(blocks, "", 0) == blocks  # no headline known
     # a sentence with the headline's words is not the headline: it ends like a sentence
     prose_first = [HEADLINE_TEXT + ".", *blocks[2:]]
-    found = from_headline(prose_first, key(HEADLINE_TEXT), url=None, site="news.example", seed=42)
+    found = from_headline(prose_first, HEADLINE_TEXT, key(HEADLINE_TEXT))
     assert found == blocks[2:]
     deep = ["A sentence of the page."] * HEADLINE_WITHIN + blocks
-    assert from_headline(deep, key(HEADLINE_TEXT), url=None, site="news.example", seed=42) == deep
+    assert from_headline(deep, HEADLINE_TEXT, key(HEADLINE_TEXT)) == deep
 
 
 def test_a_sentence_before_the_headline_is_not_the_page():

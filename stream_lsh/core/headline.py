@@ -79,6 +79,7 @@ _LABEL_LINES = 2
 _BYLINE = re.compile(r"^(?:by|von|par|por|di|door|от)\s", re.IGNORECASE)
 # A label before a headline, in capitals with a colon: "BREAKING:", "JUST IN:", "EXCLUSIVE -".
 _LABEL = re.compile(r"^\s*[A-Z]{2,}(?:\s+[A-Z]{2,})?\s*[:|\-–—]\s+(?=\S)")
+_NOT_LETTERS = re.compile(r"[\W_]+")
 _KEY_TAG = fmix64(np.array([0x4EAD_11E5_4EAD_11E5], dtype=np.uint64))[0]
 
 
@@ -147,9 +148,10 @@ def _slug(line: str) -> bool:
     return bool(found) and 2 * sum(any(c.isdigit() for c in word) for word in found) >= len(found)
 
 
-def from_headline(blocks: list[str], key: int, *, url: str | None, site: str, seed: int) -> list[str]:
-    """The page's blocks without the sentences before its headline, when its headline (``key``, 0:
-    none) is among its first :data:`HEADLINE_WITHIN` blocks; else all of them.
+def from_headline(blocks: list[str], headline: str, key: int) -> list[str]:
+    """The page's blocks without the sentences before its headline, when its headline (``headline``
+    as the page gives it; its ``key`` 0: it has none) is among its first :data:`HEADLINE_WITHIN`
+    blocks, as a heading line of the same letters and digits; else all of them.
 
     No sentence before a story's headline is its article: a cookie notice that the site's learner
     has not yet seen often enough to drop, a promotion, a site's description. Kept, it is where the
@@ -164,13 +166,20 @@ def from_headline(blocks: list[str], key: int, *, url: str | None, site: str, se
     latest stories below it (a page whose own headline is in no block of its own): they stay."""
     if not key:
         return blocks
+    letters = _letters(headline)
     for at, block in enumerate(blocks[:HEADLINE_WITHIN]):
-        if heading(block) and headline_key(block, url=url, site=site, seed=seed) == key:
+        if heading(block) and _letters(block) == letters:
             before = [block for block in blocks[:at] if not heading(block)]
-            if _words(before) >= _words(blocks[at:]):
-                return blocks  # the headline again below the article: in a list of the site's stories
+            if not before or _words(before) >= _words(blocks[at:]):
+                return blocks  # nothing to drop; or the headline again in a list below the article
             return [block for block in blocks[:at] if heading(block)] + blocks[at:]
     return blocks
+
+
+def _letters(text: str) -> str:
+    """A headline's letters and digits in lower case, a label before it left out: what its key is
+    made of (:func:`headline_key`), found without normalising and hashing every block."""
+    return _NOT_LETTERS.sub("", _LABEL.sub("", text).lower())
 
 
 def _words(blocks: list[str]) -> int:

@@ -241,9 +241,7 @@ class Preparer:
         headline = headline_text(title=page.title, html=markup, text=text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
         if self.config.drop_chrome:
-            raw_blocks = without_lists(
-                from_headline(raw_blocks, key, url=page.url, site=page.site, seed=self.config.seed)
-            )
+            raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
         return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key)
 
