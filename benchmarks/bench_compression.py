@@ -230,6 +230,7 @@ async def one_run(
         return await measure(settings, broker, corpus, Run(codec, rate, repeat, len(corpus) - 1))
     finally:
         broker.stop()
+        broker.cleanup()
         shutil.rmtree(home, ignore_errors=True)
 
 

@@ -518,6 +518,7 @@ def main() -> None:
             sys.exit("interrupted")
         finally:
             broker.stop()
+            broker.cleanup()
     checks = report(results)
     if args.json:
         document = {

@@ -4,6 +4,7 @@ and fail clearly; Kafka keeps its data across a restart and can serve TLS and SA
 from __future__ import annotations
 
 import socket
+import tempfile
 
 import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -79,6 +80,25 @@ def test_kill_stops_the_process_at_once():
     port = broker.port
     broker.kill()
     assert not broker.running and not listening("127.0.0.1", port)
+    broker.cleanup()
+
+
+def test_a_broker_leaves_no_log_unless_it_started_and_none_after_cleanup(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    _ = TansuBroker()  # built, never started
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(BrokerProcessError):
+        _ = TansuBroker().bootstrap
+    fake = tmp_path / "bin" / "tansu"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'no broker here' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    with pytest.raises(BrokerProcessError, match="no broker here"):  # the log's tail is in the error
+        TansuBroker(binary=str(fake), port=free_port(), startup_timeout=3).start()
+    with TansuBroker() as broker:
+        assert [p.name.startswith("stream-lsh-tansu-") for p in tmp_path.glob("*.log")] == [True]
+    assert not broker.running
+    assert list(tmp_path.glob("*.log")) == []
 
 
 def test_a_taken_port_or_a_bad_binary_fails_with_the_reason(tmp_path):

@@ -90,7 +90,7 @@ class EmbeddedBroker(ABC):
         self.startup_s: float | None = None
         self._last_port: int | None = None  # started again, a broker keeps its port (clients know it)
         self._process: subprocess.Popen[bytes] | None = None
-        self._log = Path(tempfile.mkstemp(prefix=f"stream-lsh-{self.kind or 'broker'}-", suffix=".log")[1])
+        self._log: Path | None = None  # made at the first start: a broker never started leaves nothing
 
     @property
     def bootstrap(self) -> str:
@@ -121,15 +121,19 @@ class EmbeddedBroker(ABC):
                 self.port = self._last_port = port
                 self.startup_s = time.monotonic() - began
                 return self
-        raise BrokerProcessError(
-            f"the embedded {self.kind} broker did not start; its log ends with:\n{self.log_tail()}"
-        )
+        tail = self.log_tail()
+        self.cleanup()  # what the log says is in the error
+        raise BrokerProcessError(f"the embedded {self.kind} broker did not start; its log ends with:\n{tail}")
 
     @abstractmethod
     def _spawn(self, port: int, log: int) -> subprocess.Popen[bytes]:
         """Start the broker process for client port ``port``, its output to ``log``."""
 
     def _launch(self, port: int) -> bool:
+        if self._log is None:
+            self._log = Path(
+                tempfile.mkstemp(prefix=f"stream-lsh-{self.kind or 'broker'}-", suffix=".log")[1]
+            )
         with self._log.open("ab") as log:
             self._process = self._spawn(port, log.fileno())
         deadline = time.monotonic() + self.startup_timeout
@@ -168,6 +172,8 @@ class EmbeddedBroker(ABC):
             process.wait()
 
     def log_tail(self, lines: int = 20) -> str:
+        if self._log is None:
+            return "(no log)"
         try:
             return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
@@ -175,7 +181,9 @@ class EmbeddedBroker(ABC):
 
     def cleanup(self) -> None:
         """Remove what the broker left on disk (its log); subclasses add their data."""
-        self._log.unlink(missing_ok=True)
+        if self._log is not None:
+            self._log.unlink(missing_ok=True)
+            self._log = None
 
     def __enter__(self) -> EmbeddedBroker:
         return self.start()
