@@ -111,5 +111,4 @@ def broker(kind: str, port: int, data_dir: str | None) -> None:
         click.echo("stopping the broker", err=True)
     finally:
         started.stop()
-        if data_dir is None:
-            started.cleanup()
+        started.cleanup()  # its log; its data too unless kept in --data-dir
