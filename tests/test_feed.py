@@ -2,7 +2,7 @@
 
 from stream_lsh.core.decision import DUPLICATE, HEADLINE
 from stream_lsh.core.dedup import Deduplicator
-from stream_lsh.core.feed import feed_html, is_feed_item
+from stream_lsh.core.feed import feed_item_html
 from stream_lsh.core.headline import headline_text
 from stream_lsh.core.page import Page
 from stream_lsh.core.text import html_blocks
@@ -29,8 +29,8 @@ ATOM_ENTRY = f"""<?xml version="1.0" encoding="utf-8"?>
 
 def test_an_item_is_its_title_and_its_summary():
     for body in (RSS_ITEM, ATOM_ENTRY):
-        assert is_feed_item(body)
-        markup = feed_html(body)
+        markup = feed_item_html(body)
+        assert markup is not None
         assert html_blocks(markup) == [TITLE, SUMMARY]
         assert headline_text(title=None, html=markup, text=None) == TITLE
 
@@ -39,10 +39,10 @@ def test_what_is_not_one_item_is_read_as_it_is():
     document = (
         f"<rss><channel><title>News</title>{RSS_ITEM}{RSS_ITEM.replace('a1b2c3', 'd4')}</channel></rss>"
     )
-    assert not is_feed_item(document)  # a feed document of several stories
-    assert not is_feed_item("<html><body><item>not a feed</item></body></html>")
-    assert not is_feed_item("A story that mentions <item> tags.")
-    assert not is_feed_item(None) and not is_feed_item("")
+    assert feed_item_html(document) is None  # a feed document of several stories
+    assert feed_item_html("<html><body><item>not a feed</item></body></html>") is None
+    assert feed_item_html("A story that mentions <item> tags.") is None
+    assert feed_item_html(None) is None and feed_item_html("") is None
 
 
 def test_an_rss_item_given_as_text_joins_its_story_by_its_headline():

@@ -22,7 +22,9 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["feed_html", "is_feed_item"]
+from .headline import inner_text
+
+__all__ = ["feed_item_html"]
 
 _START = re.compile(
     r"\A(?:\ufeff)?\s*<(?:\?xml\b|rss\b|feed\b|rdf:RDF\b|channel\b|item\b|entry\b)", re.IGNORECASE
@@ -38,13 +40,16 @@ _TAG = re.compile(r"<[a-zA-Z/!]")
 _BODY_RANK = {"content:encoded": 0, "content": 1, "description": 2, "summary": 3}
 
 
-def is_feed_item(body: str | None) -> bool:
-    """Whether a page's body is one RSS or Atom item: it starts as a feed or an item, and holds
-    exactly one whole item."""
+def feed_item_html(body: str | None) -> str | None:
+    """The HTML a page's body stands for when it is one RSS or Atom item (it starts as a feed or an
+    item, and holds exactly one whole item); None for any other body."""
     if not body or _START.match(body[:512]) is None:
-        return False
+        return None
     items = _ITEM.finditer(body)
-    return next(items, None) is not None and next(items, None) is None
+    item = next(items, None)
+    if item is None or next(items, None) is not None:
+        return None
+    return f"<html><body><main><article>{_card(item.group(2))}</article></main></body></html>"
 
 
 def _value(raw: str) -> str:
@@ -64,20 +69,7 @@ def _card(item: str) -> str:
     bodies = sorted(_BODY.findall(item), key=lambda found: _BODY_RANK[found[0].lower()])
     parts = []
     if title:
-        parts.append(f"<h1>{html.escape(_text_of(_value(title.group(1))), quote=False)}</h1>")
+        parts.append(f"<h1>{html.escape(inner_text(_value(title.group(1))), quote=False)}</h1>")
     if bodies:
         parts.append(f"<div>{_as_html(_value(bodies[0][1]))}</div>")
     return "".join(parts)
-
-
-def _text_of(fragment: str) -> str:
-    """A title's text: titles are text, but some feeds put markup in them."""
-    return " ".join(html.unescape(re.sub(r"<[^>]*>", " ", fragment)).split())
-
-
-def feed_html(body: str) -> str:
-    """The HTML a feed item stands for (see the module doc); call it on a body
-    :func:`is_feed_item` accepts."""
-    found = _ITEM.search(body)
-    item = found.group(2) if found else ""
-    return f"<html><body><main><article>{_card(item)}</article></main></body></html>"

@@ -55,7 +55,15 @@ from .hashing import fmix64, words, xxh64_text
 from .page import HEAD_BYTES
 from .text import heading, normalize_blocks
 
-__all__ = ["HEADLINE_WITHIN", "MIN_WORDS", "from_headline", "headline_key", "headline_text", "site_title"]
+__all__ = [
+    "HEADLINE_WITHIN",
+    "MIN_WORDS",
+    "from_headline",
+    "headline_key",
+    "headline_text",
+    "inner_text",
+    "site_title",
+]
 
 #: A headline has at least this many words; shorter ones name sections, not stories.
 MIN_WORDS = 5
@@ -83,7 +91,8 @@ _NOT_LETTERS = re.compile(r"[\W_]+")
 _KEY_TAG = fmix64(np.array([0x4EAD_11E5_4EAD_11E5], dtype=np.uint64))[0]
 
 
-def _inner_text(fragment: str) -> str:
+def inner_text(fragment: str) -> str:
+    """An HTML fragment's text: tags out, entities decoded, spaces collapsed (a title, a heading)."""
     return " ".join(html_entities.unescape(_TAG.sub(" ", fragment)).split())
 
 
@@ -99,13 +108,13 @@ def headline_text(*, title: str | None, html: str | None, text: str | None) -> s
             return html_entities.unescape(found.group(1) or found.group(2) or "").strip()
         found = _H1.search(html)
         if found:
-            return _inner_text(found.group(1))
+            return inner_text(found.group(1))
         found = _TITLE.search(head)
         if found:
-            whole = _inner_text(found.group(1))
+            whole = inner_text(found.group(1))
             return _SITE_SEPARATOR.split(whole)[0] if _SITE_SEPARATOR.search(whole) else whole
         found = _H2_H3.search(html)
-        return _inner_text(found.group(2)) if found else ""
+        return inner_text(found.group(2)) if found else ""
     return _text_headline(text or "")
 
 

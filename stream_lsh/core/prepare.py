@@ -27,7 +27,7 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
-from .feed import feed_html, is_feed_item
+from .feed import feed_item_html
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text
 from .lead import LEAD_RULE, with_lead
@@ -232,8 +232,9 @@ class Preparer:
         before its headline (:func:`.headline.from_headline`) and without lists of headlines, long
         blocks in sentences."""
         markup, text = page.html, page.text
-        if is_feed_item(markup if markup is not None else text):
-            markup, text = feed_html(markup if markup is not None else text or ""), None
+        card = feed_item_html(markup if markup is not None else text)
+        if card is not None:
+            markup, text = card, None
         if markup is not None:
             raw_blocks = html_blocks(markup, drop_chrome=self.config.drop_chrome)
         else:

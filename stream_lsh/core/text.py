@@ -228,7 +228,7 @@ _SENTENCE_FINAL = ".!\u2026"
 
 def heading(block: str) -> bool:
     """A headline, a byline, a dateline or a label: short, and not ending like a sentence."""
-    return block.rstrip(_CLOSERS)[-1:] not in _SENTENCE_FINAL and block.count(" ") < MAX_ITEM_WORDS
+    return not _ends_sentence(block) and block.count(" ") < MAX_ITEM_WORDS
 
 
 def without_lists(blocks: list[str]) -> list[str]:
