@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from stream_lsh.cli import cli
 from stream_lsh.errors import CorpusError
 from stream_lsh.synthetic import Shapes, generate_corpus, generate_corpus_with_truth
+from stream_lsh.synthetic.notices import NOTICE_SHARE
 from stream_lsh.synthetic.outlets import _UI
 from stream_lsh.synthetic.real_prose import articles
 from stream_lsh.synthetic.shapes import COLD_PAGES, LIST_HEADLINES, NO_SHAPES
@@ -196,3 +197,18 @@ def test_the_cli_generates_shapes_and_real_prose(tmp_path):
         cli, ["generate", "--pages", "5", "--shape", "bogus", "-o", "x", "--labels", "y"]
     )
     assert bad.exit_code == 2 and "unknown page shape" in bad.output
+
+
+def test_notices_are_a_sites_one_text_at_many_addresses_each_a_page_of_its_own():
+    corpus, truth = shaped("notices")
+    notices = [page for page in corpus.pages if truth[page["id"]].kind == "notice"]
+    assert len(notices) == round(PAGES * NOTICE_SHARE)
+    assert len({corpus.labels[page["id"]] for page in notices}) == len(notices)
+    assert all(truth[page["id"]].article == () for page in notices)
+    sections = defaultdict(set)  # a site's notice of one kind (its title): the same words each time
+    for page in notices:
+        found = re.search(r'<section class="notice">(.*?)</section>', page.get("html", ""))
+        if found:
+            sections[page["source"], page["title"]].add(re.sub(r"[0-9a-f]{16}", "REF", found.group(1)))
+    assert sum(len(s) == 1 for s in sections.values()) == len(sections) >= 10
+    assert sum(t.kind == "no-content" for t in truth.values()) == 0  # notices stand in for galleries

@@ -17,6 +17,7 @@ from ..errors import StreamLshError
 from ..gc_policy import tune_gc
 from ..settings import Settings
 from ..state import DirectoryState, load_state, save_state
+from ..synthetic.shapes import SHAPE_SUMMARIES
 from .group import cli
 from .params import (
     InputFile,
@@ -328,11 +329,9 @@ def _spreading_count(ctx: click.Context, param: click.Parameter, value: int) -> 
     "shapes",
     multiple=True,
     metavar="SHAPE",
-    help="A page shape real feeds send (repeat for several): one-line (the article on one line), "
-    "fixed-list or rotating-list (a list of 8 headlines in the body), div-only (HTML of <div>s "
-    "alone), trimmed (copies keep 55-100% of a story), cold-sites (each site's first pages first), "
-    "early-teasers (teasers before their story), hard-wrapped (text pages wrapped at a fixed width, "
-    "as wire copy).",
+    help="A page shape real feeds send (repeat for several): "
+    + "; ".join(f"{name} ({summary})" for name, summary in SHAPE_SUMMARIES.items())
+    + ".",
 )
 def generate(
     count: int,

@@ -93,7 +93,7 @@ class _Renderer:
         self.placed[draft.seq] = (page_id, url)
         others = self._headlines(outlet)
         truth = self._truth(draft)
-        if self.shapes.one_line and draft.kind != "no-content":
+        if self.shapes.one_line and draft.kind not in ("no-content", "notice"):
             draft = replace(draft, paragraphs=(" ".join(draft.paragraphs),))
         roll = rng.random()
         if roll < NEWS_PLEASE_SHARE:
@@ -124,7 +124,7 @@ class _Renderer:
         return None if placed is None else placed[0]
 
     def _truth(self, draft: _Draft) -> PageTruth:
-        article = () if draft.kind == "no-content" else draft.paragraphs
+        article = () if draft.kind in ("no-content", "notice") else draft.paragraphs
         return PageTruth(
             label=draft.label,
             kind=draft.kind,
@@ -199,7 +199,7 @@ class _Renderer:
         if wrapped:
             width = _wrap_width(outlet.domain)
             body = ["\n".join(_hard_wrapped(paragraph, width)) for paragraph in body]
-        for headline, _ in others[: rng.randint(*RELATED_LINES)]:
+        for headline, _ in others[: 0 if draft.kind == "notice" else rng.randint(*RELATED_LINES)]:
             body.insert(rng.randint(1, len(body)), f"{ui.related}: {headline}")
         lines += body
         listed = self._in_body_list(outlet)
@@ -225,6 +225,9 @@ class _Renderer:
         parts.append(ads.pop())
         if draft.kind == "no-content":
             parts.append(self._gallery(draft, title))
+        elif draft.kind == "notice":
+            lines = "".join(f"<p>{_esc(line)}</p>" for line in draft.paragraphs)
+            parts.append(f'<section class="notice"><h1>{_esc(title)}</h1>{lines}</section>')
         else:
             parts.append(self._article(draft, title))
         parts += ads

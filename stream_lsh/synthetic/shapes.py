@@ -19,10 +19,14 @@ chrome with ``nav``/``aside``/``footer``, and trims copies by at most 30%. Real 
   sent minutes ahead of the article does (the story's first page then finds only the teaser);
 * ``hard-wrapped``: text pages as wire services send them: the headline in capitals, each
   paragraph indented and broken at the outlet's fixed width (60-79 characters) wherever the next
-  word would not fit, so many lines start with a name or a number.
+  word would not fit, so many lines start with a name or a number;
+* ``notices``: the pages without an article are what a site shows in place of one at a story's
+  address (an error page, a bot check, a paywall stub, a removal notice; :mod:`.notices`), the
+  same text at every address of the site, and there are more of them: 5% of pages, not 1%.
 
 Shapes change how pages are rendered and ordered (``trimmed``: how copies are cut;
-``early-teasers``: when teasers come), never what a story is: labels stay the same.
+``early-teasers``: when teasers come; ``notices``: what the pages without an article are), never
+what a story is: each story's pages keep one label, each page without an article its own.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ __all__ = [
     "LIST_HEADLINES",
     "NO_SHAPES",
     "SHAPE_NAMES",
+    "SHAPE_SUMMARIES",
     "TRIMMED_KEEP_FRACTION",
     "Shapes",
 ]
@@ -62,6 +67,7 @@ class Shapes:
     cold_sites: bool = False
     early_teasers: bool = False
     hard_wrapped: bool = False
+    notices: bool = False
 
     def __post_init__(self) -> None:
         if self.fixed_list and self.rotating_list:
@@ -84,5 +90,18 @@ class Shapes:
 
 
 SHAPE_NAMES = tuple(field.name.replace("_", "-") for field in fields(Shapes))
+#: Each shape in a few words, for a command's help.
+SHAPE_SUMMARIES: dict[str, str] = {
+    "one-line": "the article on one line",
+    "fixed-list": "a list of 8 headlines in the body, the same on every page of a site",
+    "rotating-list": "the same list of the site's latest headlines",
+    "div-only": "HTML of <div>s alone",
+    "trimmed": "copies keep 55-100% of a story",
+    "cold-sites": "each site's first pages first",
+    "early-teasers": "teasers before their story",
+    "hard-wrapped": "text pages wrapped at a fixed width, as wire copy",
+    "notices": "5% of pages are a site's error pages, bot checks, paywall stubs and removal notices",
+}
+assert tuple(SHAPE_SUMMARIES) == SHAPE_NAMES, "every shape has its summary"
 #: No shape asked for: the default world's pages.
 NO_SHAPES = Shapes()

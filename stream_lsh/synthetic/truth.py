@@ -21,15 +21,16 @@ class SyntheticCorpus:
 class PageTruth:
     """What the generator knows about one page, for tests and error analysis.
 
-    ``kind`` is "wire", "local", "no-content", "teaser" (an excerpt of a story, with its label),
-    "quote" (a story of its own, with its own label, quoting a passage of another) or "digest" (a
-    newsletter of other stories' first sentences, with its own label); ``article``
-    the article paragraphs as placed in the page (empty for no-content pages; a teaser's "Read
-    more" line is not part of it); ``site_prose`` the outlet's site-wide paragraphs; ``event`` the
-    event id shared by sibling stories, or None; ``published`` the true publication time (the
-    clean corpus's date, and the page's ``<time>``). With ``messy_dates``, ``received`` is when the
-    feed delivered the page (the file is in that order) and ``date_form`` how its date field is
-    written (a key of :data:`DATE_FORM_SHARES`); both are None in the clean corpus.
+    ``kind`` is "wire", "local", "no-content", "notice" (a site's error page, bot check ...),
+    "teaser" (an excerpt of a story, with its label), "quote" (a story of its own, with its own
+    label, quoting a passage of another) or "digest" (a newsletter of other stories' first
+    sentences, with its own label); ``article`` the article paragraphs as placed in the page (empty
+    for no-content pages and notices; a teaser's "Read more" line is not part of it);
+    ``site_prose`` the outlet's site-wide paragraphs; ``event`` the event id shared by sibling
+    stories, or None; ``published`` the true publication time (the clean corpus's date, and the
+    page's ``<time>``). With ``messy_dates``, ``received`` is when the feed delivered the page (the
+    file is in that order) and ``date_form`` how its date field is written (a key of
+    :data:`DATE_FORM_SHARES`); both are None in the clean corpus.
 
     ``quoted`` is, for a quoting page, the label of the story it quotes: its article holds a run
     of whole sentences of one of that story's pages, published earlier, as paragraphs of their

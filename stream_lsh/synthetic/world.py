@@ -25,6 +25,7 @@ from .language import (
     _language,
     _word_count,
 )
+from .notices import NOTICE_KINDS, NOTICE_SHARE, notice_text
 from .outlets import (
     _DOMAIN_SUFFIXES,
     _UI,
@@ -437,15 +438,29 @@ class _World:
         heading = self.headline(outlet.lang, [self.name(outlet.lang)])[: rng.randint(3, 6)]
         kind = ui.photos if rng.random() < 0.6 else ui.video
         captions = tuple(self._caption(outlet.lang) for _ in range(rng.randint(*GALLERY_CAPTIONS)))
+        return self._without_article(label, seq, outlet, "no-content", (kind + ":", *heading), captions)
+
+    def notice_draft(self, label: str, seq: int) -> _Draft:
+        """A site's notice at a story's address (:mod:`.notices`): its own page, like a gallery."""
+        rng = self.rng
+        outlet = rng.choice(self.outlets)
+        kind = rng.choice(NOTICE_KINDS)
+        title, lines = notice_text(kind, outlet.lang, f"{rng.getrandbits(64):016x}")
+        return self._without_article(label, seq, outlet, "notice", tuple(title.split()), lines)
+
+    def _without_article(
+        self, label: str, seq: int, outlet: _Outlet, kind: str, title: tuple[str, ...], lines: tuple[str, ...]
+    ) -> _Draft:
+        """A page that carries no story, at any moment of the window: its own cluster."""
         return _Draft(
-            when=rng.randrange(STORY_WINDOW_HOURS * 3600),
+            when=self.rng.randrange(STORY_WINDOW_HOURS * 3600),
             seq=seq,
             outlet=outlet,
             label=label,
-            kind="no-content",
+            kind=kind,
             event=None,
-            title=(kind + ":", *heading),
-            paragraphs=captions,
+            title=title,
+            paragraphs=lines,
             entities=(),
         )
 
@@ -508,7 +523,7 @@ def _plan(
     copies of its spreading stories after them.
     """
     rng = world.rng
-    blanks = round(pages * NO_CONTENT_SHARE)
+    blanks = round(pages * (NOTICE_SHARE if world.shapes.notices else NO_CONTENT_SHARE))
     counts = (0, 0, 0) if hard is None else hard.page_counts(pages, pages - blanks)
     spreading = 0 if spread is None else spread.page_count(pages - blanks - sum(counts))
     wanted = pages - blanks - sum(counts) - spreading
@@ -538,7 +553,8 @@ def _plan(
         drafts += hard.drafts(told, counts, len(drafts), stories)
     if spread is not None:
         drafts += spread.drafts(len(drafts), spreading)
+    blank = world.notice_draft if world.shapes.notices else world.no_content_draft
     for number in range(blanks):
-        drafts.append(world.no_content_draft(f"n{number:05d}", len(drafts)))
+        drafts.append(blank(f"n{number:05d}", len(drafts)))
     drafts.sort(key=lambda draft: (draft.when, draft.seq))
     return drafts
