@@ -59,6 +59,7 @@ class BatchSummary:
         default_factory=Counter
     )  # pages whose published_at was not used, by reason
     flattened: int = 0  # pages whose text held a whole article on one line
+    notices: Counter[str] = field(default_factory=Counter)  # no_content pages that are notices, by kind
     # pages of one site in one cluster: many suggest a site's pages matching through its chrome
     site_clusters: Counter[tuple[str, str]] = field(default_factory=Counter)
 
@@ -81,13 +82,17 @@ class BatchSummary:
             self.duplicates += 1
         elif decision.status == NO_CONTENT:
             self.no_content += 1
+            if decision.notice is not None:
+                self.notices[decision.notice] += 1
         if decision.cluster_id is not None:
             self.cluster_sizes[decision.cluster_id] += 1
 
     def format(self) -> str:
         return (
             f"pages {self.pages:,} | unique {self.unique:,} | duplicates {self.duplicates:,} | "
-            f"clusters {self.clusters:,} | no_content {self.no_content:,} | rejected {self.rejected:,}"
+            f"clusters {self.clusters:,} | no_content {self.no_content:,}"
+            + (f" ({_notices(self.notices)})" if self.notices else "")
+            + f" | rejected {self.rejected:,}"
             + (f" | deleted {self.deleted:,}" if self.deleted else "")
             + (f" | alerts {self.alerts:,}" if self.alerts is not None else "")
             + (f" | dates ignored {_reasons(self.dates_ignored)}" if self.dates_ignored else "")
@@ -124,6 +129,11 @@ def _reasons(counts: Counter[str]) -> str:
         + ", ".join(f"{reason} {n:,}" for reason, n in sorted(counts.items()))
         + ")"
     )
+
+
+def _notices(counts: Counter[str]) -> str:
+    kinds = ", ".join(f"{kind} {n:,}" for kind, n in sorted(counts.items()))
+    return f"{sum(counts.values()):,} notices: {kinds}"
 
 
 class DecisionRecords:

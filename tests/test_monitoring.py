@@ -96,6 +96,7 @@ def _labels_of_every_series() -> dict[str, set[str]]:
             decisions=[
                 ("a", {"status": "unique", "candidates": 1, "refused_by": "b", "roundup": True}),
                 ("b", {"status": "duplicate", "candidates": 1, "match": "jaccard"}),
+                ("c", {"status": "no_content", "candidates": 0, "notice": "not_found"}),
             ],
             dead_letters=[(None, {"reason": "invalid_json"})],
             answers=[("q", {"id": "q"})],

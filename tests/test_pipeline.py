@@ -561,12 +561,15 @@ def test_a_member_that_rejoins_its_cluster_is_not_dropped_by_its_old_expiry():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_records_equal_batch_with_the_learner_on_real_prose_whatever_the_interleaving(seed):
-    """Real prose in pages with a site's chrome and a fixed list of headlines, keyed by page id
-    over four input partitions as a crawler's producer spreads them, each partition's records
-    reaching ingest in its own batches in a random order: a site's pages reach its site partition
-    out of clock order, and its learner must still read them in batch's order. Every record, not
-    only every status, equals batch's (similarity and duplicate_of follow what the learner cut)."""
-    corpus = generate_corpus(300, seed=seed, prose="real", shapes=Shapes.parse(["fixed-list", "one-line"]))
+    """Real prose in pages with a site's chrome and a fixed list of headlines, and sites' notices,
+    keyed by page id over four input partitions as a crawler's producer spreads them, each
+    partition's records reaching ingest in its own batches in a random order: a site's pages reach
+    its site partition out of clock order, and its learner must still read them in batch's order.
+    Every record, not only every status, equals batch's (similarity and duplicate_of follow what
+    the learner cut)."""
+    corpus = generate_corpus(
+        300, seed=seed, prose="real", shapes=Shapes.parse(["fixed-list", "one-line", "notices"])
+    )
     lines = [orjson.dumps(record) for record in corpus.pages]
     out = DecisionRecords()
     run_batch(lines, Deduplicator(DedupConfig()), out=out, rejects=RejectSink(io.BytesIO))
@@ -591,6 +594,7 @@ def test_records_equal_batch_with_the_learner_on_real_prose_whatever_the_interle
     differ = [r["id"] for r in out.records if _without_latency(r) != _without_latency(streamed[r["id"]])]
     assert differ == []
     assert sum(pipe.outputs.tally.blocks_dropped) > 0  # the learner did cut chrome
+    assert sum("notice" in record for record in out.records) >= 10  # notices crossed the stages
 
 
 def _without_latency(record: dict) -> dict:

@@ -80,6 +80,8 @@ class Decision:
     refused_by: str | None = None
     # the page opens several earlier stories (a digest, a roundup), so it joins none of them (.roundup)
     roundup: bool = False
+    # a ``no_content`` page that says its article is not here: the kind of notice (.notice)
+    notice: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -98,6 +100,8 @@ class Decision:
             record["refused_by"] = self.refused_by
         if self.roundup:
             record["roundup"] = True
+        if self.notice is not None:
+            record["notice"] = self.notice
         return record
 
     @classmethod
@@ -115,6 +119,7 @@ class Decision:
             record.get("containment"),
             refused_by=record.get("refused_by"),
             roundup=bool(record.get("roundup", False)),
+            notice=record.get("notice"),
         )
 
 

@@ -211,8 +211,12 @@ class Deduplicator:
         return decision
 
     def _decide(self, page: SignedPage, *, founds: bool = True) -> Decision:
-        """The index's candidates, verified, handed to the decision rule."""
+        """The index's candidates, verified, handed to the decision rule; a notice has none."""
         prepared = page.prepared
+        if prepared.notice is not None:
+            return Decision(
+                prepared.id, NO_CONTENT, None, date_ignored=prepared.time.date_ignored, notice=prepared.notice
+            )
         exact = self.index.exact(prepared.content_hash)
         candidates: list[Match] = []
         neighbours = None

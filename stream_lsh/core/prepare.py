@@ -15,6 +15,7 @@ banding), never state that depends on the pages: that lives in the learner and t
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate, takewhile
@@ -32,6 +33,7 @@ from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
+from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page
 from .scheme import Scheme
@@ -75,6 +77,7 @@ class PreparedPage:
     prose_spans: tuple[tuple[int, int], ...] = ()
     dropped_starts: tuple[str, ...] = ()  # the first words of each paragraph of prose dropped as boilerplate
     headline: int = 0  # its headline key (.headline); 0: none
+    notice: str | None = None  # the kind of notice it is (.notice): it has no article
 
 
 class Extracted(NamedTuple):
@@ -274,8 +277,15 @@ class Preparer:
         headline: int = 0,
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks (and its headline key, :meth:`extract`'s): the
-        prepared page, and the blocks it made boilerplate."""
+        prepared page, and the blocks it made boilerplate. A notice (:mod:`.notice`, judged on
+        what the site's boilerplate leaves) keeps no text."""
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
+        notice = notice_kind(kept) if self.config.drop_chrome else None
+        if notice is not None:
+            empty = PreparedPage(
+                page_id, lang, clock_ms, time, "", xxh64_text("", self.config.seed), body_hash
+            )
+            return dataclasses.replace(empty, blocks_dropped=len(blocks) - len(kept), notice=notice), flagged
         text = " ".join(kept)
         opening = list(takewhile(heading, kept))
         starts = list(

@@ -241,6 +241,7 @@ class Decider:
             content_hash=page.content_hash,
             body_hash=page.body_hash,
             headline=page.headline,
+            notice=page.notice,
         )
         return SignedPage(
             prepared,

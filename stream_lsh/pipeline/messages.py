@@ -113,6 +113,7 @@ class SignedForDecision:
     short: bool = False
     sentence_openings: tuple[int, ...] = ()  # the opening key at each sentence (core/roundup.py)
     headline: int = 0  # its headline key (core/headline.py)
+    notice: str | None = None  # the kind of notice it is: it has no article (core/notice.py)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -138,6 +139,8 @@ class SignedForDecision:
             wire["po"] = list(self.sentence_openings)
         if self.headline:
             wire["hl"] = self.headline
+        if self.notice is not None:
+            wire["nt"] = self.notice
         return wire
 
     @classmethod
@@ -160,6 +163,7 @@ class SignedForDecision:
             bool(wire.get("os", False)),
             tuple(wire.get("po", ())),  # absent from messages written before roundups
             wire.get("hl", 0),  # ... and before headlines
+            wire.get("nt"),  # ... and before notices
         )
 
 

@@ -204,4 +204,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         signed.short,
         signed.sentence_openings,
         signed.headline,
+        prepared.notice,
     )

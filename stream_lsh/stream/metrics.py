@@ -142,6 +142,13 @@ class WorkerMetrics:
             "(digests, roundups, front and live pages), which join none of them (roundup)",
             registry=registry,
         )
+        self.notices = Counter(
+            "stream_lsh_notice_pages",
+            "Decisions sent for pages that say their article is not here (error pages, bot checks, "
+            "consent, login and paywall walls; core/notice.py), by kind: no_content, never indexed",
+            ["kind"],
+            registry=registry,
+        )
         self.evictions = Counter(
             "stream_lsh_bucket_evictions",
             "Page ids pushed out of a full LSH bucket by the bucket cap (hot buckets)",
@@ -196,6 +203,8 @@ class WorkerMetrics:
                 self.refused.inc()
             if decision.get("roundup"):
                 self.roundups.inc()
+            if decision.get("notice") is not None:
+                self.notices.labels(kind=decision["notice"]).inc()
         for _, letter in out.dead_letters:
             self.dead_letters.labels(reason=letter["reason"]).inc()
         _inc(self.answers, len(out.answers))
