@@ -188,9 +188,10 @@ def notice_kind(blocks: Sequence[str]) -> str | None:
     """The kind of notice a page is (a key of :data:`KINDS`), or None when it is not one.
 
     ``blocks`` are what the page's chrome and its site's boilerplate leave, normalised
-    (:func:`.text.normalize_blocks`), :data:`MAX_WORDS` at most. A block that holds a stock phrase
-    is the notice; the others are the rest, at most :data:`ROOM` words, or :data:`OVERLAY_ROOM`
-    when every notice block is of a kind in :data:`OVERLAYS`. The kind is the first notice block's."""
+    (:func:`.text.normalize_blocks`); more than :data:`MAX_WORDS` words are no notice. A block that
+    holds a stock phrase is the notice; the others are the rest, at most :data:`ROOM` words, or
+    :data:`OVERLAY_ROOM` when every notice block is of a kind in :data:`OVERLAYS`. The kind is the
+    first notice block's."""
     if sum(block.count(" ") + 1 for block in blocks) > MAX_WORDS:
         return None
     kinds: list[str] = []
