@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from stream_lsh.core import text as T
-from stream_lsh.core.text import html_blocks, html_to_text, normalize, text_blocks
+from stream_lsh.core.text import article_start, html_blocks, html_to_text, normalize, text_blocks
 
 # --- normalize ----------------------------------------------------------------------------------
 
@@ -816,3 +816,34 @@ def test_sentence_starts_are_after_a_final_mark_and_a_space():
     found = [text[i:].decode().split()[0] for i in starts(text)]  # byte offsets
     assert found == ["then", "why?", "mr.", "smith…", "«stayed.»", "she", "there"]
     assert starts(b"one sentence without an end") == [] and starts(b". ") == [2]
+
+
+# --- where the article begins, and readers' comments ------------------------------------------
+
+
+def test_the_article_begins_after_headings_and_a_title_cut_from_its_first_sentence():
+    lead = (
+        'Net browser Opera 8.0, due for official release at the end of next month, will be "the most '
+        'accessible browser on the market", according to its authors.'
+    )
+    cut = "Net browser Opera 8.0, due for official release at the end of..."
+    assert article_start(["Technology", cut, "By Tom Becker | November 13", lead, "More."]) == 3
+    assert article_start(["Technology", cut.replace("...", "\u2026"), lead]) == 2
+    # a teaser's one sentence cut short is its article: nothing after it goes on from it
+    assert article_start(["Technology", cut, "Read more"]) == 1
+    # three words and an ellipsis are too few to be a title cut from the lead
+    assert article_start(["Net browser Opera...", "Net browser Opera 8.0 is out."]) == 0
+
+
+@pytest.mark.parametrize("extract", [html_blocks, T._fallback_blocks])
+def test_a_comment_section_is_no_part_of_the_article(extract):
+    html = (
+        "<html><body><article><h1>Title</h1><p>Story text.</p>"
+        '<div class="post category-comment"><p>An opinion piece is kept.</p></div>'
+        '<div id="comments" class="comments-area"><ol><li class="comment"><p>Great read!</p></li></ol>'
+        '<p class="comment-notes">Be kind.</p></div></article>'
+        '<section class="Story-Comments"><p>A reader says so.</p></section>'
+        '<div class="comments-count">12 comments</div></body></html>'
+    )
+    assert extract(html) == ["Title", "Story text.", "An opinion piece is kept.", "12 comments"]
+    assert "Great read!" in extract(html, drop_chrome=False)

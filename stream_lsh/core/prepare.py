@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import accumulate, takewhile
+from itertools import accumulate
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +40,7 @@ from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
 from .stopwords import StopWordLists
 from .text import (
+    article_start,
     flattened,
     heading,
     html_blocks,
@@ -287,7 +288,7 @@ class Preparer:
             )
             return dataclasses.replace(empty, blocks_dropped=len(blocks) - len(kept), notice=notice), flagged
         text = " ".join(kept)
-        opening = list(takewhile(heading, kept))
+        opening = kept[: article_start(kept)]
         starts = list(
             accumulate((len(block.encode("utf-8", "surrogatepass")) + 1 for block in kept), initial=0)
         )

@@ -28,6 +28,7 @@ from selectolax.lexbor import LexborHTMLParser
 __all__ = [
     "FLATTENED_WORDS",
     "LONG_BLOCK_WORDS",
+    "article_start",
     "flattened",
     "heading",
     "html_blocks",
@@ -226,9 +227,40 @@ MAX_ITEM_WORDS = 20
 _SENTENCE_FINAL = ".!\u2026"
 
 
+#: A title cut with an ellipsis has at least this many words (:func:`article_start`).
+_MIN_CUT_TITLE_WORDS = 4
+
+
 def heading(block: str) -> bool:
     """A headline, a byline, a dateline or a label: short, and not ending like a sentence."""
     return not _ends_sentence(block) and block.count(" ") < MAX_ITEM_WORDS
+
+
+def article_start(blocks: list[str]) -> int:
+    """How many of a page's first blocks come before its article: headings (:func:`heading`), and a
+    title cut short that the next lines' first sentence begins with.
+
+    Cards and teasers often give the lead's first words as their headline, cut with an ellipsis
+    ("Net browser Opera 8.0, due for official release at the end of..."), then the lead itself.
+    Ending with "...", the cut title reads like a sentence; taken for the article's start, the
+    page's opening (:mod:`.opening`) and its lead (:mod:`.lead`) were that cut line's words, not
+    its story's, and the teaser found no story."""
+    start = 0
+    while start < len(blocks) and (heading(blocks[start]) or _cut_title(blocks, start)):
+        start += 1
+    return start
+
+
+def _cut_title(blocks: list[str], at: int) -> bool:
+    """Whether ``blocks[at]`` is a title cut with an ellipsis that one of the next three blocks
+    begins with and goes on from."""
+    block = blocks[at]
+    if not block.endswith(("...", "\u2026")):
+        return False
+    stem = block.rstrip(".\u2026 ")
+    if stem.count(" ") < _MIN_CUT_TITLE_WORDS - 1:
+        return False
+    return any(later.startswith(stem) and len(later) > len(stem) + 1 for later in blocks[at + 1 : at + 4])
 
 
 def without_lists(blocks: list[str]) -> list[str]:
@@ -342,8 +374,20 @@ _STRIP = (*_SKIP, *sorted(_RAWTEXT))  # for Lexbor, which sees raw-text elements
 # (consent platforms mark theirs role="dialog"); their text is often the same across many sites.
 _CHROME = frozenset("nav aside footer label dialog".split())
 _CHROME_ROLES = frozenset("navigation banner contentinfo complementary dialog alertdialog".split())
+# Readers' comments are no part of the article (the outside sets' labels say so too), and every
+# copy has its own: kept, they made a teaser with a few comments too long to be all lead, and
+# copies less alike. A comment section is known by its container's id or class, as blogging
+# platforms and comment services name it (each a whole word: "category-comment", a post in an
+# opinion section, is no comment section).
+_COMMENT_SECTIONS = frozenset(
+    """comments comments-area comment-list commentlist comments-section comment-section
+    story-comments article-comments reader-comments user-comments disqus_thread""".split()
+)
 _HIDDEN_CSS = "[hidden], [aria-hidden='true' i]"
 _ROLE_CSS = ", ".join(f"[role~='{r}' i]" for r in sorted(_CHROME_ROLES))
+_COMMENTS_CSS = ", ".join(
+    f"[{attribute}~='{word}' i]" for word in sorted(_COMMENT_SECTIONS) for attribute in ("id", "class")
+)
 _HEADER_CSS = "header:not(article header, main header)"
 
 # Work bound for Lexbor: each start/end tag may walk the stack of open elements, measured
@@ -661,8 +705,11 @@ def _lexbor_extract(data: bytes, tags: _Tags, drop_chrome: bool) -> list[str]:
     bits = _SKIP_BIT | (_CHROME_BIT if drop_chrome else 0)
     names = [_NAME_OF[k] for k in set(tags.k0[(tags.cat & bits) != 0].tolist())]
     css = [_HIDDEN_CSS]
-    if drop_chrome and b"role" in data.lower():
+    lowered = data.lower() if drop_chrome else b""
+    if b"role" in lowered:
         css.append(_ROLE_CSS)
+    if b"comment" in lowered:
+        css.append(_COMMENTS_CSS)
     if "header" in names:
         names.remove("header")
         css.append(_HEADER_CSS)
@@ -687,7 +734,7 @@ _MAIN = ("article", "main")
 
 def _hidden_by_attrs(attrs: str, drop_chrome: bool) -> bool:
     low = attrs.lower()
-    if "hidden" not in low and not (drop_chrome and "role" in low):
+    if "hidden" not in low and not (drop_chrome and ("role" in low or "comment" in low)):
         return False
     found: dict[str, str] = {}
     for m in _ATTR_RE.finditer(low):
@@ -696,6 +743,10 @@ def _hidden_by_attrs(attrs: str, drop_chrome: bool) -> bool:
         "hidden" in found
         or found.get("aria-hidden") == "true"
         or (drop_chrome and not _CHROME_ROLES.isdisjoint(found.get("role", "").split()))
+        or (
+            drop_chrome
+            and not _COMMENT_SECTIONS.isdisjoint(found.get("id", "").split() + found.get("class", "").split())
+        )
     )
 
 
