@@ -11,7 +11,17 @@ from test_opening import batch, decided_alike_on_disk, page
 from stream_lsh.core.decision import DUPLICATE, OPENING, UNIQUE, Decision, Match, decide
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.core.opening import OPENING_SHINGLES, openings, sentence_openings
-from stream_lsh.core.roundup import HOLDS, STORIES, holds_most_of, is_roundup
+from stream_lsh.core.roundup import (
+    HOLDS,
+    LISTING_ITEMS,
+    STORIES,
+    SUMMARY_WORDS,
+    holds_most_of,
+    is_listing,
+    is_roundup,
+    may_copy,
+)
+from stream_lsh.core.text import normalize_blocks
 from stream_lsh.core.verification import Verification
 
 RULE = Verification(0.3, 0.7)
@@ -198,3 +208,74 @@ def test_a_front_page_whose_repeated_items_are_boilerplate_still_opens_them():
     prepared = [dataclasses.replace(blind.prepare(p, None, learn=True), dropped_starts=()) for p in pages]
     before = blind.decide_signed(blind.sign(prepared))[len(stories) :]
     assert [(d.status, d.duplicate_of) for d in before][2::2] == [(DUPLICATE, "s7"), (DUPLICATE, "s12")]
+
+
+# -- listings: a page of stories by its shape, and no page a copy of a roundup that holds it ------
+
+
+def paragraph(seed: int, words: int) -> str:
+    return " ".join(prose(seed, words).split())
+
+
+FRONT_ITEMS = [  # each summary names its headline's subject, as a front's do
+    ("Council votes to extend the northern bus network", "The council " + paragraph(21, 45)),
+    ("Storm leaves twenty thousand homes without power", "The storm " + paragraph(22, 40)),
+    ("Museum reopens after a two-year restoration", "The city museum " + paragraph(23, 50)),
+    ("Harbour plan wins backing from port owners", "The harbour plan " + paragraph(24, 35)),
+    ("School meals to be free for every pupil", "School meals " + paragraph(25, 40)),
+]
+
+
+def front(items=FRONT_ITEMS) -> str:
+    return "\n".join(f"{title}\n{summary}" for title, summary in items)
+
+
+def blocks(text: str) -> list[str]:
+    return normalize_blocks(text.splitlines())
+
+
+def test_a_listing_is_headlines_each_over_a_short_summary():
+    assert is_listing(blocks(front()))
+    assert not is_listing(blocks(front(FRONT_ITEMS[: LISTING_ITEMS - 1])))
+    long_summaries = [
+        (title, paragraph(30 + i, SUMMARY_WORDS + 20)) for i, (title, _) in enumerate(FRONT_ITEMS)
+    ]
+    assert not is_listing(blocks(front(long_summaries)))
+    # an article with a few subheadings over long sections, and one in paragraphs, is none
+    article = "\n".join(f"Part {i}\n{paragraph(40 + i, 150)}" for i in range(5))
+    assert not is_listing(blocks(article)) and not is_listing(blocks(prose(50, 600)))
+    # items that are a small part of a long page make no listing of it
+    assert not is_listing(blocks(prose(51, 900) + "\n" + front()))
+    # "Related:" lines between an article's short paragraphs name other stories: no items
+    related = "\n".join(
+        f"Related: {title}\n{paragraph(60 + i, 40)}" for i, (title, _) in enumerate(FRONT_ITEMS)
+    )
+    assert not is_listing(blocks(related))
+
+
+def test_a_page_is_a_copy_of_a_roundup_only_when_it_holds_most_of_it():
+    kwargs = {"signed": True, "exact": None, "rule": RULE, "founds": "p"}
+    item = Match("front", 0.3, "F", 0.95, 0.95, 0.2, roundup=True)  # a card that lies in a front
+    again = Match("front", 0.9, "F", 0.95, 0.9, HOLDS, roundup=True)  # the front crawled again
+    assert not may_copy(False, item) and may_copy(False, again)
+    assert decide("p", candidates=[item], **kwargs).status == UNIQUE
+    assert decide("p", candidates=[again], **kwargs).cluster_id == "F"
+    assert decide("p", candidates=[item], **kwargs | {"signed": False}, opening=item).status == "no_content"
+    assert decide("p", candidates=[], opening=item, **kwargs).status == UNIQUE
+
+
+def test_a_card_that_comes_after_a_front_which_lists_its_story_joins_the_story_not_the_front():
+    """The front comes first: none of its stories is known, so it is a roundup by its shape. The
+    card of its top story lies wholly in it, and its story comes later."""
+    story = FRONT_ITEMS[0][1] + "\n" + prose(60, 400)
+    engine = Deduplicator()
+    listing, card, full = engine.process_batch(
+        [
+            page("front", front(), "news.example"),
+            page("card", f"{FRONT_ITEMS[0][0]}\n{FRONT_ITEMS[0][1]}", "cards.example"),
+            page("story", f"{FRONT_ITEMS[0][0]}\n{story}", "wire.example"),
+        ]
+    )
+    assert (listing.status, listing.roundup) == (UNIQUE, True), listing
+    assert card.cluster_id != "front", card
+    assert full.cluster_id == card.cluster_id, full

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .fuller import Neighbours, refusals
-from .roundup import holds_most_of
+from .roundup import may_copy
 from .verification import JACCARD, Verification
 
 __all__ = [
@@ -138,6 +138,7 @@ class Match(NamedTuple):
     containment: float | None = None
     of_page: float | None = None
     of_candidate: float | None = None
+    roundup: bool = False  # the candidate is a roundup: a page is its copy only if it holds most of it
 
     @property
     def contained(self) -> float:
@@ -183,13 +184,16 @@ def decide(
         return Decision(
             page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1, match=JACCARD, containment=1.0
         )
+    if opening is not None and opening.roundup:  # a short page is one item of a roundup (.roundup)
+        opening = None
+    if opened_by is not None and opened_by.roundup:
+        opened_by = None
     if not signed:
         if opening is not None and opening.cluster_id is not None:
             return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=joined_by)
         return Decision(page_id, NO_CONTENT, None)
     verdicts = [
-        (c, rule.match(c.similarity, c.contained) if not roundup or holds_most_of(c) else None)
-        for c in candidates
+        (c, rule.match(c.similarity, c.contained) if may_copy(roundup, c) else None) for c in candidates
     ]
     verified = sum(how is not None for _, how in verdicts)
     refused: dict[str, str] = {}

@@ -229,7 +229,9 @@ class Deduplicator:
         opening, joined_by = self._opening(page, headline) if exact is None else (None, OPENING)
         matched = any(self.rule.match(c.similarity, c.contained) for c in candidates)
         opened_by = None if exact is not None or opening is not None or matched else self._opened_by(page)
-        roundup = self._roundup(page, candidates, matched or opening is not None or opened_by is not None)
+        roundup = prepared.listing or self._roundup(
+            page, candidates, matched or opening is not None or opened_by is not None
+        )
         decision = decide(
             prepared.id,
             signed=page.signed,
@@ -308,10 +310,10 @@ class Deduplicator:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the
         decision gives it no similarity (``of_page`` None)."""
         if page.signature is None:
-            return Match(entry.id, 0.0, entry.cluster_id)
+            return Match(entry.id, 0.0, entry.cluster_id, roundup=_roundup(entry))
         found = self.measure(page.signature, page.shingles, [entry])
         jaccard, containment, share, of_entry = (column[0] for column in found)
-        return Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry)
+        return Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry, _roundup(entry))
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
@@ -342,10 +344,17 @@ class Deduplicator:
                 body_hash=prepared.body_hash,
                 shingles=shingles if self.config.verify == "jaccard" else None,
                 decision=decision,
-                opening=page.opening,
+                # a roundup opens like one of its stories, not like itself: it claims no opening,
+                # so a card of that story that comes after it opens the story's cluster (.roundup)
+                opening=0 if decision.roundup else page.opening,
                 headline=page.headline,
             )
         )
+
+
+def _roundup(entry: IndexEntry) -> bool:
+    """Whether an indexed page was decided a roundup (:mod:`.roundup`)."""
+    return entry.decision is not None and entry.decision.roundup
 
 
 def _with_headline(entries: list[IndexEntry], headline: IndexEntry | None) -> list[IndexEntry]:
@@ -370,7 +379,7 @@ class _Neighbours:
         """The entries as the rule sees them, measured against the page."""
         found = self.engine.measure(self.signature, self.page.shingles, entries)
         return [
-            Match(entry.id, j, entry.cluster_id, k, p, q)
+            Match(entry.id, j, entry.cluster_id, k, p, q, _roundup(entry))
             for entry, j, k, p, q in zip(entries, *found, strict=True)
         ]
 

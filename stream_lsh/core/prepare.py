@@ -36,6 +36,7 @@ from .minhash import MinHasher
 from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page
+from .roundup import is_listing
 from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
 from .stopwords import StopWordLists
@@ -79,6 +80,7 @@ class PreparedPage:
     dropped_starts: tuple[str, ...] = ()  # the first words of each paragraph of prose dropped as boilerplate
     headline: int = 0  # its headline key (.headline); 0: none
     notice: str | None = None  # the kind of notice it is (.notice): it has no article
+    listing: bool = False  # its blocks are a listing of stories, so it is a roundup (.roundup)
 
 
 class Extracted(NamedTuple):
@@ -306,6 +308,7 @@ class Preparer:
             _prose_spans(kept, starts),
             _dropped_starts(blocks, kept),
             headline,
+            listing=is_listing(blocks),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:

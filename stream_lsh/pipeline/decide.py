@@ -242,6 +242,7 @@ class Decider:
             body_hash=page.body_hash,
             headline=page.headline,
             notice=page.notice,
+            listing=page.listing,
         )
         return SignedPage(
             prepared,

@@ -114,6 +114,7 @@ class SignedForDecision:
     sentence_openings: tuple[int, ...] = ()  # the opening key at each sentence (core/roundup.py)
     headline: int = 0  # its headline key (core/headline.py)
     notice: str | None = None  # the kind of notice it is: it has no article (core/notice.py)
+    listing: bool = False  # its text is a listing of stories (core/roundup.py)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -141,6 +142,8 @@ class SignedForDecision:
             wire["hl"] = self.headline
         if self.notice is not None:
             wire["nt"] = self.notice
+        if self.listing:
+            wire["ls"] = True
         return wire
 
     @classmethod
@@ -164,6 +167,7 @@ class SignedForDecision:
             tuple(wire.get("po", ())),  # absent from messages written before roundups
             wire.get("hl", 0),  # ... and before headlines
             wire.get("nt"),  # ... and before notices
+            bool(wire.get("ls", False)),  # ... and before listings
         )
 
 

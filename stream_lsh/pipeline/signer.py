@@ -205,4 +205,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         signed.sentence_openings,
         signed.headline,
         prepared.notice,
+        prepared.listing,
     )
