@@ -39,6 +39,17 @@ NOTICES = [
     ("login", ["Sign in to continue reading", "Email", "Password", "Forgot your password?"]),
     ("geo_block", ["We're sorry, this video is not available in your region."]),
     ("no_results", ["Search results for “school closings”", "No results found."]),
+    ("bot_check", ["Access Denied", "You don't have permission to access this page on this server."]),
+    ("server_error", ["We'll be back soon!", "The Gazette is undergoing scheduled maintenance."]),
+    ("geo_block", ["451: Unavailable due to legal reasons", "Access cannot be granted at this time."]),
+    (
+        "consent",
+        [
+            "We value your privacy",
+            "With your permission we and our partners may use precise geolocation data and "
+            "identification through device scanning. You may click to consent.",
+        ],
+    ),
     ("not_found", ["Seite nicht gefunden", "Zur Startseite"]),
     ("bot_check", ["Accès refusé", "Référence : 51ab"]),
     ("paywall", ["Этот материал доступен только для подписчиков."]),

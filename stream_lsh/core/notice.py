@@ -86,6 +86,8 @@ KINDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         "server_error": (
             r"\binternal server error\b",
+            r"\bundergoing (?:scheduled )?maintenance\b",
+            r"\bwe(?:'ll| will) be back soon\b",
             r"\b50[234] (?:bad gateway|service unavailable|gateway time-?out)\b",
             r"\bunable to service your request\b",
             r"\btrouble loading this page\b",
@@ -95,6 +97,8 @@ KINDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             r"\bare you a robot\b",
             r"\bchecking your browser\b",
             r"\baccess to this page has been denied\b",
+            r"^access denied$",
+            r"\bdon't have permission to access\b",
             r"\busing automation tools\b",
             r"\bddos protection\b",
             r"\bredirect to your requested content\b",
@@ -135,6 +139,8 @@ KINDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             r"\bvalues? your privacy\b",
             r"\b(?:change|manage) your (?:choices|preferences|consent)\b",
             r"\blegitimate interest\b",
+            r"\bprecise geolocation data\b",
+            r"\bdevice scanning\b",
             r"\bwir verwenden cookies\b",
             r"\bnous utilisons des cookies\b",
             r"\butilizamos cookies\b",
@@ -160,7 +166,11 @@ KINDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             r"\b(?:sign|log) ?in to (?:continue|read|keep reading|view|access)\b",
             r"\bforgot (?:your )?password\b",
         ),
-        "geo_block": (r"\bnot available in your (?:region|country|location)\b",),
+        "geo_block": (
+            r"\bnot available in your (?:region|country|location)\b",
+            r"\bunavailable (?:due to|for) legal reasons\b",
+            r"\baccess cannot be granted\b",
+        ),
         "no_results": (r"\bno results found\b",),
     }
 )
