@@ -37,7 +37,7 @@ __all__ = ["KINDS", "MAX_WORDS", "OVERLAYS", "OVERLAY_ROOM", "ROOM", "notice_kin
 ROOM = 25
 #: A notice is short, its stock text and a few links: a page of more words is read as a page
 #: without looking for phrases (most pages, so the test costs next to nothing).
-MAX_WORDS = 250
+MAX_WORDS = 150
 #: The kinds of notice that also sit over an article: a paywall or a login box below a story's
 #: first sentence, a cookie banner over it. A page with only these is a notice when the rest is
 #: under a lead sentence (:data:`OVERLAY_ROOM` words): with one, it is its story's teaser.
