@@ -2,7 +2,7 @@
 
 from stream_lsh.core.decision import DUPLICATE, HEADLINE
 from stream_lsh.core.dedup import Deduplicator
-from stream_lsh.core.feed import feed_item_html
+from stream_lsh.core.feed import feed_document, feed_item_html
 from stream_lsh.core.headline import headline_text
 from stream_lsh.core.page import Page
 from stream_lsh.core.text import html_blocks
@@ -55,3 +55,20 @@ def test_an_rss_item_given_as_text_joins_its_story_by_its_headline():
     engine.process(story)
     decided = engine.process(Page(id="item", text=RSS_ITEM, source="feeds.example"))
     assert (decided.status, decided.duplicate_of, decided.match) == (DUPLICATE, "story", HEADLINE), decided
+
+
+def test_a_feed_document_of_several_items_is_a_roundup_that_no_story_joins():
+    """A feed document lists several stories: whatever its items read like, it is a roundup, and
+    a story whose summary it holds, coming after it, founds its own cluster."""
+    other = RSS_ITEM.replace("a1b2c3", "d4").replace(TITLE, "Council backs the harbour plan")
+    document = f"<rss><channel><title>News</title>{RSS_ITEM}{other}</channel></rss>"
+    assert feed_document(document) and feed_document(f'<?xml version="1.0"?>{document}')
+    assert not feed_document(RSS_ITEM) and not feed_document(ATOM_ENTRY)  # one item: a card
+    assert not feed_document("A story that mentions <item> tags. <item>x</item><item>y</item>")
+    engine = Deduplicator()
+    feed = engine.process(Page(id="feed", text=document, source="news.example"))
+    story = engine.process(
+        Page(id="story", text=f"{TITLE}\n{SUMMARY} {PROSE}", source="news.example", title=TITLE)
+    )
+    assert feed.roundup, feed
+    assert story.cluster_id == "story", story

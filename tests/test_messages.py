@@ -21,6 +21,7 @@ BY_STAGE = {
     Stage.SITES: [
         PageToSign("p1", False, "a.example", "en", T0, T0 / 1000, None, 42, ("one", "two"), '{"id": "p1"}'),
         PageToSign("q1", True, "a.example", None, T0, None, "2999-01-01", 1, ()),
+        PageToSign("f1", False, "a.example", "en", T0, None, None, 3, ("a",), listing=True),
         Retraction("p1", T0 + 100_000),
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),

@@ -10,7 +10,8 @@ its story (:mod:`.headline`, :mod:`.opening`).
 So a body that is one feed item is rewritten as the HTML it stands for before the text steps: a
 card, its title as the page's ``<h1>`` and its summary (the fullest of ``content:encoded``,
 ``content``, ``description``, ``summary``) as a paragraph; the item's link, id, dates and
-categories are left out. A feed document of several items stays as it is. It is no story, and
+categories are left out. A feed document of several items stays as it is, and is a roundup: a
+page of several stories, which no story joins because it lists it (:func:`feed_document`). It is no story, and
 its summaries, read as text, are each the first sentence of one of the site's stories: the site's
 boilerplate learner saw them there and again in the stories, took them for the site's chrome,
 and dropped them from the stories (a short alert kept only its site's "This is a developing story"
@@ -24,7 +25,7 @@ import re
 
 from .headline import inner_text
 
-__all__ = ["feed_item_html"]
+__all__ = ["feed_document", "feed_item_html"]
 
 _START = re.compile(
     r"\A(?:\ufeff)?\s*<(?:\?xml\b|rss\b|feed\b|rdf:RDF\b|channel\b|item\b|entry\b)", re.IGNORECASE
@@ -38,6 +39,15 @@ _BODY = re.compile(
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
 _TAG = re.compile(r"<[a-zA-Z/!]")
 _BODY_RANK = {"content:encoded": 0, "content": 1, "description": 2, "summary": 3}
+
+
+def feed_document(body: str | None) -> bool:
+    """Whether a page's body is a feed document of several items: a page of several stories by
+    what it is, so a roundup (:mod:`.roundup`) however its items read."""
+    if not body or _START.match(body[:512]) is None:
+        return False
+    items = _ITEM.finditer(body)
+    return next(items, None) is not None and next(items, None) is not None
 
 
 def feed_item_html(body: str | None) -> str | None:

@@ -28,7 +28,7 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
-from .feed import feed_item_html
+from .feed import feed_document, feed_item_html
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text
 from .lead import LEAD_RULE, with_lead
@@ -84,12 +84,14 @@ class PreparedPage:
 
 
 class Extracted(NamedTuple):
-    """A page's visible text as normalised blocks, whether it came flattened onto one line, and
-    its headline key (.headline; 0: none)."""
+    """A page's visible text as normalised blocks, whether it came flattened onto one line, its
+    headline key (.headline; 0: none), and whether it is a feed document of several stories
+    (.feed), a listing whatever its blocks."""
 
     blocks: list[str]
     flattened: bool
     headline: int = 0
+    listing: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,7 +252,8 @@ class Preparer:
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
-        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key)
+        listing = feed_document(page.html if page.html is not None else page.text)
+        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, listing)
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
@@ -278,8 +281,10 @@ class Preparer:
         learn: bool,
         flattened: bool = False,
         headline: int = 0,
+        listing: bool = False,
     ) -> tuple[PreparedPage, list[int]]:
-        """A page's text steps from its blocks (and its headline key, :meth:`extract`'s): the
+        """A page's text steps from its blocks (and its headline key and whether it is a feed
+        document, :meth:`extract`'s): the
         prepared page, and the blocks it made boilerplate. A notice (:mod:`.notice`, judged on
         what the site's boilerplate leaves) keeps no text."""
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
@@ -308,7 +313,7 @@ class Preparer:
             _prose_spans(kept, starts),
             _dropped_starts(blocks, kept),
             headline,
-            listing=is_listing(blocks),
+            listing=listing or is_listing(blocks),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -365,6 +370,7 @@ class Preparer:
             learn=learn,
             flattened=extracted.flattened,
             headline=extracted.headline,
+            listing=extracted.listing,
         )
         return prepared
 

@@ -211,6 +211,7 @@ class Ingest:
             raw,
             message.received_ms if message.received_ms is not None else timestamp_ms,
             extracted.headline,
+            extracted.listing,
         )
         return self._too_large(to_sign) or to_sign
 

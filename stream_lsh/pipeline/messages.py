@@ -191,6 +191,7 @@ class PageToSign:
     raw: str | None = None
     received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
     headline: int = 0  # its headline key (core/headline.py)
+    listing: bool = False  # a feed document of several stories (core/feed.py)
 
     @property
     def KIND(self) -> str:
@@ -214,6 +215,8 @@ class PageToSign:
             wire["rt"] = self.received
         if self.headline:
             wire["hl"] = self.headline
+        if self.listing:
+            wire["ls"] = True
         return wire
 
     @classmethod
@@ -231,6 +234,7 @@ class PageToSign:
             wire.get("raw"),
             wire.get("rt"),
             wire.get("hl", 0),  # absent from messages written before headlines
+            bool(wire.get("ls", False)),  # ... and before feed documents were listings
         )
 
 

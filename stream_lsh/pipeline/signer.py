@@ -172,6 +172,7 @@ class Signer:
             site=page.site,
             learn=not page.query,
             headline=page.headline,
+            listing=page.listing,
         )
         return prepared
 
