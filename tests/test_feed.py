@@ -1,5 +1,7 @@
 """A feed item given as a page (stream_lsh.core.feed): read as the card it is, it finds its story."""
 
+import orjson
+
 from stream_lsh.core.decision import DUPLICATE, HEADLINE
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.core.feed import feed_document, feed_item_html
@@ -72,3 +74,12 @@ def test_a_feed_document_of_several_items_is_a_roundup_that_no_story_joins():
     )
     assert feed.roundup, feed
     assert story.cluster_id == "story", story
+
+
+def test_an_apps_feed_as_json_is_a_feed_document():
+    cards = [{"id": str(n), "headline": f"Story {n}", "summary": SUMMARY} for n in range(3)]
+    assert feed_document(orjson.dumps({"feed": "top", "cards": cards}).decode())
+    assert feed_document(orjson.dumps([{"title": "One"}, {"title": "Two"}]).decode())
+    card = {"type": "story_card", "headline": TITLE, "summary": SUMMARY}
+    assert not feed_document(orjson.dumps(card).decode())  # one card: one story
+    assert not feed_document("{not json") and not feed_document("[1, 2]")

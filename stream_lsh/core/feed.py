@@ -23,6 +23,8 @@ from __future__ import annotations
 import html
 import re
 
+import orjson
+
 from .headline import inner_text
 
 __all__ = ["feed_document", "feed_item_html"]
@@ -42,12 +44,34 @@ _BODY_RANK = {"content:encoded": 0, "content": 1, "description": 2, "summary": 3
 
 
 def feed_document(body: str | None) -> bool:
-    """Whether a page's body is a feed document of several items: a page of several stories by
-    what it is, so a roundup (:mod:`.roundup`) however its items read."""
-    if not body or _START.match(body[:512]) is None:
+    """Whether a page's body is a feed document of several items: an RSS or Atom feed, or an
+    app's feed as JSON (objects with a ``headline`` or ``title``, as aggregator apps serve their
+    cards). A page of several stories by what it is, so a roundup (:mod:`.roundup`) however its
+    items read."""
+    if not body:
         return False
-    items = _ITEM.finditer(body)
-    return next(items, None) is not None and next(items, None) is not None
+    if _START.match(body[:512]) is not None:
+        items = _ITEM.finditer(body)
+        return next(items, None) is not None and next(items, None) is not None
+    return body.lstrip()[:1] in ("{", "[") and _json_cards(body) >= 2
+
+
+def _json_cards(body: str) -> int:
+    """How many objects with a headline (``headline`` or ``title``) a JSON body holds; 0 when it
+    is no JSON."""
+    try:
+        value = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return 0
+    found, stack = 0, [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            found += isinstance(node.get("headline", node.get("title")), str)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def feed_item_html(body: str | None) -> str | None:
