@@ -310,10 +310,11 @@ class Deduplicator:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the
         decision gives it no similarity (``of_page`` None)."""
         if page.signature is None:
-            return Match(entry.id, 0.0, entry.cluster_id, roundup=_roundup(entry))
+            return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry))
         found = self.measure(page.signature, page.shingles, [entry])
         jaccard, containment, share, of_entry = (column[0] for column in found)
-        return Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry, _roundup(entry))
+        roundup = _decided_roundup(entry)
+        return Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry, roundup)
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
@@ -352,7 +353,7 @@ class Deduplicator:
         )
 
 
-def _roundup(entry: IndexEntry) -> bool:
+def _decided_roundup(entry: IndexEntry) -> bool:
     """Whether an indexed page was decided a roundup (:mod:`.roundup`)."""
     return entry.decision is not None and entry.decision.roundup
 
@@ -379,7 +380,7 @@ class _Neighbours:
         """The entries as the rule sees them, measured against the page."""
         found = self.engine.measure(self.signature, self.page.shingles, entries)
         return [
-            Match(entry.id, j, entry.cluster_id, k, p, q, _roundup(entry))
+            Match(entry.id, j, entry.cluster_id, k, p, q, _decided_roundup(entry))
             for entry, j, k, p, q in zip(entries, *found, strict=True)
         ]
 

@@ -10,18 +10,19 @@ its story (:mod:`.headline`, :mod:`.opening`).
 So a body that is one feed item is rewritten as the HTML it stands for before the text steps: a
 card, its title as the page's ``<h1>`` and its summary (the fullest of ``content:encoded``,
 ``content``, ``description``, ``summary``) as a paragraph; the item's link, id, dates and
-categories are left out. A feed document of several items stays as it is, and is a roundup: a
-page of several stories, which no story joins because it lists it (:func:`feed_document`). It is no story, and
-its summaries, read as text, are each the first sentence of one of the site's stories: the site's
+categories are left out. A feed document of several items stays as it is. It is no story, and its
+summaries, read as text, are each the first sentence of one of the site's stories: the site's
 boilerplate learner saw them there and again in the stories, took them for the site's chrome,
 and dropped them from the stories (a short alert kept only its site's "This is a developing story"
-line, and two alerts of different stories became copies).
+line, and two alerts of different stories became copies). It is a roundup instead, a page of
+several stories that no story joins because it lists it (:func:`feed_document`).
 """
 
 from __future__ import annotations
 
 import html
 import re
+from itertools import islice
 
 import orjson
 
@@ -39,6 +40,7 @@ _BODY = re.compile(
     r"<(content:encoded|content|description|summary)\b[^>]*>(.*?)</\1\s*>", re.IGNORECASE | re.DOTALL
 )
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
+_JSON_START = re.compile(r"\s*[\[{]")  # a body that may be an app's feed as JSON
 _TAG = re.compile(r"<[a-zA-Z/!]")
 _BODY_RANK = {"content:encoded": 0, "content": 1, "description": 2, "summary": 3}
 
@@ -50,10 +52,18 @@ def feed_document(body: str | None) -> bool:
     items read."""
     if not body:
         return False
-    if _START.match(body[:512]) is not None:
-        items = _ITEM.finditer(body)
-        return next(items, None) is not None and next(items, None) is not None
-    return body.lstrip()[:1] in ("{", "[") and _json_cards(body) >= 2
+    items = _first_items(body)
+    if items is not None:
+        return len(items) == 2
+    return _JSON_START.match(body) is not None and _json_cards(body) >= 2
+
+
+def _first_items(body: str) -> list[re.Match[str]] | None:
+    """The first two items of a body that starts as a feed or an item (fewer if it has fewer);
+    None for a body that does not start so."""
+    if _START.match(body[:512]) is None:
+        return None
+    return list(islice(_ITEM.finditer(body), 2))
 
 
 def _json_cards(body: str) -> int:
@@ -77,13 +87,10 @@ def _json_cards(body: str) -> int:
 def feed_item_html(body: str | None) -> str | None:
     """The HTML a page's body stands for when it is one RSS or Atom item (it starts as a feed or an
     item, and holds exactly one whole item); None for any other body."""
-    if not body or _START.match(body[:512]) is None:
+    items = _first_items(body) if body else None
+    if items is None or len(items) != 1:
         return None
-    items = _ITEM.finditer(body)
-    item = next(items, None)
-    if item is None or next(items, None) is not None:
-        return None
-    return f"<html><body><main><article>{_card(item.group(2))}</article></main></body></html>"
+    return f"<html><body><main><article>{_card(items[0].group(2))}</article></main></body></html>"
 
 
 def _value(raw: str) -> str:

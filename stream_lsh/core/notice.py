@@ -14,9 +14,9 @@ never indexed. A page is a notice when a block of its text holds one of the stoc
 pages use (below, per kind, in the default languages), and what else it holds is at most
 :data:`ROOM` words: a link home, a search box, a newsletter line. The room is what keeps articles
 safe: a paywall page that shows the story's first sentence, or a short alert that happens to say
-"access denied", holds more than a notice does, or no stock phrase at all. The
-phrases name the page itself ("this page", "the article you requested", "your browser"), not the
-world, so a story about a court denying access, or cookies, is no notice.
+"access denied", holds more than a notice does, or no stock phrase at all. The phrases name the
+page itself ("this page", "the article you requested", "your browser"), not the world, so a story
+about a court denying access, or cookies, is no notice.
 
 The test reads what is left of the page once its chrome (:mod:`.text`) and its site's
 boilerplate (:mod:`.boilerplate`) are dropped. So a site's cookie banner or "Already a subscriber?

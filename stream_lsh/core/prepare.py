@@ -15,7 +15,6 @@ banding), never state that depends on the pages: that lives in the learner and t
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
@@ -240,7 +239,8 @@ class Preparer:
         before its headline (:func:`.headline.from_headline`) and without lists of headlines, long
         blocks in sentences."""
         markup, text = page.html, page.text
-        card = feed_item_html(markup if markup is not None else text)
+        body = markup if markup is not None else text
+        card = feed_item_html(body)
         if card is not None:
             markup, text = card, None
         if markup is not None:
@@ -252,8 +252,7 @@ class Preparer:
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
-        listing = feed_document(page.html if page.html is not None else page.text)
-        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, listing)
+        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, feed_document(body))
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
@@ -284,16 +283,16 @@ class Preparer:
         listing: bool = False,
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks (and its headline key and whether it is a feed
-        document, :meth:`extract`'s): the
-        prepared page, and the blocks it made boilerplate. A notice (:mod:`.notice`, judged on
-        what the site's boilerplate leaves) keeps no text."""
+        document, :meth:`extract`'s): the prepared page, and the blocks it made boilerplate. A
+        notice (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
         notice = notice_kind(kept) if self.config.drop_chrome else None
         if notice is not None:
-            empty = PreparedPage(
-                page_id, lang, clock_ms, time, "", xxh64_text("", self.config.seed), body_hash
-            )
-            return dataclasses.replace(empty, blocks_dropped=len(blocks) - len(kept), notice=notice), flagged
+            blocks_dropped = len(blocks) - len(kept)
+            empty = xxh64_text("", self.config.seed)
+            return PreparedPage(
+                page_id, lang, clock_ms, time, "", empty, body_hash, blocks_dropped, notice=notice
+            ), flagged
         text = " ".join(kept)
         opening = kept[: article_start(kept)]
         starts = list(

@@ -33,6 +33,8 @@ HTML_SHARE = 0.70
 NEWS_PLEASE_SHARE = 0.03
 #: Share of pages without a language field, so detection is exercised.
 NO_LANG_SHARE = 0.10
+#: Draft kinds that carry no article: a gallery's captions and a site's notice are no story's text.
+WITHOUT_ARTICLE = ("no-content", "notice")
 
 
 # --- Rendering ----------------------------------------------------------------------------------
@@ -93,7 +95,7 @@ class _Renderer:
         self.placed[draft.seq] = (page_id, url)
         others = self._headlines(outlet)
         truth = self._truth(draft)
-        if self.shapes.one_line and draft.kind not in ("no-content", "notice"):
+        if self.shapes.one_line and draft.kind not in WITHOUT_ARTICLE:
             draft = replace(draft, paragraphs=(" ".join(draft.paragraphs),))
         roll = rng.random()
         if roll < NEWS_PLEASE_SHARE:
@@ -124,7 +126,7 @@ class _Renderer:
         return None if placed is None else placed[0]
 
     def _truth(self, draft: _Draft) -> PageTruth:
-        article = () if draft.kind in ("no-content", "notice") else draft.paragraphs
+        article = () if draft.kind in WITHOUT_ARTICLE else draft.paragraphs
         return PageTruth(
             label=draft.label,
             kind=draft.kind,
