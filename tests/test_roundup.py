@@ -3,6 +3,7 @@ none of them, and a copy of a story that opens one other story beside it still j
 
 import dataclasses
 
+import pytest
 from conftest import prose
 from hypothesis import given
 from hypothesis import strategies as st
@@ -16,6 +17,7 @@ from stream_lsh.core.roundup import (
     LISTING_ITEMS,
     STORIES,
     SUMMARY_WORDS,
+    dateline,
     holds_most_of,
     is_listing,
     is_roundup,
@@ -251,6 +253,61 @@ def test_a_listing_is_headlines_each_over_a_short_summary():
         f"Related: {title}\n{paragraph(60 + i, 40)}" for i, (title, _) in enumerate(FRONT_ITEMS)
     )
     assert not is_listing(blocks(related))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "4 hours ago",
+        "1 minutes ago",
+        "Yesterday",
+        "December 12, 2016 at 10:49 p.m. GMT",
+        "Published Tuesday, March 24, 2026 at 2:16 pm ET",
+        "Wednesday, 13 November 2024",
+        "Updated 12/12/2016 14:05",
+        "Oct. 29",
+    ],
+)
+def test_a_dateline_says_when_to_the_day(line):
+    assert dateline(line) and dateline(line.lower())
+
+
+@pytest.mark.parametrize(
+    "line", ["November 2024", "2016", "By Brad Shaw", "Technology", "May the best team win", "Top 10"]
+)
+def test_a_month_an_archive_or_a_byline_is_no_dateline(line):
+    assert not dateline(line)
+
+
+TIMES = ["2 hours ago", "December 12, 2016 at 10:49 p.m. GMT", "35 minutes ago", "Yesterday", "Dec 11, 2016"]
+
+
+def test_a_tag_page_of_dated_headlines_is_a_listing_with_or_without_summaries():
+    """A tag or section page: each item its headline and when it was posted, a few of them with a
+    summary that need not name the headline's words."""
+    dated = "\n".join(f"{title}\n{when}" for (title, _), when in zip(FRONT_ITEMS, TIMES, strict=True))
+    assert is_listing(blocks(dated))
+    some_summaries = "\n".join(
+        f"{title}\n{paragraph(70 + i, 25) if i % 2 else ''}\n{when}"
+        for i, ((title, _), when) in enumerate(zip(FRONT_ITEMS, TIMES, strict=True))
+    )
+    assert is_listing(blocks(some_summaries))
+    # a page dates items only when it dates three: an article's byline and date, with its
+    # "Related" headlines under it, is no listing
+    article = "\n".join(
+        [FRONT_ITEMS[0][0], FRONT_ITEMS[0][1], "By Karen Doyle, Staff Writer", TIMES[1]]
+        + [f"Section {i}\n{paragraph(80 + i, 30)}" for i in range(3)]
+        + ["Related"]
+        + [title for title, _ in FRONT_ITEMS[1:]]
+    )
+    assert not is_listing(blocks(article))
+    # a blog's archive by month dates no item
+    archive = "\n".join(
+        [FRONT_ITEMS[0][0], paragraph(90, 40), "Blog Archive"]
+        + ["November 2024", "October 2024", "September 2024", "August 2024", "Blogroll"]
+        + [title for title, _ in FRONT_ITEMS[1:]]
+    )
+    assert not is_listing(blocks(archive))
 
 
 def test_a_page_is_a_copy_of_a_roundup_only_when_it_holds_most_of_it():

@@ -84,8 +84,8 @@ class PreparedPage:
 
 class Extracted(NamedTuple):
     """A page's visible text as normalised blocks, whether it came flattened onto one line, its
-    headline key (.headline; 0: none), and whether it is a feed document of several stories
-    (.feed), a listing whatever its blocks."""
+    headline key (.headline; 0: none), and whether it is a listing of stories (.roundup): a feed
+    document of several (.feed), or a page whose blocks, before any is cut, list them."""
 
     blocks: list[str]
     flattened: bool
@@ -249,10 +249,11 @@ class Preparer:
             raw_blocks = text_blocks(text or "")
         headline = headline_text(title=page.title, html=markup, text=text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
+        listing = feed_document(body) or is_listing(raw_blocks)
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
-        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, feed_document(body))
+        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, listing)
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
