@@ -3,6 +3,7 @@ article opens with its words, nothing longer joins anything that way, and a stor
 its teaser joins the teaser."""
 
 import numpy as np
+import pytest
 from conftest import entry_written_with, prose
 from hypothesis import given
 from hypothesis import strategies as st
@@ -248,6 +249,17 @@ def test_a_story_after_its_teaser_joins_it_and_so_do_the_story_s_copies():
     assert story_d.similarity is not None and story_d.similarity < RULE.jaccard
     assert story_d.containment is not None and story_d.containment >= RULE.containment
     assert copy_d.cluster_id == "brief"
+
+
+@pytest.mark.parametrize("label", ["BREAKING:", "Just in:", "This just in:", "WATCH:"])
+def test_a_story_joins_its_earlier_push_alert_whatever_label_the_alert_opens_with(label):
+    """A push alert gives the story's first sentence after a label of its own; its opening counts
+    from the sentence, as the story's does."""
+    story, _, brief, _ = story_and_teasers()
+    alert = page("alert", f"{label} {brief.text}", "alerts.example")
+    alert_d, story_d = Deduplicator().process_batch([alert, story])
+    assert alert_d.status == UNIQUE
+    assert (story_d.cluster_id, story_d.match) == ("alert", OPENING), story_d
 
 
 def test_a_page_that_opens_like_an_earlier_page_of_its_own_size_is_left_to_the_measures():

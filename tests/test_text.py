@@ -13,7 +13,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from stream_lsh.core import text as T
-from stream_lsh.core.text import article_start, html_blocks, html_to_text, normalize, text_blocks
+from stream_lsh.core.text import article_start, html_blocks, html_to_text, kicker, normalize, text_blocks
 
 # --- normalize ----------------------------------------------------------------------------------
 
@@ -847,3 +847,19 @@ def test_a_comment_section_is_no_part_of_the_article(extract):
     )
     assert extract(html) == ["Title", "Story text.", "An opinion piece is kept.", "12 comments"]
     assert "Great read!" in extract(html, drop_chrome=False)
+
+
+@pytest.mark.parametrize(
+    ("block", "label"),
+    [
+        ("breaking: the senate passed the bill late on tuesday night", "breaking: "),
+        ("just in: ukrainian president volodymyr zelensky was in washington", "just in: "),
+        ("breaking news alert: a fire broke out at the harbour on friday", "breaking news alert: "),
+        ("he said: we will", ""),  # too little after it to be a sentence
+        ("the four words before: then the rest of the sentence", ""),  # four words are no label
+        ("at 10:30 the police said that the road was closed", ""),
+        ("see https://example.com for the whole of the report", ""),
+    ],
+)
+def test_a_kicker_is_a_short_label_with_a_colon_before_a_sentence(block, label):
+    assert kicker(block) == label

@@ -10,7 +10,8 @@ the pages kept apart from their story.
 What such a teaser does share with its story is where both begin: the story's article opens with
 the very words the teaser holds. So every page has an **opening key**, a hash of its first
 :data:`OPENING_SHINGLES` shingles in text order, counted from where its article begins (after the
-headline, byline and dateline lines, as the lead is: :mod:`.lead`). The window remembers the
+headline, byline and dateline lines, as the lead is: :mod:`.lead`; a label such as "Just in:"
+before its first sentence is no part of its text: :func:`.text.kicker`). The window remembers the
 earliest page with each opening, in the map it keeps for exact copies (the key is tagged, so it
 never equals a content hash).
 

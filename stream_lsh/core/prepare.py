@@ -44,6 +44,7 @@ from .text import (
     flattened,
     heading,
     html_blocks,
+    kicker,
     normalize_blocks,
     sentence_starts,
     sentences,
@@ -294,8 +295,12 @@ class Preparer:
             return PreparedPage(
                 page_id, lang, clock_ms, time, "", empty, body_hash, blocks_dropped, notice=notice
             ), flagged
+        dropped_starts = _dropped_starts(blocks, kept)
+        start = article_start(kept)
+        if start < len(kept) and (label := kicker(kept[start])):  # an alert's label is no story's
+            kept = [*kept[:start], kept[start][len(label) :], *kept[start + 1 :]]
         text = " ".join(kept)
-        opening = kept[: article_start(kept)]
+        opening = kept[:start]
         starts = list(
             accumulate((len(block.encode("utf-8", "surrogatepass")) + 1 for block in kept), initial=0)
         )
@@ -311,7 +316,7 @@ class Preparer:
             self._tokens(opening),
             flattened,
             _prose_spans(kept, starts),
-            _dropped_starts(blocks, kept),
+            dropped_starts,
             headline,
             listing=listing or is_listing(blocks),
         ), flagged

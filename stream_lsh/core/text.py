@@ -33,6 +33,7 @@ __all__ = [
     "heading",
     "html_blocks",
     "html_to_text",
+    "kicker",
     "normalize",
     "normalize_blocks",
     "sentence_starts",
@@ -227,6 +228,9 @@ MAX_ITEM_WORDS = 20
 _SENTENCE_FINAL = ".!\u2026"
 
 
+#: A label before a block's first sentence (:func:`kicker`) has at most this many words.
+_KICKER_WORDS = 3
+_KICKER = re.compile(rf"(?:[^\s:]+ ){{0,{_KICKER_WORDS - 1}}}[^\s:]+: (?=\S)")
 #: A title cut with an ellipsis has at least this many words (:func:`article_start`).
 _MIN_CUT_TITLE_WORDS = 4
 
@@ -249,6 +253,22 @@ def article_start(blocks: list[str]) -> int:
     while start < len(blocks) and (heading(blocks[start]) or _cut_title(blocks, start)):
         start += 1
     return start
+
+
+def kicker(block: str) -> str:
+    """The label a block opens with, before its first sentence ("breaking news:", "just in:",
+    "watch:"): up to :data:`_KICKER_WORDS` words ending with a colon, with a sentence of
+    :data:`_KICKER_WORDS` words or more after it; "" when there is none.
+
+    Push alerts and cards put such a label before the story's first sentence, and the story does
+    not. Kept in the alert's text, the label's words made its opening (:mod:`.opening`) another
+    than its story's and lowered the share of it that lies in the story, so the story never found
+    the alert that came before it: on the fourteenth outside set, 17 of 20 push alerts began so.
+    A page's text leaves out the label of the block its article begins with."""
+    match = _KICKER.match(block)
+    if match is None or block.count(" ", match.end()) < _KICKER_WORDS - 1:
+        return ""
+    return match.group()
 
 
 def _cut_title(blocks: list[str], at: int) -> bool:
