@@ -321,6 +321,18 @@ def test_a_page_is_a_copy_of_a_roundup_only_when_it_holds_most_of_it():
     assert decide("p", candidates=[], opening=item, **kwargs).status == UNIQUE
 
 
+def test_a_listing_is_a_copy_of_a_roundup_only():
+    """What the learner leaves of a front page may be one new item, a story's card: the front is
+    no copy of that card, only of another roundup (the front crawled again)."""
+    card = Match("card", 0.8, "C", 0.97, 0.97, 0.97)
+    again = Match("front", 0.9, "F", 0.95, 0.9, HOLDS, roundup=True)
+    assert may_copy(True, card) and not may_copy(True, card, listing=True)
+    assert may_copy(True, again, listing=True)
+    kwargs = {"signed": True, "exact": None, "rule": RULE, "founds": "p", "roundup": True}
+    assert decide("p", candidates=[card], **kwargs, listing=True).status == UNIQUE
+    assert decide("p", candidates=[card, again], **kwargs, listing=True).cluster_id == "F"
+
+
 def test_a_card_that_comes_after_a_front_which_lists_its_story_joins_the_story_not_the_front():
     """The front comes first: none of its stories is known, so it is a roundup by its shape. The
     card of its top story lies wholly in it, and its story comes later."""

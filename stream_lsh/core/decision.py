@@ -156,6 +156,7 @@ def decide(
     neighbours: Neighbours | None = None,
     opening: Match | None = None,
     roundup: bool = False,
+    listing: bool = False,
     joined_by: str = OPENING,
     opened_by: Match | None = None,
 ) -> Decision:
@@ -175,6 +176,8 @@ def decide(
             is signed; None: no such page.
         roundup: the page opens several earlier stories (:mod:`.roundup`): it matches only a
             candidate that holds most of it, and never joins by its opening.
+        listing: the page is a roundup by its shape (:func:`.roundup.is_listing`): it matches
+            only a candidate that is a roundup too.
         joined_by: how ``opening`` was found: :data:`OPENING`, or :data:`HEADLINE` for the
             earlier page with the page's headline (:mod:`.headline`).
         opened_by: the earlier, smaller page this page opens like and holds (:mod:`.opening`;
@@ -193,7 +196,8 @@ def decide(
             return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=joined_by)
         return Decision(page_id, NO_CONTENT, None)
     verdicts = [
-        (c, rule.match(c.similarity, c.contained) if may_copy(roundup, c) else None) for c in candidates
+        (c, rule.match(c.similarity, c.contained) if may_copy(roundup, c, listing=listing) else None)
+        for c in candidates
     ]
     verified = sum(how is not None for _, how in verdicts)
     refused: dict[str, str] = {}

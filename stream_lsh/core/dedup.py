@@ -242,6 +242,7 @@ class Deduplicator:
             neighbours=neighbours,
             opening=opening,
             roundup=roundup,
+            listing=prepared.listing,
             joined_by=joined_by,
             opened_by=opened_by,
         )

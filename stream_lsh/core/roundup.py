@@ -41,7 +41,10 @@ lists of headlines and its site's boilerplate are taken out: a tag page's headli
 times are such a list, and were dropped before the test saw them. On the eleventh to fourteenth
 outside sets this takes 535 of the 638 pages of several stories (375 before dated items counted
 and the test saw the whole page), and no page of a single story on the ninth to fourteenth (the
-16 listings among their pages labelled alike are copies of one newsletter).
+16 listings among their pages labelled alike are copies of one newsletter). A listing is a copy
+of a roundup only, such as the same front crawled again: once its site's learner has taken out
+the items the site printed before, what is left of a front may be one new item, the text of a
+card or an alert, which it would otherwise join.
 
 And the other way round: **no page is a copy of a roundup that holds it**. A card, an RSS item or
 a short story whose text is one item of a front that came first lies wholly in it, which reads
@@ -191,11 +194,18 @@ def _about(summary: str, title: str) -> bool:
     return not set(_LONG_WORD.findall(title)).isdisjoint(_LONG_WORD.findall(summary))
 
 
-def may_copy(roundup: bool, candidate: Match) -> bool:
+def may_copy(roundup: bool, candidate: Match, *, listing: bool = False) -> bool:
     """Whether the page may be a copy of ``candidate`` at all: a roundup only of a candidate that
-    holds most of it (:func:`holds_most_of`), and any page of a roundup candidate only when it
-    holds most of that candidate, never because the candidate holds the page (one of its items).
-    A share that was not measured asks nothing."""
+    holds most of it (:func:`holds_most_of`), a listing only of a roundup, and any page of a
+    roundup candidate only when it holds most of that candidate, never because the candidate
+    holds the page (one of its items). A share that was not measured asks nothing.
+
+    A listing never copies a story: once its site's learner has taken out the items it printed
+    before, what is left of a front page may be one new item, the text of a push alert or a card
+    of that story. On the eleventh to fourteenth outside sets (seed 1), 21 listings (most of them
+    fronts and section pages) joined a story so, none of them its copy."""
+    if listing and not candidate.roundup:
+        return False
     if roundup and not holds_most_of(candidate):
         return False
     return not candidate.roundup or candidate.of_candidate is None or candidate.of_candidate >= HOLDS
