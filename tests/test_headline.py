@@ -5,6 +5,7 @@ import pytest
 from conftest import entry_written_with, prose
 from hypothesis import given
 from hypothesis import strategies as st
+from test_opening import decided_alike_on_disk
 
 from stream_lsh.core.decision import DUPLICATE, HEADLINE, NO_CONTENT, UNIQUE
 from stream_lsh.core.dedup import Deduplicator, export_state, import_state
@@ -18,7 +19,6 @@ from stream_lsh.core.headline import (
 )
 from stream_lsh.core.page import Page
 from stream_lsh.core.verification import CONTAINMENT
-from stream_lsh.stores.disk_index import DiskIndex
 
 HEADLINE_TEXT = "Sturgeon ready to delay Scottish second vote"
 
@@ -259,15 +259,37 @@ def test_without_headlines_the_card_stays_apart():
     assert engine.process(card("card", HEADLINE_TEXT, DECK)).duplicate_of is None
 
 
-def test_a_long_page_never_joins_by_its_headline_alone():
-    """A page of its own text with the story's headline (a follow-up, a live page reusing it) is
-    judged by what it says: only a short page joins on the headline alone."""
+def test_a_story_after_another_sites_card_joins_it_by_the_headline():
+    """A card of the story's headline and the outlet's deck comes first: the story holds none of
+    the card's text and opens otherwise, so only the headline tells they are one story."""
+    engine = Deduplicator()
+    first, story = engine.process_batch([card("card", HEADLINE_TEXT, DECK), story_page()])
+    assert first.status == UNIQUE
+    assert (story.status, story.cluster_id, story.match) == (DUPLICATE, "card", HEADLINE), story
+    without = Deduplicator()  # what the rule changes: the card's headline at the story's own site
+    own_site = card("card", HEADLINE_TEXT, DECK)
+    own_site = Page(id="card", title=HEADLINE_TEXT, text=own_site.text, url="https://wire.example/b/card")
+    assert without.process_batch([own_site, story_page()])[1].status == UNIQUE
+
+
+def test_a_page_of_the_same_site_under_the_same_headline_is_another_story():
+    """A site gives a live page, or a column that comes back every week, the same headline over a
+    new text: a page of its own text joins no page of its own site by the headline."""
     engine = Deduplicator()
     engine.process(story_page())
-    follow_up = engine.process(
-        Page(id="later", title=HEADLINE_TEXT, text=prose(7, 300), source="other.example")
+    reused = engine.process(
+        Page(
+            id="later",
+            title=HEADLINE_TEXT,
+            text=prose(7, 300),
+            url="https://wire.example/live",
+            source="wire.example",
+        )
     )
-    assert follow_up.status == UNIQUE, follow_up
+    assert reused.status == UNIQUE, reused
+    # nor does a page with no site to tell
+    engine.process(Page(id="elsewhere", title=HEADLINE_TEXT, text=prose(8, 300)))
+    assert engine.process(Page(id="nowhere", title=HEADLINE_TEXT, text=prose(9, 300))).status == UNIQUE
 
 
 def test_a_brief_the_bands_miss_is_found_by_its_headline_and_judged_by_containment():
@@ -334,18 +356,30 @@ def test_a_front_page_snapshot_does_not_join_the_last_one_by_the_site_title():
     assert second.duplicate_of is None, second
 
 
+def saved_and_loaded(first: Page) -> Deduplicator:
+    """An engine that decided ``first``, saved and loaded into a new one."""
+    engine = Deduplicator()
+    engine.process(first)
+    loaded = Deduplicator()
+    import_state(loaded, *export_state(engine))
+    return loaded
+
+
 def test_a_saved_window_and_a_window_on_disk_keep_the_headlines(tmp_path):
     pages = [story_page(), card("card", HEADLINE_TEXT, DECK)]
-    engine = Deduplicator()
-    engine.process(pages[0])
-    header, arrays = export_state(engine)
-    loaded = Deduplicator()
-    import_state(loaded, header, arrays)
+    assert saved_and_loaded(pages[0]).process(pages[1]).match == HEADLINE
+    assert decided_alike_on_disk(pages, tmp_path / "w")
+
+
+def test_a_saved_window_and_a_window_on_disk_keep_the_headlines_at_their_site(tmp_path):
+    pages = [card("card", HEADLINE_TEXT, DECK), story_page()]
+    loaded = saved_and_loaded(pages[0])
     assert loaded.process(pages[1]).match == HEADLINE
-    on_disk = Deduplicator(open_index=lambda scheme, banding: DiskIndex(tmp_path / "w", scheme, banding))
-    assert [d.to_dict() for d in on_disk.process_batch(pages)] == [
-        d.to_dict() for d in Deduplicator().process_batch(pages)
-    ]
+    assert decided_alike_on_disk(pages, tmp_path / "w")
+    # a page of the card's own site under its headline finds the card's site in both
+    again = [*pages, Page(id="again", title=HEADLINE_TEXT, text=prose(9, 300), url="https://cards.example/x")]
+    assert loaded.process(again[2]).status == UNIQUE
+    assert decided_alike_on_disk(again, tmp_path / "w2")
 
 
 def test_an_entry_written_before_headlines_were_kept_reads_without_one():
@@ -359,3 +393,9 @@ def test_an_entry_written_before_headlines_were_kept_reads_without_one():
     assert decode_entry(raw, keep_shingles=False).headline == entry.headline
     older = entry_written_with(raw, 10)  # the layout before headlines: ten fields
     assert decode_entry(older, keep_shingles=False).headline == 0
+    engine.process(Page(id="sited", title=HEADLINE_TEXT, text=prose(3, 200), source="site.example"))
+    sited = engine.index.get("sited")
+    assert sited.site_headline
+    assert decode_entry(encode_entry(sited), keep_shingles=False).site_headline == sited.site_headline
+    before = entry_written_with(encode_entry(sited), 11)  # ... and before headlines at their site
+    assert decode_entry(before, keep_shingles=False).site_headline == 0

@@ -40,10 +40,12 @@ def test_defaults_stay_above_the_floor():
 def test_with_teasers_and_quotes_containment_finds_the_teasers_jaccard_alone_misses():
     """6% teasers (duplicates of their story), 6% quoting pages (not duplicates), short stories."""
     defaults = scores(DedupConfig(), **HARD_CASES)
-    assert defaults.f1 >= 0.985, defaults  # measured 0.9922
-    assert defaults.precision >= 0.99 and defaults.recall >= 0.98, defaults  # 0.9988, 0.9856
+    assert defaults.f1 >= 0.985, defaults  # measured 0.9927
+    assert defaults.precision >= 0.99 and defaults.recall >= 0.98, defaults  # 0.9988, 0.9867
     jaccard_alone = scores(DedupConfig(containment=None), **HARD_CASES)
-    assert jaccard_alone.recall < defaults.recall - 0.03, jaccard_alone  # measured 0.9458
+    # measured 0.9637 (0.9458 before a story joined another site's earlier page with its
+    # headline, which joins some stories to the teaser that came first under either setting)
+    assert jaccard_alone.recall < defaults.recall - 0.015, jaccard_alone
 
 
 @pytest.mark.slow

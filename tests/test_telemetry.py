@@ -23,6 +23,7 @@ class Entry:
     event_time: float | None = None
     opening: int = 0
     headline: int = 0
+    site_headline: int = 0
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ class Entry:
     event_time: float | None = 0.0
     opening: int = 0
     headline: int = 0
+    site_headline: int = 0
     tag: str = field(default="", compare=False)
 
 

@@ -95,7 +95,8 @@ def dedup(
       match               what made it a duplicate: jaccard | containment | opening |
                           headline (opening: a page of a sentence or two that opens with
                           the earlier page's first words; headline: such a page, a feed
-                          card or a teaser, with the earlier page's headline)
+                          card or a teaser, with the earlier page's headline, or a story
+                          after another site's card with its headline)
       containment         how much of the smaller page lies in the larger
       date_ignored        why its published_at was not used (only when it was not)
       refused_by          the fuller page of a story that kept it out of that story's

@@ -21,7 +21,8 @@ The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
    (:mod:`.headline`: a card of a headline and a deck), ``match`` "headline".
 6. a page that steps 3 to 5 leave ``unique``, and that is no roundup, joins the earlier, smaller
    page it opens like and holds (:mod:`.opening`: a story after its teaser or push alert),
-   ``match`` "opening".
+   ``match`` "opening"; else the earliest page with its headline when another site gave it
+   (:mod:`.headline`: a story after a card whose deck it does not hold), ``match`` "headline".
 
 Clusters are never merged: a page matching pages of two clusters joins the most similar one's.
 """
@@ -159,6 +160,7 @@ def decide(
     listing: bool = False,
     joined_by: str = OPENING,
     opened_by: Match | None = None,
+    opened_how: str = OPENING,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -181,7 +183,9 @@ def decide(
         joined_by: how ``opening`` was found: :data:`OPENING`, or :data:`HEADLINE` for the
             earlier page with the page's headline (:mod:`.headline`).
         opened_by: the earlier, smaller page this page opens like and holds (:mod:`.opening`;
-            the engine checked that it holds it), which the page joins if nothing else takes it.
+            the engine checked that it holds it), or the earlier page of another site with its
+            headline (:mod:`.headline`), which the page joins if nothing else takes it.
+        opened_how: how ``opened_by`` was found: :data:`OPENING` or :data:`HEADLINE`.
     """
     if exact is not None and exact.cluster_id is not None:
         return Decision(
@@ -222,7 +226,7 @@ def decide(
     if opening is not None and opening.cluster_id is not None and refused_by is None and not roundup:
         return _copy(page_id, opening, joined_by, len(candidates), verified, None)
     if opened_by is not None and opened_by.cluster_id is not None and refused_by is None and not roundup:
-        return _copy(page_id, opened_by, OPENING, len(candidates), verified, None)
+        return _copy(page_id, opened_by, opened_how, len(candidates), verified, None)
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
     closest = max(others, key=lambda c: c.similarity)

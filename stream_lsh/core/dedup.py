@@ -169,7 +169,8 @@ class Deduplicator:
             [page.prepared.id for page in pages],
             [page.prepared.content_hash for page in pages]
             + [page.opening for page in pages if page.opening]
-            + [page.headline for page in pages if page.headline],
+            + [page.headline for page in pages if page.headline]
+            + [page.site_headline for page in pages if page.site_headline],
             [page.band_keys for page in pages if page.band_keys is not None],
         )
         decisions = [self.process_signed(page) for page in pages]
@@ -228,7 +229,11 @@ class Deduplicator:
                 candidates = neighbours.measured(entries)
         opening, joined_by = self._opening(page, headline) if exact is None else (None, OPENING)
         matched = any(self.rule.match(c.similarity, c.contained) for c in candidates)
-        opened_by = None if exact is not None or opening is not None or matched else self._opened_by(page)
+        opened_by, opened_how = (
+            (None, OPENING)
+            if exact is not None or opening is not None or matched
+            else self._opened_by(page, headline)
+        )
         roundup = prepared.listing or self._roundup(
             page, candidates, matched or opening is not None or opened_by is not None
         )
@@ -245,6 +250,7 @@ class Deduplicator:
             listing=prepared.listing,
             joined_by=joined_by,
             opened_by=opened_by,
+            opened_how=opened_how,
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
@@ -293,19 +299,25 @@ class Deduplicator:
             return None, OPENING
         return self._measured(page, headline), HEADLINE
 
-    def _opened_by(self, page: SignedPage) -> Match | None:
-        """The earlier, smaller page that a page of ordinary length opens like and holds, with the
-        share of it that lies in the page as its containment (:mod:`.opening`: a story after its
-        teaser), or None."""
-        if page.short or not page.opening or page.signature is None:
-            return None
-        entry = self.index.opening(page.opening)
-        if entry is None or entry.id == page.prepared.id:
-            return None
-        match = self._measured(page, entry)
-        if not holds_earlier_opening(match.of_page, match.of_candidate, self.rule.containment):
-            return None
-        return match._replace(containment=match.of_candidate)
+    def _opened_by(self, page: SignedPage, headline: IndexEntry | None) -> tuple[Match | None, str]:
+        """The earlier page that a page of ordinary length joins when nothing else takes it, and
+        how it was found: the smaller page it opens like and holds, with the share of that page
+        lying in it as its containment (:mod:`.opening`: a story after its teaser); else
+        ``headline``, the earliest page with its headline, when another site gave it
+        (:mod:`.headline`: a story after a card whose deck it does not hold); else None."""
+        if page.short or page.signature is None:
+            return None, OPENING
+        entry = self.index.opening(page.opening) if page.opening else None
+        if entry is not None and entry.id != page.prepared.id:
+            match = self._measured(page, entry)
+            if holds_earlier_opening(match.of_page, match.of_candidate, self.rule.containment):
+                return match._replace(containment=match.of_candidate), OPENING
+        if headline is None or not page.site_headline:
+            return None, OPENING
+        own = self.index.opening(page.site_headline)
+        if own is not None and own.id == headline.id:  # its own site's page: another story under it
+            return None, OPENING
+        return self._measured(page, headline), HEADLINE
 
     def _measured(self, page: SignedPage, entry: IndexEntry) -> Match:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the
@@ -350,6 +362,7 @@ class Deduplicator:
                 # so a card of that story that comes after it opens the story's cluster (.roundup)
                 opening=0 if decision.roundup else page.opening,
                 headline=page.headline,
+                site_headline=page.site_headline,
             )
         )
 
@@ -439,6 +452,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "body_hashes": np.array([e.body_hash for e in entries], dtype=np.uint64),
         "openings": np.array([e.opening for e in entries], dtype=np.uint64),
         "headlines": np.array([e.headline for e in entries], dtype=np.uint64),
+        "site_headlines": np.array([e.site_headline for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
         "shingles": np.concatenate(shingles) if shingles else np.zeros(0, np.uint64),
     }
@@ -461,6 +475,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
     keep_shingles = dedup.config.verify == "jaccard"
     openings = arrays.get("openings")  # absent from state saved before openings were kept
     headlines = arrays.get("headlines")  # ... and before headlines were
+    site_headlines = arrays.get("site_headlines")  # ... and before headlines at their site were
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
@@ -478,6 +493,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 decision=Decision.from_dict(header["decisions"][i]),
                 opening=0 if openings is None else int(openings[i]),
                 headline=0 if headlines is None else int(headlines[i]),
+                site_headline=0 if site_headlines is None else int(site_headlines[i]),
             )
         )
     _in_memory(dedup).restore(entries, header["tables"], header["clock"])

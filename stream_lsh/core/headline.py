@@ -13,7 +13,7 @@ text, the brief's ``og:title``. Outlets change its case and its punctuation, rar
 every page has a **headline key**, a hash of its headline's words (case, punctuation and spacing
 left out), and the window remembers the earliest page with each key, in the map it keeps for
 exact copies (the key is tagged, so it never equals a content hash or an opening key). It is used
-twice:
+three times:
 
 1. **as a candidate**: the earliest page with the page's headline is measured as band candidates
    are, and judged by the same rule (:mod:`.verification`). This finds a brief's story; the brief
@@ -21,6 +21,14 @@ twice:
 2. **as the evidence**: a *short* page (all lead, :mod:`.opening`) that no measure placed joins
    the earliest page with its headline, ``match`` "headline". A card of a headline and a deck has
    no text to measure.
+3. **the other way round**: a story often comes after another outlet's card or push alert of it,
+   whose deck it does not hold. A page of ordinary length that nothing else placed joins the
+   earliest page with its headline too, ``match`` "headline", when *another site* gave that page.
+   A site gives a live page or a weekly column one headline over new texts, so a page of its own
+   site under its headline is another story: the window also remembers each site's earliest page
+   with each headline (:func:`site_headline_key`), and a page with no site never joins so. On the
+   ninth to fourteenth outside sets this joined 88 pages to their own story and none to another
+   (seeds 1-3); before the site was asked, two live pages of one site were joined.
 
 Where the headline comes from, in this order: the record's ``title`` (without a site's name after
 its last separator: crawlers fill it from ``<title>``); in HTML, ``og:title``, the first ``<h1>``,
@@ -62,6 +70,7 @@ __all__ = [
     "headline_key",
     "headline_text",
     "inner_text",
+    "site_headline_key",
     "site_title",
 ]
 
@@ -89,6 +98,7 @@ _BYLINE = re.compile(r"^(?:by|von|par|por|di|door|от)\s", re.IGNORECASE)
 _LABEL = re.compile(r"^\s*[A-Z]{2,}(?:\s+[A-Z]{2,})?\s*[:|\-–—]\s+(?=\S)")
 _NOT_LETTERS = re.compile(r"[\W_]+")
 _KEY_TAG = fmix64(np.array([0x4EAD_11E5_4EAD_11E5], dtype=np.uint64))[0]
+_SITE_KEY_TAG = fmix64(np.array([0x51E5_4EAD_51E5_4EAD], dtype=np.uint64))[0]
 
 
 def inner_text(fragment: str) -> str:
@@ -225,3 +235,14 @@ def headline_key(headline: str, *, url: str | None, site: str, seed: int) -> int
         return 0
     key = fmix64(np.array([xxh64_text(" ".join(found), seed)], dtype=np.uint64) ^ _KEY_TAG)[0]
     return int(key) or 1  # 0 means "none"
+
+
+def site_headline_key(headline: int, site: str) -> int:
+    """The key of a headline at one site (uint64 as an int; 0: no headline key, or no site to
+    tell): the window remembers each site's earliest page with a headline, so that a story can
+    tell another outlet's card of it from a page of its own site under the same headline (a live
+    page given to the next story, a column that comes back every week)."""
+    if not headline or not site:
+        return 0
+    mixed = np.array([headline ^ xxh64_text(site, 0)], dtype=np.uint64)
+    return int(fmix64(mixed ^ _SITE_KEY_TAG)[0]) or 1

@@ -46,6 +46,7 @@ class IndexEntry:
     decision: Decision | None = None  # the decision given when the page was indexed (replayed on redelivery)
     opening: int = 0  # its opening key (.opening); 0: none
     headline: int = 0  # its headline key (.headline); 0: none
+    site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
     keys: list[int] = field(init=False, repr=False)  # the band keys as Python ints, for the window
 
     def __post_init__(self) -> None:

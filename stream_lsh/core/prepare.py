@@ -29,7 +29,7 @@ from .clock import EventTime, event_time
 from .config import DedupConfig
 from .feed import feed_document, feed_item_html
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
-from .headline import from_headline, headline_key, headline_text
+from .headline import from_headline, headline_key, headline_text, site_headline_key
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .notice import notice_kind
@@ -81,6 +81,7 @@ class PreparedPage:
     headline: int = 0  # its headline key (.headline); 0: none
     notice: str | None = None  # the kind of notice it is (.notice): it has no article
     listing: bool = False  # its blocks are a listing of stories, so it is a roundup (.roundup)
+    site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
 
 
 class Extracted(NamedTuple):
@@ -114,6 +115,11 @@ class SignedPage:
     def headline(self) -> int:
         """Its headline key (.headline); 0: none."""
         return self.prepared.headline
+
+    @property
+    def site_headline(self) -> int:
+        """Its headline key at its site (.headline.site_headline_key); 0: none."""
+        return self.prepared.site_headline
 
     @property
     def signed(self) -> bool:
@@ -319,6 +325,7 @@ class Preparer:
             dropped_starts,
             headline,
             listing=listing or is_listing(blocks),
+            site_headline=site_headline_key(headline, site),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:

@@ -53,6 +53,9 @@ class Indexed(Protocol):
     def headline(self) -> int: ...
 
     @property
+    def site_headline(self) -> int: ...
+
+    @property
     def event_time(self) -> float | None: ...
 
 
@@ -61,12 +64,14 @@ E = TypeVar("E", bound=Indexed)
 
 def first_keys(entry: Indexed) -> list[int]:
     """The keys under which the exact-content map remembers the earliest page: its content hash,
-    and its opening and headline keys if it has them."""
+    and its opening and headline keys (the latter also at its site) if it has them."""
     keys = [] if entry.content_hash is None else [entry.content_hash]
     if entry.opening:
         keys.append(entry.opening)
     if entry.headline:
         keys.append(entry.headline)
+    if entry.site_headline:
+        keys.append(entry.site_headline)
     return keys
 
 

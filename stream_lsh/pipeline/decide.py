@@ -243,6 +243,7 @@ class Decider:
             headline=page.headline,
             notice=page.notice,
             listing=page.listing,
+            site_headline=page.site_headline,
         )
         return SignedPage(
             prepared,

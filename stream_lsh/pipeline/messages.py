@@ -115,6 +115,7 @@ class SignedForDecision:
     headline: int = 0  # its headline key (core/headline.py)
     notice: str | None = None  # the kind of notice it is: it has no article (core/notice.py)
     listing: bool = False  # its text is a listing of stories (core/roundup.py)
+    site_headline: int = 0  # its headline key at its site (core/headline.py)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -144,6 +145,8 @@ class SignedForDecision:
             wire["nt"] = self.notice
         if self.listing:
             wire["ls"] = True
+        if self.site_headline:
+            wire["hs"] = self.site_headline
         return wire
 
     @classmethod
@@ -168,6 +171,7 @@ class SignedForDecision:
             wire.get("hl", 0),  # ... and before headlines
             wire.get("nt"),  # ... and before notices
             bool(wire.get("ls", False)),  # ... and before listings
+            wire.get("hs", 0),  # ... and before headlines at their site
         )
 
 

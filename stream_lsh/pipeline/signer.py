@@ -207,4 +207,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         signed.headline,
         prepared.notice,
         prepared.listing,
+        prepared.site_headline,
     )

@@ -106,6 +106,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             entry.band_keys.size,
             entry.opening,
             entry.headline,
+            entry.site_headline,
         ]
     )
     shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
@@ -137,6 +138,7 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
     page_id, cluster_id, event_time, content_hash, body_hash, scheme, decision, width, bands = fields[:9]
     opening = fields[9] if len(fields) > 9 else 0  # entries written before openings were kept have none
     headline = fields[10] if len(fields) > 10 else 0  # ... and before headlines
+    site_headline = fields[11] if len(fields) > 11 else 0  # ... and before headlines at their site
     keys_at = start + 4 * width
     shingles_at = keys_at + 8 * bands
     signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
@@ -159,4 +161,5 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         decision=None if decision is None else Decision.from_dict(decision),
         opening=opening,
         headline=headline,
+        site_headline=site_headline,
     )
