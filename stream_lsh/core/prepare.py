@@ -324,7 +324,7 @@ class Preparer:
             _prose_spans(kept, starts),
             dropped_starts,
             headline,
-            listing=listing or is_listing(blocks),
+            listing=listing,
             site_headline=site_headline_key(headline, site),
         ), flagged
 
