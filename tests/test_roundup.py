@@ -12,6 +12,7 @@ from test_opening import batch, decided_alike_on_disk, page
 from stream_lsh.core.decision import DUPLICATE, OPENING, UNIQUE, Decision, Match, decide
 from stream_lsh.core.dedup import Deduplicator
 from stream_lsh.core.opening import OPENING_SHINGLES, openings, sentence_openings
+from stream_lsh.core.page import Page
 from stream_lsh.core.roundup import (
     HOLDS,
     LISTING_ITEMS,
@@ -21,6 +22,7 @@ from stream_lsh.core.roundup import (
     holds_most_of,
     is_listing,
     is_roundup,
+    is_search,
     may_copy,
 )
 from stream_lsh.core.text import normalize_blocks
@@ -331,6 +333,47 @@ def test_a_listing_is_a_copy_of_a_roundup_only():
     kwargs = {"signed": True, "exact": None, "rule": RULE, "founds": "p", "roundup": True}
     assert decide("p", candidates=[card], **kwargs, listing=True).status == UNIQUE
     assert decide("p", candidates=[card, again], **kwargs, listing=True).cluster_id == "F"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://news.example/search?q=budget",
+        "https://news.example/search/?q=budget&sort=date",
+        "https://zeitung.example/suche/wahl",
+        "https://news.example/results?query=travel+ban",
+        "https://news.example/?q=storm",
+    ],
+)
+def test_a_site_search_is_a_listing_by_its_address(url):
+    assert is_search(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        None,
+        "https://news.example/world/2024/11/search-for-missing-climbers-ends",
+        "https://news.example/story/123?s=05",  # a share's tracking mark
+        "https://news.example/story/123?q=",
+        "https://news.example/research/findings",
+    ],
+)
+def test_an_article_s_address_is_no_search(url):
+    assert not is_search(url)
+
+
+def test_a_search_page_whose_text_is_one_card_s_is_no_copy_of_it():
+    """All the learner may leave of a search page is its one result: the card's text, word for
+    word. A listing takes an earlier page of the same content as its original only when that page
+    is a roundup too."""
+    card_text = FRONT_ITEMS[0][0] + "\n" + FRONT_ITEMS[0][1]
+    card = page("card", card_text, "cards.example")
+    search = Page(id="search", text=card_text, url="https://news.example/search?q=council")
+    decided = Deduplicator().process_batch([card, search])[1]
+    assert (decided.status, decided.roundup) == (UNIQUE, True), decided
+    copy = page("copy", card_text, "b.example")
+    assert Deduplicator().process_batch([card, copy])[1].duplicate_of == "card"  # any other page: a copy
 
 
 def test_a_card_that_comes_after_a_front_which_lists_its_story_joins_the_story_not_the_front():

@@ -5,7 +5,8 @@ stream's decide partition both run.
 
 The rule (MMDS sec. 3.4.3, with the exact-copy fast path of sec. 3.9.1):
 
-1. an earlier page with the same content is the page's original: ``duplicate``, similarity 1.0;
+1. an earlier page with the same content is the page's original: ``duplicate``, similarity 1.0
+   (for a listing, only when that page is a roundup too: :func:`.roundup.may_copy`);
 2. a page that could not be signed (too few shingles) is ``no_content``;
 3. otherwise the most similar *earlier* candidate that matches (:class:`.verification.Verification`:
    its Jaccard similarity reaches the Jaccard threshold, or else its containment reaches the
@@ -166,7 +167,8 @@ def decide(
 
     Args:
         signed: the page has enough shingles to have a signature.
-        exact: an earlier page with the same content, if any.
+        exact: an earlier page with the same content, if any (a listing takes it only when it is a
+            roundup too: what its site's learner leaves of a front can be one card's text).
         candidates: pages sharing a band, with their resemblance, in the order batch meets them
             (ties go to the first); those ``rule`` does not match only count and report the
             best similarity.
@@ -187,7 +189,7 @@ def decide(
             headline (:mod:`.headline`), which the page joins if nothing else takes it.
         opened_how: how ``opened_by`` was found: :data:`OPENING` or :data:`HEADLINE`.
     """
-    if exact is not None and exact.cluster_id is not None:
+    if exact is not None and exact.cluster_id is not None and (exact.roundup or not listing):
         return Decision(
             page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1, match=JACCARD, containment=1.0
         )

@@ -240,7 +240,9 @@ class Deduplicator:
         decision = decide(
             prepared.id,
             signed=page.signed,
-            exact=None if exact is None else Match(exact.id, 1.0, exact.cluster_id),
+            exact=None
+            if exact is None
+            else Match(exact.id, 1.0, exact.cluster_id, roundup=_decided_roundup(exact)),
             candidates=candidates,
             rule=self.rule,
             founds=cluster_name(prepared.id, self.index.clusters) if founds else None,

@@ -35,7 +35,7 @@ from .minhash import MinHasher
 from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page
-from .roundup import is_listing
+from .roundup import is_listing, is_search
 from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
 from .stopwords import StopWordLists
@@ -256,7 +256,7 @@ class Preparer:
             raw_blocks = text_blocks(text or "")
         headline = headline_text(title=page.title, html=markup, text=text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
-        listing = feed_document(body) or is_listing(raw_blocks)
+        listing = feed_document(body) or is_search(page.url) or is_listing(raw_blocks)
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
