@@ -312,6 +312,17 @@ def test_a_tag_page_of_dated_headlines_is_a_listing_with_or_without_summaries():
     assert not is_listing(blocks(archive))
 
 
+def test_a_front_whose_items_are_signed_is_a_listing_and_a_live_page_of_timed_entries_is_none():
+    """A front gives some items a byline between headline and summary; a live page of one story
+    puts a time over each entry, which is no headline."""
+    signed = "\n".join(
+        f"{title}\nBy Reporter {i}\n{paragraph(100 + i, 20)}" for i, (title, _) in enumerate(FRONT_ITEMS)
+    )
+    assert is_listing(blocks(signed))
+    entries = "\n".join(f"07/15/2013 {8 - i}:32 PM\n{paragraph(110 + i, 40)}" for i in range(8))
+    assert not is_listing(blocks(f"Live updates: {FRONT_ITEMS[0][0]}\nLast updated July 15, 2013\n{entries}"))
+
+
 def test_a_page_is_a_copy_of_a_roundup_only_when_it_holds_most_of_it():
     kwargs = {"signed": True, "exact": None, "rule": RULE, "founds": "p"}
     item = Match("front", 0.3, "F", 0.95, 0.95, 0.2, roundup=True)  # a card that lies in a front

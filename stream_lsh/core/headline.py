@@ -61,7 +61,7 @@ import numpy as np
 
 from .hashing import fmix64, words, xxh64_text
 from .page import HEAD_BYTES
-from .text import heading, normalize_blocks
+from .text import byline, heading, normalize_blocks
 
 __all__ = [
     "HEADLINE_WITHIN",
@@ -93,7 +93,6 @@ _MIN_NAME = 6
 _SLUG_LINES = 3
 #: Short lines (an app's name, a section, a time) after which plain text's headline is looked for.
 _LABEL_LINES = 2
-_BYLINE = re.compile(r"^(?:by|von|par|por|di|door|от)\s", re.IGNORECASE)
 # A label before a headline, in capitals with a colon: "BREAKING:", "JUST IN:", "EXCLUSIVE -".
 _LABEL = re.compile(r"^\s*[A-Z]{2,}(?:\s+[A-Z]{2,})?\s*[:|\-–—]\s+(?=\S)")
 _NOT_LETTERS = re.compile(r"[\W_]+")
@@ -156,7 +155,7 @@ def _text_headline(text: str) -> str:
         return ""
     if len(opening[0].split()) < MIN_WORDS:
         for line in opening[1 : _LABEL_LINES + 2]:
-            if len(line.split()) >= MIN_WORDS and not _BYLINE.match(line):
+            if len(line.split()) >= MIN_WORDS and not byline(line):
                 return line
     return opening[0]
 

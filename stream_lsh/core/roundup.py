@@ -32,10 +32,12 @@ lies there (the story's text, and the lead it shares with the story, :mod:`.lead
 A front or section page that comes before its stories opens none that the window knows. So a page
 is a roundup by its shape too, a **listing**: :data:`LISTING_ITEMS` or more items, each a
 headline line followed by a summary of at most :data:`SUMMARY_WORDS` words, by the time it was
-posted ("4 hours ago", :func:`dateline`) or by both, at least half of them about their headline
-(the summary shares a word of five letters or more with it: a "Related:" line between an
-article's paragraphs names another story; or the page dates :data:`DATED_ITEMS` items or more:
-an article dates itself once), the items making at least half its words (:func:`is_listing`).
+posted ("4 hours ago", :func:`dateline`) or its author's byline, or by both, at least half of them
+about their headline (the summary shares a word of five letters or more with it: a "Related:"
+line between an article's paragraphs names another story; or the page dates or signs
+:data:`DATED_ITEMS` items or more: an article dates and signs itself once), the items making at
+least half its words (:func:`is_listing`). A time over a paragraph is no headline: a live page of
+one story puts one over each entry.
 It is judged on the page's blocks as extracted, before the sentences above its headline, its
 lists of headlines and its site's boilerplate are taken out: a tag page's headlines over their
 times are such a list, and were dropped before the test saw them. On the eleventh to fourteenth
@@ -61,7 +63,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl, urlsplit
 
-from .text import heading
+from .text import byline, heading
 
 _LONG_WORD = re.compile(r"\w{5,}")
 _DATE_TOKEN = re.compile(r"[^\W_]+")
@@ -112,7 +114,7 @@ HOLDS: Final = 0.7
 LISTING_ITEMS: Final = 4
 #: ... an item's summary having at most this many words.
 SUMMARY_WORDS: Final = 60
-#: A page that dates this many items or more lists them (an article dates itself once).
+#: A page that dates or signs this many items or more lists them (an article does so once).
 DATED_ITEMS: Final = 3
 
 
@@ -130,11 +132,12 @@ def holds_most_of(candidate: Match) -> bool:
 
 def is_listing(blocks: Sequence[str]) -> bool:
     """Whether a page's blocks are a listing: :data:`LISTING_ITEMS` items or more, the items making
-    half its words or more. An item is a headline line (:func:`.text.heading`) followed by a
-    summary (a block of at most :data:`SUMMARY_WORDS` words that is no heading), by the time it
-    was posted (:func:`dateline`), or by both. At least half the items must be about their
-    headline: the summary shares a word with it, or the item is dated on a page that dates
-    :data:`DATED_ITEMS` items or more (an article dates itself once, under its byline)."""
+    half its words or more. An item is a headline line (:func:`.text.heading`, no time) followed
+    by a summary (a block of at most :data:`SUMMARY_WORDS` words that is no heading), by the time
+    it was posted (:func:`dateline`) or a byline (:func:`.text.byline`), or by both. At least half
+    the items must be about their headline: the summary shares a word with it, or the item is
+    dated or signed on a page that dates or signs :data:`DATED_ITEMS` items or more (an article
+    does so once)."""
     if len(blocks) < 2 * LISTING_ITEMS:
         return False
     heads = [heading(block) for block in blocks]
@@ -165,21 +168,29 @@ def _items(
     blocks: Sequence[str], heads: Sequence[bool], words: Sequence[int]
 ) -> Iterator[tuple[int, bool | None, bool]]:
     """Each headline line of the blocks (``heads``: which blocks are headings; ``words``: how many
-    words each holds) with what follows it: its words and those of its summary and dateline,
-    whether the summary is about it (None: no summary), and whether it is dated."""
+    words each holds) with what follows it: its words and those of its byline, summary and
+    dateline, whether the summary is about it (None: no summary), and whether it is dated or
+    signed (a byline under a headline of a listing is what a time is: its item's)."""
+    last = len(blocks)
     at = 0
-    while at < len(blocks) - 1:
+    while at < last - 1:
         if not heads[at]:
             at += 1
             continue
         end = at + 1
-        summary = not heads[end] and words[end] <= SUMMARY_WORDS
-        end += summary
-        when = end < len(blocks) and heads[end] and dateline(blocks[end])
+        signed = heads[end] and byline(blocks[end])
+        end += signed
+        summary_at = end if end < last and not heads[end] and words[end] <= SUMMARY_WORDS else None
+        end += summary_at is not None
+        when = end < last and heads[end] and (dateline(blocks[end]) or byline(blocks[end]))
         end += when
-        if summary or when:
-            about = _about(blocks[at + 1], blocks[at]) if summary else None
-            yield sum(words[at:end]), about, when
+        marked = signed or when
+        if (summary_at is not None or marked) and dateline(blocks[at]):  # a time over an entry
+            at += 1
+            continue
+        if summary_at is not None or marked:
+            about = None if summary_at is None else _about(blocks[summary_at], blocks[at])
+            yield sum(words[at:end]), about, marked
         at = end
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "FLATTENED_WORDS",
     "LONG_BLOCK_WORDS",
     "article_start",
+    "byline",
     "flattened",
     "heading",
     "html_blocks",
@@ -228,6 +229,7 @@ MAX_ITEM_WORDS = 20
 _SENTENCE_FINAL = ".!\u2026"
 
 
+_BYLINE = re.compile(r"^(?:by|von|par|por|di|door|от)\s", re.IGNORECASE)
 #: A label before a block's first sentence (:func:`kicker`) has at most this many words.
 _KICKER_WORDS = 3
 _KICKER = re.compile(rf"(?:[^\s:]+ ){{0,{_KICKER_WORDS - 1}}}[^\s:]+: (?=\S)")
@@ -238,6 +240,11 @@ _MIN_CUT_TITLE_WORDS = 4
 def heading(block: str) -> bool:
     """A headline, a byline, a dateline or a label: short, and not ending like a sentence."""
     return not _ends_sentence(block) and block.count(" ") < MAX_ITEM_WORDS
+
+
+def byline(block: str) -> bool:
+    """Whether a line names who wrote a story: "By Jane Doe", "Von ...", "Par ...", short."""
+    return _BYLINE.match(block) is not None and block.count(" ") < MAX_ITEM_WORDS
 
 
 def article_start(blocks: list[str]) -> int:
