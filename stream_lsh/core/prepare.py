@@ -290,9 +290,9 @@ class Preparer:
         headline: int = 0,
         listing: bool = False,
     ) -> tuple[PreparedPage, list[int]]:
-        """A page's text steps from its blocks (and its headline key and whether it is a feed
-        document, :meth:`extract`'s): the prepared page, and the blocks it made boilerplate. A
-        notice (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
+        """A page's text steps from its blocks (and its headline key and whether it is a listing,
+        :meth:`extract`'s): the prepared page, and the blocks it made boilerplate. A notice
+        (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
         kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
         notice = notice_kind(kept) if self.config.drop_chrome else None
         if notice is not None:

@@ -38,17 +38,18 @@ line between an article's paragraphs names another story; or the page dates or s
 :data:`DATED_ITEMS` items or more: an article dates and signs itself once), the items making at
 least half its words (:func:`is_listing`). A time over a paragraph is no headline: a live page of
 one story puts one over each entry.
+
 It is judged on the page's blocks as extracted, before the sentences above its headline, its
 lists of headlines and its site's boilerplate are taken out: a tag page's headlines over their
 times are such a list, and were dropped before the test saw them. On the eleventh to fourteenth
 outside sets this takes 550 of the 638 pages of several stories (375 before dated items counted
 and the test saw the whole page), on the fifteenth 134 of 179, and no page of a single story on
 the ninth to fifteenth (the 16 listings among their pages labelled alike are copies of one
-newsletter). A page at its site's
-search address is a listing too, whatever its shape (:func:`is_search`): it often lists two or
-three stories. A listing is a copy of a roundup only, such as the same front crawled again: once
-its site's learner has taken out the items the site printed before, what is left of a front may
-be one new item, the text of a card or an alert, word for word, which it would otherwise join.
+newsletter). A page at its site's search address is a listing too, whatever its shape
+(:func:`is_search`): it often lists two or three stories. A listing is a copy of a roundup only,
+such as the same front crawled again: once its site's learner has taken out the items the site
+printed before, what is left of a front may be one new item, the text of a card or an alert, word
+for word, which it would otherwise join.
 
 And the other way round: **no page is a copy of a roundup that holds it**. A card, an RSS item or
 a short story whose text is one item of a front that came first lies wholly in it, which reads
@@ -136,6 +137,8 @@ def is_listing(blocks: Sequence[str]) -> bool:
     if len(blocks) < 2 * LISTING_ITEMS:
         return False
     heads = [heading(block) for block in blocks]
+    if sum(heads) < LISTING_ITEMS:  # every item opens with a headline line
+        return False
     words = [block.count(" ") + 1 for block in blocks]
     total = sum(words)
     # at most the headings and the short blocks right after them: an article's paragraphs are
@@ -143,7 +146,7 @@ def is_listing(blocks: Sequence[str]) -> bool:
     bound = sum(w for w, head in zip(words, heads, strict=True) if head) + sum(
         w for w, head, before in zip(words[1:], heads[1:], heads, strict=False) if before and not head
     )
-    if sum(heads) < LISTING_ITEMS or 2 * bound < total:
+    if 2 * bound < total:
         return False
     items = list(_items(blocks, heads, words))
     dates = sum(dated for _, _, dated in items) >= DATED_ITEMS

@@ -195,7 +195,7 @@ class PageToSign:
     raw: str | None = None
     received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
     headline: int = 0  # its headline key (core/headline.py)
-    listing: bool = False  # a feed document of several stories (core/feed.py)
+    listing: bool = False  # a listing of stories, as extraction tells it (core/roundup.py)
 
     @property
     def KIND(self) -> str:
@@ -238,7 +238,7 @@ class PageToSign:
             wire.get("raw"),
             wire.get("rt"),
             wire.get("hl", 0),  # absent from messages written before headlines
-            bool(wire.get("ls", False)),  # ... and before feed documents were listings
+            bool(wire.get("ls", False)),  # ... and before extraction told listings
         )
 
 
