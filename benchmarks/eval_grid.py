@@ -56,6 +56,7 @@ SHAPE_ROWS: list[tuple[str, list[str], dict[str, float]]] = [
     ("teasers before their story", ["early-teasers"], HARD_CASES),
     ("hard-wrapped text", ["hard-wrapped"], HARD_CASES),
     ("notices in place of articles", ["notices"], HARD_CASES),
+    ("script-built pages", ["script-built"], HARD_CASES),
     ("all shapes at once", ["one-line", "fixed-list", "div-only", "trimmed", "cold-sites"], HARD_CASES),
 ]
 

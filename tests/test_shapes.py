@@ -12,6 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from stream_lsh.cli import cli
+from stream_lsh.core.config import DedupConfig
+from stream_lsh.core.page import page_from_dict
+from stream_lsh.core.prepare import Preparer
+from stream_lsh.core.text import html_blocks
 from stream_lsh.errors import CorpusError
 from stream_lsh.synthetic import Shapes, generate_corpus, generate_corpus_with_truth
 from stream_lsh.synthetic.notices import NOTICE_SHARE
@@ -212,3 +216,23 @@ def test_notices_are_a_sites_one_text_at_many_addresses_each_a_page_of_its_own()
             sections[page["source"], page["title"]].add(re.sub(r"[0-9a-f]{16}", "REF", found.group(1)))
     assert sum(len(s) == 1 for s in sections.values()) == len(sections) >= 10
     assert sum(t.kind == "no-content" for t in truth.values()) == 0  # notices stand in for galleries
+
+
+def test_script_built_pages_hold_their_article_only_as_data_and_are_read_from_it():
+    corpus, _ = shaped("script-built")
+    plain, _ = shaped()
+    before = {page["id"]: page for page in plain.pages}
+    shells = [page for page in corpus.pages if "html" in page and '<div id="__next">' in page["html"]]
+    assert len(shells) >= 50
+    assert {"__NEXT_DATA__" in page["html"] for page in shells} == {True, False}  # state, or JSON-LD
+    preparer = Preparer(DedupConfig())
+    for page in shells:
+        shown = html_blocks(page["html"])
+        assert shown == [page["title"]], shown  # a crawler that runs no scripts sees the headline
+        article = preparer.blocks(page_from_dict(page))[1:]  # after its headline, with no byline to cut it
+        assert article == preparer.blocks(page_from_dict(before[page["id"]]))[: len(article)]
+        assert len(" ".join(article).split()) > 3 * len(shown[0].split())
+    # the shape renders, it does not change what a page is or which pages there are
+    assert corpus.labels == plain.labels
+    others = [page for page in corpus.pages if page not in shells]
+    assert all(page == before[page["id"]] for page in others)

@@ -27,6 +27,7 @@ from .banding import Banding
 from .boilerplate import BoilerplateLearner
 from .clock import EventTime, event_time
 from .config import DedupConfig
+from .embedded import data_article_html, json_card_html
 from .feed import feed_document, feed_item_html
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text, site_headline_key
@@ -241,22 +242,27 @@ class Preparer:
         )
 
     def extract(self, page: Page) -> Extracted:
-        """The page's visible text as normalised blocks (empty ones dropped; a feed item read as
-        the card it is, :mod:`.feed`), with ``drop_chrome`` without the sentences
+        """The page's visible text as normalised blocks (empty ones dropped; a feed item or a JSON
+        card read as the card it is, :mod:`.feed`, :mod:`.embedded`; a script-built page as the
+        article in its data), with ``drop_chrome`` without the sentences
         before its headline (:func:`.headline.from_headline`) and without lists of headlines, long
         blocks in sentences."""
         markup, text = page.html, page.text
         body = markup if markup is not None else text
-        card = feed_item_html(body)
+        document = feed_document(body)
+        card = None if document else feed_item_html(body) or json_card_html(body)
         if card is not None:
             markup, text = card, None
         if markup is not None:
             raw_blocks = html_blocks(markup, drop_chrome=self.config.drop_chrome)
+            data = data_article_html(markup, raw_blocks)
+            if data is not None:  # a script-built page: its article is in its data (.embedded)
+                raw_blocks = html_blocks(data, drop_chrome=self.config.drop_chrome)
         else:
             raw_blocks = text_blocks(text or "")
         headline = headline_text(title=page.title, html=markup, text=text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
-        listing = feed_document(body) or is_search(page.url) or is_listing(raw_blocks)
+        listing = document or is_search(page.url) or is_listing(raw_blocks)
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]

@@ -23,6 +23,10 @@ chrome with ``nav``/``aside``/``footer``, and trims copies by at most 30%. Real 
 * ``notices``: the pages without an article are what a site shows in place of one at a story's
   address (an error page, a bot check, a paywall stub, a removal notice; :mod:`.notices`), the
   same text at every address of the site, and there are more of them: 5% of pages, not 1%.
+* ``script-built``: about half the outlets (by their domain) build their HTML pages with scripts,
+  as a crawler that runs none fetches them: the headline and an empty frame, the article only as
+  data, in the page's ``__NEXT_DATA__`` state (paragraph objects beside the site's trending list
+  and ads) or in its JSON-LD ``articleBody``.
 
 Shapes change how pages are rendered and ordered (``trimmed``: how copies are cut;
 ``early-teasers``: when teasers come; ``notices``: what the pages without an article are), never
@@ -68,6 +72,7 @@ class Shapes:
     early_teasers: bool = False
     hard_wrapped: bool = False
     notices: bool = False
+    script_built: bool = False
 
     def __post_init__(self) -> None:
         if self.fixed_list and self.rotating_list:
@@ -101,6 +106,7 @@ SHAPE_SUMMARIES: dict[str, str] = {
     "early-teasers": "teasers before their story",
     "hard-wrapped": "text pages wrapped at a fixed width, as wire copy",
     "notices": "5% of pages are a site's error pages, bot checks, paywall stubs and removal notices",
+    "script-built": "about half the sites' HTML pages carry their article only as data for scripts",
 }
 assert tuple(SHAPE_SUMMARIES) == SHAPE_NAMES, "every shape has its summary"
 #: No shape asked for: the default world's pages.
