@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from stream_lsh.core.decision import DUPLICATE, NO_CONTENT, OPENING, UNIQUE, Match, decide
 from stream_lsh.core.dedup import Deduplicator, export_state, import_state
+from stream_lsh.core.keyed import keyed_only
 from stream_lsh.core.opening import (
     MAX_SIZE_OF_HELD,
     MIN_SHARE_IN_ORIGINAL,
@@ -135,10 +136,11 @@ def test_a_teaser_too_short_to_compare_joins_its_story_and_a_longer_page_does_no
     assert (brief_d.duplicate_of, brief_d.match) == ("story", OPENING), brief_d
     assert brief_d.similarity is not None and brief_d.similarity < RULE.jaccard
     assert roundup_d.status == UNIQUE, roundup_d
-    assert "card" not in {entry.id for entry in engine.index}  # unsigned: nothing to find it by
+    card = engine.index.get("card")  # unsigned, it is found by its keys only (core/keyed.py)
+    assert card is not None and card.band_keys.size == 0 and keyed_only(card.signature)
 
 
-def test_without_openings_the_card_has_no_content():
+def test_without_openings_the_card_stays_apart():
     """What the rule changes: the same pages, with the story's opening unknown to the window."""
     engine = Deduplicator()
     story, card, *_ = story_and_teasers()
@@ -147,7 +149,8 @@ def test_without_openings_the_card_has_no_content():
     engine.index.window.by_content = {
         k: v for k, v in engine.index.window.by_content.items() if k == engine.index.get("story").content_hash
     }
-    assert engine.process(card).status == NO_CONTENT
+    alone = engine.process(card)  # found by nothing, it founds a cluster of its own (core/keyed.py)
+    assert (alone.status, alone.cluster_id, alone.duplicate_of) == (UNIQUE, "card", None)
 
 
 def test_a_saved_window_keeps_the_openings():
@@ -165,7 +168,7 @@ def test_a_saved_window_keeps_the_openings():
     older = Deduplicator()
     import_state(older, header, arrays)
     assert older.index.get("story").opening == 0
-    assert older.process(pages[1]).status == NO_CONTENT
+    assert older.process(pages[1]).status == UNIQUE  # the card finds nothing: a cluster of its own
 
 
 def decided_alike_on_disk(pages: list[Page], directory) -> bool:

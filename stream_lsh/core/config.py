@@ -42,7 +42,8 @@ class DedupConfig:
             duplicate can have (:meth:`Verification.lowest_jaccard`).
         fp_weight, fn_weight: weights of the two error areas when choosing the banding.
         verify: "signature" (estimated from signatures) or "jaccard" (exact, on stored shingle sets).
-        min_shingles: pages with fewer shingles are ``no_content``.
+        min_shingles: pages with fewer shingles are never compared by similarity: ``no_content``,
+            unless their opening or headline finds or founds a cluster (:mod:`.keyed`).
         bucket_cap: most pages kept per LSH bucket.
         ttl: seconds of event time a page stays indexed; None keeps pages forever.
         boilerplate: learn and drop site-wide boilerplate blocks.

@@ -141,6 +141,7 @@ class Match(NamedTuple):
     of_page: float | None = None
     of_candidate: float | None = None
     roundup: bool = False  # the candidate is a roundup: a page is its copy only if it holds most of it
+    measured: bool = True  # False: a keyed page (.keyed), found by a key with nothing to measure
 
     @property
     def contained(self) -> float:
@@ -162,6 +163,7 @@ def decide(
     joined_by: str = OPENING,
     opened_by: Match | None = None,
     opened_how: str = OPENING,
+    keyed: bool = False,
 ) -> Decision:
     """The page's decision (see the module doc).
 
@@ -188,6 +190,8 @@ def decide(
             the engine checked that it holds it), or the earlier page of another site with its
             headline (:mod:`.headline`), which the page joins if nothing else takes it.
         opened_how: how ``opened_by`` was found: :data:`OPENING` or :data:`HEADLINE`.
+        keyed: the page is unsigned but found by its keys (:mod:`.keyed`): when nothing takes
+            it, it founds a cluster rather than being ``no_content``.
     """
     if exact is not None and exact.cluster_id is not None and (exact.roundup or not listing):
         return Decision(
@@ -200,7 +204,7 @@ def decide(
     if not signed:
         if opening is not None and opening.cluster_id is not None:
             return Decision(page_id, DUPLICATE, opening.cluster_id, opening.id, match=joined_by)
-        return Decision(page_id, NO_CONTENT, None)
+        return Decision(page_id, UNIQUE, founds) if keyed else Decision(page_id, NO_CONTENT, None)
     verdicts = [
         (c, rule.match(c.similarity, c.contained) if may_copy(roundup, c, listing=listing) else None)
         for c in candidates
@@ -248,16 +252,17 @@ def decide(
 def _copy(
     page_id: str, original: Match, how: str, candidates: int, verified: int, refused_by: str | None
 ) -> Decision:
-    """The decision that the page is a copy of ``original``, found by ``how``."""
+    """The decision that the page is a copy of ``original``, found by ``how`` (with no similarity
+    when nothing was measured)."""
     return Decision(
         page_id,
         DUPLICATE,
         original.cluster_id,
         original.id,
-        original.similarity,
+        original.similarity if original.measured else None,
         candidates,
         match=how,
-        containment=original.contained,
+        containment=original.contained if original.measured else None,
         verified=verified,
         refused_by=refused_by,
     )

@@ -7,7 +7,8 @@ For each page (MMDS sec. 3.4.3, in a stream):
 2. exact-duplicate fast path: a page whose remaining text hashes like an indexed page's is its
    duplicate with similarity 1.0 (sec. 3.9.1), without shingling;
 3. shingles -> minhash signature -> band keys; fewer than ``min_shingles`` shingles (repeats
-   counted): ``no_content`` (never indexed, so such pages never cluster with each other);
+   counted): no signature, so never compared by similarity: ``no_content``, unless its text, its
+   opening or its headline finds a cluster, or its opening or headline founds one (:mod:`.keyed`);
 4. candidates = indexed pages sharing a band; each verified (:mod:`.verification`): its Jaccard
    similarity and its containment, estimated from the signatures (or exact, on stored shingle
    sets), against the two thresholds;
@@ -53,6 +54,7 @@ from .decision import (
     decide,
 )
 from .index import IndexEntry, LSHIndex, WindowIndex
+from .keyed import NO_BAND_KEYS, band_keys_of, empty_signature, is_keyed, keyed_only
 from .opening import holds_earlier_opening, joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
@@ -207,7 +209,9 @@ class Deduplicator:
         decision = self._decide(page)
         if prepared.time.date_ignored is not None:
             self.dates_ignored[prepared.time.date_ignored] += 1
-        if page.signed:  # an unsigned page has nothing to be found by, even joined by its opening
+        if page.signed or (
+            decision.cluster_id is not None and is_keyed(page, self.preparer.no_text)
+        ):  # else nothing finds it
             self._insert(page, decision)
         return decision
 
@@ -253,6 +257,7 @@ class Deduplicator:
             joined_by=joined_by,
             opened_by=opened_by,
             opened_how=opened_how,
+            keyed=is_keyed(page, self.preparer.no_text),
         )
         self.checks["verified"] += decision.verified
         self.checks["rejected"] += len(candidates) - decision.verified
@@ -299,6 +304,8 @@ class Deduplicator:
                 return match, OPENING
         if headline is None or not page.short:
             return None, OPENING
+        if keyed_only(headline.signature) and self._own_site(page, headline):
+            return None, OPENING  # two short pages of a site under one title: a weather page, a live page
         return self._measured(page, headline), HEADLINE
 
     def _opened_by(self, page: SignedPage, headline: IndexEntry | None) -> tuple[Match | None, str]:
@@ -312,20 +319,29 @@ class Deduplicator:
         entry = self.index.opening(page.opening) if page.opening else None
         if entry is not None and entry.id != page.prepared.id:
             match = self._measured(page, entry)
+            if not match.measured:  # a keyed page's article is its opening: the page begins with it
+                return (match if self.rule.containment is not None else None), OPENING
             if holds_earlier_opening(match.of_page, match.of_candidate, self.rule.containment):
                 return match._replace(containment=match.of_candidate), OPENING
-        if headline is None or not page.site_headline:
-            return None, OPENING
-        own = self.index.opening(page.site_headline)
-        if own is not None and own.id == headline.id:  # its own site's page: another story under it
+        if headline is None or self._own_site(page, headline):  # another story under the site's title
             return None, OPENING
         return self._measured(page, headline), HEADLINE
 
+    def _own_site(self, page: SignedPage, headline: IndexEntry) -> bool:
+        """Whether the earliest page with the page's headline may be of the page's own site: it is
+        its site's earliest page with it, or the page has no site to tell (:mod:`.headline`)."""
+        if not page.site_headline:
+            return True
+        own = self.index.opening(page.site_headline)
+        return own is not None and own.id == headline.id
+
     def _measured(self, page: SignedPage, entry: IndexEntry) -> Match:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the
-        decision gives it no similarity (``of_page`` None)."""
+        decision gives it no similarity (``of_page`` None), nor a keyed page's entry (:mod:`.keyed`)."""
         if page.signature is None:
             return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry))
+        if keyed_only(entry.signature):
+            return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry), measured=False)
         found = self.measure(page.signature, page.shingles, [entry])
         jaccard, containment, share, of_entry = (column[0] for column in found)
         roundup = _decided_roundup(entry)
@@ -347,7 +363,8 @@ class Deduplicator:
         signature, band_keys, shingles = page.signature, page.band_keys, page.shingles
         if exact is not None:  # share the original's arrays: same text, same signature
             signature, band_keys, shingles = exact.signature, exact.band_keys, exact.shingles
-        assert signature is not None and band_keys is not None
+        if signature is None or band_keys is None:  # a keyed page: found by its keys only
+            signature, band_keys = empty_signature(self.scheme.num_perm), NO_BAND_KEYS
         self.index.insert(
             IndexEntry(
                 id=decision.id,
@@ -377,8 +394,12 @@ def _decided_roundup(entry: IndexEntry) -> bool:
 def _with_headline(entries: list[IndexEntry], headline: IndexEntry | None) -> list[IndexEntry]:
     """The band candidates, and after them the earliest page with the page's headline when no band
     found it (:mod:`.headline`: a brief its story's bands never reach)."""
-    if headline is None or any(found.id == headline.id for found in entries):
-        return entries
+    if (
+        headline is None
+        or keyed_only(headline.signature)
+        or any(found.id == headline.id for found in entries)
+    ):
+        return entries  # a keyed page has nothing to measure: it is no candidate (.keyed)
     return [*entries, headline]
 
 
@@ -410,7 +431,7 @@ class _Neighbours:
         if decision is None or decision.duplicate_of is None:
             return None
         entry = self.entries.get(decision.duplicate_of) or self.engine.index.get(decision.duplicate_of)
-        if entry is None or entry.id == self.page.prepared.id:
+        if entry is None or entry.id == self.page.prepared.id or keyed_only(entry.signature):
             return None
         self.entries[entry.id] = entry
         (match,) = self.measured([entry])
@@ -485,7 +506,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
             IndexEntry(
                 id=page_id,
                 signature=signature,
-                band_keys=dedup.banding.band_keys(signature),
+                band_keys=band_keys_of(signature, dedup.banding),
                 cluster_id=header["clusters"][i],
                 event_time=None if np.isnan(arrays["event_times"][i]) else float(arrays["event_times"][i]),
                 content_hash=int(arrays["content_hashes"][i]),

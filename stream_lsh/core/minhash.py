@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-__all__ = ["MinHasher", "agreement", "signature_matrix"]
+__all__ = ["EMPTY_VALUE", "MinHasher", "agreement", "signature_matrix"]
 
-_EMPTY_VALUE = np.uint32(0xFFFFFFFF)
+#: Every value of the signature of no shingles.
+EMPTY_VALUE = np.uint32(0xFFFFFFFF)
 _CHUNK = 8_192  # values per (num_perm x chunk) matrix: 4 MB of uint32 at num_perm = 128
 
 
@@ -55,7 +56,7 @@ class MinHasher:
         A set with no values gets all-ones; so, with probability 2**-32 per value, does a real minimum.
         """
         counts = np.diff(offsets)
-        out = np.full((counts.size, self.num_perm), _EMPTY_VALUE, dtype=np.uint32)
+        out = np.full((counts.size, self.num_perm), EMPTY_VALUE, dtype=np.uint32)
         values = (values >> np.uint64(32)).astype(np.uint32)
         filled = np.flatnonzero(counts > 0)
         start = 0
@@ -75,7 +76,7 @@ class MinHasher:
         return out
 
     def _large(self, values: np.ndarray) -> np.ndarray:
-        minimum = np.full(self.num_perm, _EMPTY_VALUE, dtype=np.uint32)
+        minimum = np.full(self.num_perm, EMPTY_VALUE, dtype=np.uint32)
         for low in range(0, values.size, _CHUNK):
             matrix = np.multiply.outer(self._a, values[low : low + _CHUNK])
             matrix += self._b[:, None]

@@ -240,6 +240,7 @@ class Preparer:
             lead_share=config.lead_share,
             lead_rule=LEAD_RULE if config.lead_share else "",
         )
+        self.no_text = xxh64_text("", config.seed)  # the content hash of a page with no text left
 
     def extract(self, page: Page) -> Extracted:
         """The page's visible text as normalised blocks (empty ones dropped; a feed item or a JSON
@@ -303,9 +304,8 @@ class Preparer:
         notice = notice_kind(kept) if self.config.drop_chrome else None
         if notice is not None:
             blocks_dropped = len(blocks) - len(kept)
-            empty = xxh64_text("", self.config.seed)
             return PreparedPage(
-                page_id, lang, clock_ms, time, "", empty, body_hash, blocks_dropped, notice=notice
+                page_id, lang, clock_ms, time, "", self.no_text, body_hash, blocks_dropped, notice=notice
             ), flagged
         dropped_starts = _dropped_starts(blocks, kept)
         start = article_start(kept)

@@ -25,7 +25,7 @@ import heapq
 from collections.abc import Iterable, Iterator
 from typing import Any, Generic, Protocol, TypeVar
 
-__all__ = ["BandWindow", "Indexed", "check_window", "first_keys"]
+__all__ = ["BandWindow", "Indexed", "check_window", "first_keys", "takes_key"]
 
 
 def check_window(bucket_cap: int, ttl: float | None) -> None:
@@ -62,10 +62,20 @@ class Indexed(Protocol):
 E = TypeVar("E", bound=Indexed)
 
 
+def takes_key(entry: Indexed, owner: Indexed | None) -> bool:
+    """Whether an entry becomes the page that one of its first keys names, over ``owner``, the
+    page it names now: the first page with the key does, and so does a page with band keys over a
+    keyed page's (.keyed). A keyed page founds a cluster only when nothing could take it; a story
+    that came after it and joined another cluster by its text is the better original for the cards
+    that follow (one keyed card would otherwise split them from their story's cluster)."""
+    return owner is None or (bool(entry.keys) and not owner.keys)
+
+
 def first_keys(entry: Indexed) -> list[int]:
     """The keys under which the exact-content map remembers the earliest page: its content hash,
-    and its opening and headline keys (the latter also at its site) if it has them."""
-    keys = [] if entry.content_hash is None else [entry.content_hash]
+    and its opening and headline keys (the latter also at its site) if it has them. An entry with
+    no band keys is a keyed page's (.keyed), found by its opening and headline only."""
+    keys = [] if entry.content_hash is None or not entry.keys else [entry.content_hash]
     if entry.opening:
         keys.append(entry.opening)
     if entry.headline:
@@ -141,7 +151,9 @@ class BandWindow(Generic[E]):
                 del bucket[0]
                 evicted += 1
         for key in first_keys(entry):
-            self.by_content.setdefault(key, page_id)
+            owner = self.by_content.get(key)
+            if takes_key(entry, None if owner is None else self.entries.get(owner)):
+                self.by_content[key] = page_id
         self.entries[page_id] = entry
         self._schedule(page_id, entry)
         return evicted

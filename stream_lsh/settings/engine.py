@@ -82,7 +82,13 @@ class EngineSettings:
         _ENGINE.fn_weight, float, "weight of false negatives when choosing (b, r)", (*ENGINE, "tune")
     )
     verify: Verify = setting(_ENGINE.verify, choice(Verify, "candidate check"), "candidate check", ENGINE)
-    min_shingles: int = setting(_ENGINE.min_shingles, int, "pages with fewer shingles are no_content", ENGINE)
+    min_shingles: int = setting(
+        _ENGINE.min_shingles,
+        int,
+        "pages with fewer shingles are never compared by similarity, only found by their opening or headline "
+        "(else no_content)",
+        ENGINE,
+    )
     bucket_cap: int = setting(_ENGINE.bucket_cap, int, "most pages kept per LSH bucket", ENGINE)
     ttl_hours: float = setting(
         (_ENGINE.ttl or 0.0) / HOUR,

@@ -35,7 +35,7 @@ from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 from ..core.banding import Banding
 from ..core.index import IndexEntry, WindowIndex
 from ..core.scheme import Scheme
-from ..core.window import check_window, first_keys
+from ..core.window import check_window, first_keys, takes_key
 from .disk_layout import LAYOUT, check_header, load_bands, migrate_buckets, read_meta, rows_of
 from .entry_codec import (
     CLUSTER,
@@ -224,7 +224,8 @@ class DiskIndex(WindowIndex):
                 self._evicted(pushed).append(key)
         self._added.append((page_number, entry.band_keys))
         for key in first_keys(entry):
-            if self._content(key) is None:
+            owner = self._content(key)
+            if takes_key(entry, None if owner is None else self._entry(owner)):
                 self._set(self._contents, CONTENT + number(key), key, page_number)
         self._set(self._numbers, PAGE_ID + entry.id.encode(), entry.id, page_number)
         self._set(self._entries, PAGE + number(page_number), page_number, entry)
