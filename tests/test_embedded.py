@@ -81,6 +81,15 @@ def test_json_ld_article_body_is_read_and_an_assignment_too():
     assert html_blocks(data_article_html(shell(LD_JSON), shown=[TITLE]) or "") == [TITLE, *PARAGRAPHS]
     assigned = f"<script>window.__INITIAL_STATE__ = {orjson.dumps(ARTICLE_STATE).decode()};</script>"
     assert html_blocks(data_article_html(shell(assigned), shown=[TITLE]) or "") == [TITLE, *PARAGRAPHS]
+    vue = {
+        "article": {
+            "title": TITLE,
+            "author": {"name": "Ann Reyes"},
+            "html": "".join(f"<p>{p}</p>" for p in PARAGRAPHS),
+        }
+    }
+    vue_state = f"<script>window.__INITIAL_STATE__={orjson.dumps(vue).decode()}</script>"
+    assert html_blocks(data_article_html(shell(vue_state, shown=""), []) or "") == [TITLE, *PARAGRAPHS]
     wordpress = {
         "title": {"rendered": TITLE},
         "content": {"rendered": "".join(f"<p>{p}</p>" for p in PARAGRAPHS)},

@@ -47,9 +47,13 @@ _HEADLINE_KEYS: Final = ("headline", "title", "name")
 _BODY_KEYS: Final = (
     "articleBody",
     "content_html",
+    "contentHtml",
+    "body_html",
+    "bodyHtml",
     "content_text",
     "body",
     "content",
+    "html",
     "paragraphs",
     "blocks",
     "text",
