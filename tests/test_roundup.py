@@ -20,6 +20,7 @@ from stream_lsh.core.roundup import (
     SUMMARY_WORDS,
     dateline,
     holds_most_of,
+    is_front,
     is_listing,
     is_roundup,
     is_search,
@@ -402,3 +403,59 @@ def test_a_card_that_comes_after_a_front_which_lists_its_story_joins_the_story_n
     assert (listing.status, listing.roundup) == (UNIQUE, True), listing
     assert card.cluster_id != "front", card
     assert full.cluster_id == card.cluster_id, full
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://news.example/",
+        "https://news.example",
+        "https://www.news.example/?ref=logo",
+        "https://news.example/index.html",
+        "https://news.example/?utm_source=app&utm_medium=push",
+        "https://news.example/#top",
+    ],
+)
+def test_a_site_s_front_is_a_listing_by_its_address(url):
+    assert is_front(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        None,
+        "https://news.example/?p=6388",  # a story of a site that names it in the query
+        "https://news.example/#/a/council-votes-to-extend-the-bus-network",  # a script-built site's route
+        "https://news.example/world/council-votes",
+        "https://consent.news.example/?continue=49dfe0",
+        "http://[invalid/",  # an address that cannot be read is nothing, never an error
+    ],
+)
+def test_a_story_s_address_is_no_front(url):
+    assert not is_front(url)
+
+
+def test_a_front_with_two_summarised_items_among_bare_headlines_is_no_story():
+    """Too few items to be a listing by its shape; at its site's root, it is one by its address,
+    and the story it tops, coming after it, founds its own cluster rather than joining it."""
+    bare = (
+        "\n".join(f"{title} and more news of the day" for title, _ in FRONT_ITEMS[2:])
+        + "\n"
+        + "\n".join(f"Another headline number {n} of the site's list" for n in range(12))
+    )
+    text = front(FRONT_ITEMS[:2]) + "\n" + bare
+    story = f"{FRONT_ITEMS[0][0]}\n{FRONT_ITEMS[0][1]}\n{prose(61, 80)}"
+    for url, joins in (("https://news.example/?ref=logo", False), ("https://news.example/section/7", True)):
+        engine = Deduplicator()
+        listing, full = engine.process_batch(
+            [Page(id="front", text=text, url=url), page("story", story, "wire.example")]
+        )
+        assert listing.roundup is not joins, listing
+        assert (full.cluster_id == "front") is joins, full
+
+
+def test_a_page_whose_address_cannot_be_read_is_decided():
+    engine = Deduplicator()
+    decided = engine.process(Page(id="odd", text=prose(62, 200), url="http://[invalid/search?q=storm"))
+    assert decided.status == UNIQUE and not decided.roundup
+    assert Page(id="odd", text="x", url="http://[invalid/").site == ""

@@ -55,12 +55,12 @@ from __future__ import annotations
 import html as html_entities
 import re
 from itertools import takewhile
-from urllib.parse import urlsplit
 
 import numpy as np
 
 from .hashing import fmix64, words, xxh64_text
 from .page import HEAD_BYTES
+from .roundup import is_front
 from .text import byline, heading, normalize_blocks
 
 __all__ = [
@@ -205,17 +205,12 @@ def _words(blocks: list[str]) -> int:
 
 
 def site_title(headline_words: list[str], url: str | None, site: str) -> bool:
-    """Whether a headline is its site's own title, not a story's: the page is the site's root,
-    or the headline holds the site's name: the longest label of its host but the last, when it
-    has :data:`_MIN_NAME` letters or more ("globalaffairstoday"; "bbc" or "news" would be found
-    in stories' headlines)."""
-    if url:
-        try:
-            path = urlsplit(url.strip()).path
-        except ValueError:
-            path = ""
-        if path.strip("/") == "":
-            return True
+    """Whether a headline is its site's own title, not a story's: the page is the site's front
+    (:func:`.roundup.is_front`), or the headline holds the site's name: the longest label of its
+    host but the last, when it has :data:`_MIN_NAME` letters or more ("globalaffairstoday"; "bbc"
+    or "news" would be found in stories' headlines)."""
+    if is_front(url):
+        return True
     labels = site.lower().split(".")
     name = max((re.sub(r"[^a-z0-9]", "", label) for label in labels[:-1] or labels), key=len, default="")
     return len(name) >= _MIN_NAME and name in "".join(headline_words)

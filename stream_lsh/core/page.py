@@ -15,12 +15,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 from ..errors import PageError
 from .dates import DateReading, read_date
 
-__all__ = ["Page", "PageError", "page_from_dict"]
+__all__ = ["Page", "PageError", "address", "page_from_dict"]
 
 MAX_ID_LENGTH = 1024
 #: Where <title>, <link rel=canonical> and og: tags live; bounded so odd pages stay cheap.
@@ -79,12 +79,22 @@ class Page:
         return ""
 
 
-def _host(url: str) -> str:
+def address(url: str | None) -> SplitResult | None:
+    """A page's address in its parts; None when it has none, or one that cannot be read (an invalid
+    IPv6 literal): a page is never refused, nor a worker stopped, for its address."""
+    if not url:
+        return None
     try:
-        host = urlsplit(url.strip()).hostname or ""
-    except ValueError:  # e.g. an invalid IPv6 literal
-        return ""
-    return host.removeprefix("www.")
+        parts = urlsplit(url.strip())
+        parts.hostname  # noqa: B018 - the host is read lazily, and may be what cannot be read
+    except ValueError:
+        return None
+    return parts
+
+
+def _host(url: str) -> str:
+    parts = address(url)
+    return "" if parts is None else (parts.hostname or "").removeprefix("www.")
 
 
 def _site_in_html(html: str) -> str:

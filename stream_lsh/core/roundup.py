@@ -46,7 +46,9 @@ outside sets this takes 550 of the 638 pages of several stories (375 before date
 and the test saw the whole page), on the fifteenth 134 of 179, and no page of a single story on
 the ninth to fifteenth (the 16 listings among their pages labelled alike are copies of one
 newsletter). A page at its site's search address is a listing too, whatever its shape
-(:func:`is_search`): it often lists two or three stories. A listing is a copy of a roundup only,
+(:func:`is_search`): it often lists two or three stories; and so is a page at its site's front
+(:func:`is_front`), which often gives three summarised stories among lists of bare headlines. A
+listing is a copy of a roundup only,
 such as the same front crawled again: once its site's learner has taken out the items the site
 printed before, what is left of a front may be one new item, the text of a card or an alert, word
 for word, which it would otherwise join.
@@ -63,8 +65,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Final
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
+from .page import address
 from .text import byline, heading
 
 _LONG_WORD = re.compile(r"\w{5,}")
@@ -74,6 +77,14 @@ _DATELINE_CHARS = 80
 _DIGIT = re.compile(r"[0-9]")
 _SEARCH_STEPS = frozenset("search suche recherche buscar busca ricerca zoeken zoek".split())
 _SEARCH_KEYS = frozenset(("q", "query"))
+# query keys that only track where a reader came from, and a site's index pages
+_TRACKING_KEYS = frozenset(
+    "ref ref_src ref_url src cmp cmpid fbclid gclid dclid msclkid mc_cid mc_eid ocid s_cid smid share "
+    "igshid yclid".split()
+)
+_INDEX_STEPS = frozenset(
+    "index.html index.htm index.php index.shtml index.asp default.asp default.aspx home".split()
+)
 _DAY_WORDS = frozenset("ago yesterday today now".split())
 _MONTHS = frozenset(
     """january february march april may june july august september october november december
@@ -96,6 +107,7 @@ __all__ = [
     "SUMMARY_WORDS",
     "dateline",
     "holds_most_of",
+    "is_front",
     "is_listing",
     "is_roundup",
     "is_search",
@@ -199,13 +211,34 @@ def is_search(url: str | None) -> bool:
     A search page lists the stories that hold its words, often two or three: too few items to be
     a listing by its shape (:func:`is_listing`), and a story's first copy joined it. On the
     fourteenth outside set its 20 search pages made about half the false pairs left (seed 1)."""
-    if not url:
+    parts = address(url)
+    if parts is None:
         return False
-    parts = urlsplit(url.strip())
     steps = parts.path.lower().split("/")
     if not _SEARCH_STEPS.isdisjoint(steps):
         return True
     return any(key in _SEARCH_KEYS and value for key, value in parse_qsl(parts.query))
+
+
+def is_front(url: str | None) -> bool:
+    """Whether a page's address is its site's front: the site's root or its index page, with no
+    query but one that tracks where the reader came from ("/?ref=logo", "/?utm_source=app") and
+    no route in its fragment (a script-built site's "/#/a/the-story" is a story).
+
+    A front lists a few stories with a summary among lists of bare headlines, too few items to be a
+    listing by its shape (:func:`is_listing`), or items under titles that are no headline lines;
+    a story's first copy joined it, and later copies followed. An article is never served at its
+    site's root without a query that names it ("/?p=6388")."""
+    parts = address(url)
+    if parts is None:
+        return False
+    steps = [step for step in parts.path.lower().split("/") if step]
+    if len(steps) > 1 or (steps and steps[0] not in _INDEX_STEPS):
+        return False
+    if parts.fragment.startswith(("/", "!")):
+        return False
+    keys = [key.lower() for key, _ in parse_qsl(parts.query, keep_blank_values=True)]
+    return all(key.startswith("utm_") or key in _TRACKING_KEYS for key in keys)
 
 
 def dateline(block: str) -> bool:
