@@ -452,3 +452,34 @@ def test_one_line_articles_beside_many_lines_of_chrome_stay_apart():
     ]
     assert [d.status for d in decisions] == ["unique"] * 6, decisions
     assert engine.learner is not None and engine.learner.boilerplate_blocks >= 11
+
+
+_ADDRESSES = st.one_of(
+    st.none(),
+    st.text(max_size=40),
+    st.builds(
+        "{}://{}/{}{}".format,
+        st.sampled_from(["http", "https", "ftp", ""]),
+        st.sampled_from(["news.example", "[bad", "[::1]", "", "www.x.example:99999"]),
+        st.sampled_from(["", "search", "index.html", "a/b", "#/a/slug"]),
+        st.sampled_from(["", "?q=x", "?p=1", "?ref=logo", "#!/x", "?%zz"]),
+    ),
+)
+_BODIES = st.one_of(
+    st.text(max_size=200),
+    st.builds(
+        lambda s: f"<html><body><h1>{s}</h1><script type='application/json'>{s}</script></body></html>",
+        st.text(max_size=80),
+    ),
+    st.builds(lambda s: "{" + s, st.text(max_size=80)),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(url=_ADDRESSES, title=st.one_of(st.none(), st.text(max_size=40)), body=_BODIES, html=st.booleans())
+def test_any_page_the_input_accepts_is_decided(url, title, body, html):
+    """Whatever its address, title and body, a valid page gets a decision: no rule of the engine
+    may stop a run on a page (an unreadable address once did, in the search test)."""
+    page = Page(id="p", url=url, title=title, html=body if html else None, text=None if html else body)
+    decided = Deduplicator().process(page)
+    assert decided.id == "p" and decided.status in ("unique", "duplicate", "no_content")
