@@ -298,7 +298,7 @@ def _decide(
     for (prepared, decision), (page, raw, _) in zip(decided, pending, strict=True):
         summary.count(decision, site=page.site, flattened=prepared.flattened)
         out.write(orjson.dumps(decision.to_dict()) + b"\n")
-        if unique_out is not None and decision.status == UNIQUE and not decision.replayed:
+        if unique_out is not None and decision.fullest_so_far and not decision.replayed:
             unique_out.write(raw + b"\n")
         if alerts is not None:
             alerts.decided(page, prepared, decision, dedup.index.ttl)

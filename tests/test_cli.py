@@ -62,7 +62,9 @@ def test_dedup_writes_one_decision_per_page_in_input_order(corpus, tmp_path):
     }
     statuses = {d["status"] for d in decisions}
     assert statuses == {"unique", "duplicate", "no_content"}
-    assert [p["id"] for p in read_jsonl(uniques)] == [d["id"] for d in decisions if d["status"] == "unique"]
+    kept = [d["id"] for d in decisions if d["status"] == "unique" or d.get("fuller")]
+    assert any(d.get("fuller") for d in decisions)  # a story that came after its teaser is kept too
+    assert [p["id"] for p in read_jsonl(uniques)] == kept
     assert "pages 600 |" in result.stderr and "pages/s" in result.stderr
     for d in decisions:
         if d["status"] == "duplicate":

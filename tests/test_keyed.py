@@ -3,8 +3,12 @@ before its story founds the cluster the story joins; nothing is ever matched to 
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
+import orjson
+
+from stream_lsh.batch import RejectSink, run_batch
 from stream_lsh.core.config import DedupConfig
 from stream_lsh.core.decision import DUPLICATE, HEADLINE, NO_CONTENT, OPENING, UNIQUE
 from stream_lsh.core.dedup import Deduplicator, export_state, import_state
@@ -121,3 +125,23 @@ def test_a_keyed_page_stays_keyed_in_a_saved_state_and_on_disk(tmp_path: Path):
     reopened = Deduplicator(config)
     reopened.index = DiskIndex(tmp_path / "w", reopened.scheme, reopened.banding)
     assert reopened.process(pages[1]).duplicate_of == "alert"
+
+
+def test_the_story_after_its_alert_is_the_page_to_index():
+    """Dedup before indexing keeps each cluster's fullest telling so far: the alert founded the
+    cluster, and the story that joined it holds it, so both go to the unique output, the story
+    marked ``fuller``; a copy of the story no larger than it does not."""
+    lines = [
+        orjson.dumps({"id": "alert", "text": f"BREAKING: {HEADLINE_TEXT}", "source": "alerts.example"}),
+        orjson.dumps({"id": "story", "text": STORY, "source": "wire.example"}),
+        orjson.dumps({"id": "copy", "text": STORY, "source": "paper.example"}),
+    ]
+    out, kept = io.BytesIO(), io.BytesIO()
+    run_batch(lines, Deduplicator(), out=out, rejects=RejectSink(io.BytesIO), unique_out=kept)
+    records = [orjson.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["id"], r["status"], r.get("fuller", False)) for r in records] == [
+        ("alert", UNIQUE, False),
+        ("story", DUPLICATE, True),
+        ("copy", DUPLICATE, False),
+    ]
+    assert [orjson.loads(line)["id"] for line in kept.getvalue().splitlines()] == ["alert", "story"]

@@ -22,9 +22,10 @@ from stream_helpers import batch_alerts, batch_reference, read_alerts, run_page_
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.client import read_topic
 from stream_lsh.stream.runner import run_stream
 from stream_lsh.stream.topics import topic_specs
-from stream_lsh.synthetic import generate_corpus
+from stream_lsh.synthetic import Shapes, generate_corpus
 
 
 def with_cards(pages: list[dict], after: tuple[int, ...]) -> list[dict]:
@@ -76,6 +77,26 @@ async def test_pages_fed_at_once_get_one_decision_each_and_the_batch_clusters(br
     # (watermarks); what is left is the boilerplate learner's shared flags, which reach other site
     # partitions at interleaving-dependent times (in-process: F1 >= 0.995 over 400 interleavings)
     assert pair_scores(truth, got).f1 >= 0.99
+
+
+async def test_the_unique_pages_topic_carries_what_batch_keeps_to_index(broker, tmp_path):
+    """Teasers sent before their story, fed at once: the unique-pages topic carries the input of
+    every page batch keeps (unique, or the fuller page a story after its teaser is), each once."""
+    pages = generate_corpus(300, seed=9, teasers=0.1, shapes=Shapes.parse(["early-teasers"])).pages
+    settings = stream_settings(broker, tmp_path, boilerplate=False)
+    kept = [
+        d["id"]
+        for d in batch_reference(pages, boilerplate=False)
+        if d["status"] == "unique" or d.get("fuller")
+    ]
+    assert any(d.get("fuller") for d in batch_reference(pages, boilerplate=False))
+    await run_stream(settings, workers=1, feed=[orjson.dumps(p) for p in pages], until_idle=True, timeout=120)
+    sent: dict[str, bytes] = {}
+    async for key, value, _, _ in read_topic(broker.bootstrap, settings.stream.unique_topic, follow=False):
+        assert key is not None and value is not None
+        sent[key.decode()] = value
+    assert sorted(sent) == sorted(kept)
+    assert all(orjson.loads(sent[page["id"]]) == page for page in pages if page["id"] in sent)
 
 
 @pytest.mark.parametrize("workers", [1, 2])

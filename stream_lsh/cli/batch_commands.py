@@ -48,7 +48,12 @@ from .params import (
     help="Decisions, one JSON line per page [stdout].",
 )
 @click.option(
-    "--unique-out", type=OutputFile(), help="Write the input line of every page judged unique here."
+    "--unique-out",
+    type=OutputFile(),
+    help=(
+        "Write the input line of every page judged unique here, and of every duplicate that holds the "
+        "smaller page it joined (a story after its alert): what to index."
+    ),
 )
 @rejects_option("Rejected lines")
 @click.option(

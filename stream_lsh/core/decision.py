@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple
 
 from .fuller import Neighbours, refusals
+from .opening import holds_earlier_opening
 from .roundup import may_copy
 from .verification import JACCARD, Verification
 
@@ -84,6 +85,15 @@ class Decision:
     roundup: bool = False
     # a ``no_content`` page that says its article is not here: the kind of notice (.notice)
     notice: str | None = None
+    # a duplicate that holds the smaller page it joined (a story after its teaser, card or alert)
+    fuller: bool = False
+
+    @property
+    def fullest_so_far(self) -> bool:
+        """Whether the page is its cluster's fullest telling so far: it founded the cluster, or it
+        holds the smaller page it joined. What dedup before indexing keeps (the unique output):
+        a story that came after its alert joined the alert's cluster, and is the page to index."""
+        return self.status == UNIQUE or self.fuller
 
     def to_dict(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -104,6 +114,8 @@ class Decision:
             record["roundup"] = True
         if self.notice is not None:
             record["notice"] = self.notice
+        if self.fuller:
+            record["fuller"] = True
         return record
 
     @classmethod
@@ -122,6 +134,7 @@ class Decision:
             refused_by=record.get("refused_by"),
             roundup=bool(record.get("roundup", False)),
             notice=record.get("notice"),
+            fuller=bool(record.get("fuller", False)),
         )
 
 
@@ -228,11 +241,11 @@ def decide(
     ]
     if earlier:
         best, how = max(earlier, key=lambda pair: pair[0].similarity)  # max() keeps the first of equals
-        return _copy(page_id, best, how, len(candidates), verified, refused_by)
+        return _copy(page_id, best, how, len(candidates), verified, refused_by, rule.containment)
     if opening is not None and opening.cluster_id is not None and refused_by is None and not roundup:
-        return _copy(page_id, opening, joined_by, len(candidates), verified, None)
+        return _copy(page_id, opening, joined_by, len(candidates), verified, None, rule.containment)
     if opened_by is not None and opened_by.cluster_id is not None and refused_by is None and not roundup:
-        return _copy(page_id, opened_by, opened_how, len(candidates), verified, None)
+        return _copy(page_id, opened_by, opened_how, len(candidates), verified, None, rule.containment)
     if not others:
         return Decision(page_id, UNIQUE, founds, None, None, len(candidates), verified=verified)
     closest = max(others, key=lambda c: c.similarity)
@@ -250,10 +263,21 @@ def decide(
 
 
 def _copy(
-    page_id: str, original: Match, how: str, candidates: int, verified: int, refused_by: str | None
+    page_id: str,
+    original: Match,
+    how: str,
+    candidates: int,
+    verified: int,
+    refused_by: str | None,
+    containment: float | None,
 ) -> Decision:
     """The decision that the page is a copy of ``original``, found by ``how`` (with no similarity
-    when nothing was measured)."""
+    when nothing was measured), and whether it is the fuller of the two: it holds ``original``
+    (at least the ``containment`` threshold's share of it) at twice its size or more, or
+    ``original`` is a keyed page (.keyed), too short to sign."""
+    fuller = not original.measured or holds_earlier_opening(
+        original.of_page, original.of_candidate, containment
+    )
     return Decision(
         page_id,
         DUPLICATE,
@@ -265,6 +289,7 @@ def _copy(
         containment=original.contained if original.measured else None,
         verified=verified,
         refused_by=refused_by,
+        fuller=fuller,
     )
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from ..core.clock import EventTime
 from ..core.config import DedupConfig
-from ..core.decision import UNIQUE, Decision
+from ..core.decision import Decision
 from ..core.dedup import Deduplicator, export_state, import_state
 from ..core.prepare import PreparedPage, SignedPage
 from ..core.spread import AlertRules, SpreadTracker
@@ -187,7 +187,7 @@ class Decider:
         if self.spread.rules is not None:
             out.alerts.extend((alert.key, alert.to_dict()) for alert in alerts)
         out.decisions.append((decision.id, decision.to_dict()))
-        if decision.status == UNIQUE and not decision.replayed and page.raw is not None:
+        if decision.fullest_so_far and not decision.replayed and page.raw is not None:
             out.unique_pages.append((decision.id, page.raw.encode("utf-8")))
         out.tally.decided.append(DecisionTiming(page.received, page.event_time))
 

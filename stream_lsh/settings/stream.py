@@ -50,7 +50,12 @@ class StreamSettings:
         "story-spread alerts, key = cluster id @ level, once per level",
         TOPICS,
     )
-    unique_topic: str = setting("unique-pages", str, "the original page of every page judged unique", TOPICS)
+    unique_topic: str = setting(
+        "unique-pages",
+        str,
+        "the original page of every page judged unique or fuller than the page it joined",
+        TOPICS,
+    )
     answers_topic: str = setting(
         "dedup-answers", str, "answers to query-only probes, key = correlation id", TOPICS
     )
