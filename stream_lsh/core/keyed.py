@@ -20,8 +20,11 @@ has its opening or headline too. A notice (:mod:`.notice`), a page whose site's 
 no text (a consent wall at a story's address has the story's title) and a page with no key stay
 ``no_content``.
 
-A keyed page's entry holds the signature of no shingles (:data:`EMPTY`) and no band keys: what
-marks it as keyed wherever an entry is stored and read back, with nothing else to keep.
+A keyed page's entry holds the signature of no shingles (:func:`empty_signature`) and no band
+keys: what marks it as keyed wherever an entry is stored and read back, with nothing else to keep.
+A page that can be compared and comes later with the same key takes the key from it
+(:func:`.window.takes_key`); if that page leaves the window first, the keyed page is no longer
+found by that key.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ if TYPE_CHECKING:
 
 __all__ = ["NO_BAND_KEYS", "band_keys_of", "empty_signature", "is_keyed", "keyed_only"]
 
-#: The band keys of a keyed page's entry: none.
+#: The band keys of a keyed page's entry: none (one array shared by all, so read-only).
 NO_BAND_KEYS = np.zeros(0, dtype=np.uint64)
+NO_BAND_KEYS.setflags(write=False)
 
 
 def empty_signature(num_perm: int) -> np.ndarray:
