@@ -304,7 +304,7 @@ class Deduplicator:
                 return match, OPENING
         if headline is None or not page.short:
             return None, OPENING
-        if keyed_only(headline.signature) and self._own_site(page, headline):
+        if keyed_only(headline) and self._own_site(page, headline):
             return None, OPENING  # two short pages of a site under one title: a weather page, a live page
         return self._measured(page, headline), HEADLINE
 
@@ -340,7 +340,7 @@ class Deduplicator:
         decision gives it no similarity (``of_page`` None), nor a keyed page's entry (:mod:`.keyed`)."""
         if page.signature is None:
             return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry))
-        if keyed_only(entry.signature):
+        if keyed_only(entry):
             return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry), measured=False)
         found = self.measure(page.signature, page.shingles, [entry])
         jaccard, containment, share, of_entry = (column[0] for column in found)
@@ -394,11 +394,7 @@ def _decided_roundup(entry: IndexEntry) -> bool:
 def _with_headline(entries: list[IndexEntry], headline: IndexEntry | None) -> list[IndexEntry]:
     """The band candidates, and after them the earliest page with the page's headline when no band
     found it (:mod:`.headline`: a brief its story's bands never reach)."""
-    if (
-        headline is None
-        or keyed_only(headline.signature)
-        or any(found.id == headline.id for found in entries)
-    ):
+    if headline is None or keyed_only(headline) or any(found.id == headline.id for found in entries):
         return entries  # a keyed page has nothing to measure: it is no candidate (.keyed)
     return [*entries, headline]
 
@@ -431,7 +427,7 @@ class _Neighbours:
         if decision is None or decision.duplicate_of is None:
             return None
         entry = self.entries.get(decision.duplicate_of) or self.engine.index.get(decision.duplicate_of)
-        if entry is None or entry.id == self.page.prepared.id or keyed_only(entry.signature):
+        if entry is None or entry.id == self.page.prepared.id or keyed_only(entry):
             return None
         self.entries[entry.id] = entry
         (match,) = self.measured([entry])

@@ -20,8 +20,10 @@ has its opening or headline too. A notice (:mod:`.notice`), a page whose site's 
 no text (a consent wall at a story's address has the story's title) and a page with no key stay
 ``no_content``.
 
-A keyed page's entry holds the signature of no shingles (:func:`empty_signature`) and no band
-keys: what marks it as keyed wherever an entry is stored and read back, with nothing else to keep.
+A keyed page's entry holds no band keys, which marks it wherever the window asks (:func:`keyed_only`,
+:func:`.window.first_keys`), and the signature of no shingles (:func:`empty_signature`), which
+marks it where entries are stored and read back, band keys derived again (:func:`band_keys_of`):
+nothing else to keep.
 A page that can be compared and comes later with the same key takes the key from it
 (:func:`.window.takes_key`); if that page leaves the window first, the keyed page is no longer
 found by that key.
@@ -37,9 +39,10 @@ from .minhash import EMPTY_VALUE
 
 if TYPE_CHECKING:
     from .banding import Banding
+    from .index import IndexEntry
     from .prepare import SignedPage
 
-__all__ = ["NO_BAND_KEYS", "band_keys_of", "empty_signature", "is_keyed", "keyed_only"]
+__all__ = ["NO_BAND_KEYS", "band_keys_of", "empty_signature", "is_keyed", "keyed_only", "no_shingles"]
 
 #: The band keys of a keyed page's entry: none (one array shared by all, so read-only).
 NO_BAND_KEYS = np.zeros(0, dtype=np.uint64)
@@ -51,14 +54,19 @@ def empty_signature(num_perm: int) -> np.ndarray:
     return np.full(num_perm, EMPTY_VALUE, dtype=np.uint32)
 
 
-def keyed_only(signature: np.ndarray) -> bool:
-    """Whether an entry's signature is that of no shingles: a keyed page's, found by its keys only."""
+def no_shingles(signature: np.ndarray) -> bool:
+    """Whether a signature is that of no shingles: a keyed page's, as stored."""
     return bool((signature == EMPTY_VALUE).all())
 
 
+def keyed_only(entry: IndexEntry) -> bool:
+    """Whether an indexed page is a keyed page's, found by its keys only: it has no band keys."""
+    return not entry.keys
+
+
 def band_keys_of(signature: np.ndarray, banding: Banding) -> np.ndarray:
-    """An entry's band keys from its signature: none for a keyed page's."""
-    return NO_BAND_KEYS if keyed_only(signature) else banding.band_keys(signature)
+    """An entry's band keys from its stored signature: none for a keyed page's."""
+    return NO_BAND_KEYS if no_shingles(signature) else banding.band_keys(signature)
 
 
 def is_keyed(page: SignedPage, no_text: int) -> bool:
