@@ -33,6 +33,7 @@ import html
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Final
 
 import orjson
@@ -77,12 +78,16 @@ _JSON_START = re.compile(r"\A\s*\{")
 
 @dataclass(frozen=True)
 class Article:
-    """An article found in data: its headline, its paragraphs (each plain text or HTML) and how
-    many words they hold."""
+    """An article or a card, found in data or in a feed item: its headline and its paragraphs,
+    each plain text or HTML."""
 
     headline: str
     paragraphs: tuple[str, ...]
-    words: int
+
+    @cached_property
+    def words(self) -> int:
+        """How many words its paragraphs hold (markup left out)."""
+        return sum(_word_count(paragraph) for paragraph in self.paragraphs)
 
     def to_html(self) -> str:
         """The article as the HTML page it stands for: the headline as ``<h1>``, each paragraph in
@@ -135,8 +140,7 @@ def _article_of(node: dict[str, object], *, summaries: bool) -> Article | None:
     for key in keys:
         paragraphs = _paragraphs(node.get(key))
         if paragraphs:
-            words = sum(_word_count(paragraph) for paragraph in paragraphs)
-            return Article(html.unescape(_TAG.sub("", headline)).strip(), tuple(paragraphs), words)
+            return Article(html.unescape(_TAG.sub("", headline)).strip(), tuple(paragraphs))
     return None
 
 

@@ -26,6 +26,7 @@ from itertools import islice
 
 import orjson
 
+from .embedded import Article
 from .headline import inner_text
 
 __all__ = ["feed_document", "feed_item_html"]
@@ -41,7 +42,6 @@ _BODY = re.compile(
 )
 _CDATA = re.compile(r"<!\[CDATA\[(.*?)\]\]>", re.DOTALL)
 _JSON_START = re.compile(r"\s*[\[{]")  # a body that may be an app's feed as JSON
-_TAG = re.compile(r"<[a-zA-Z/!]")
 _BODY_RANK = {"content:encoded": 0, "content": 1, "description": 2, "summary": 3}
 
 
@@ -90,7 +90,7 @@ def feed_item_html(body: str | None) -> str | None:
     items = _first_items(body) if body else None
     if items is None or len(items) != 1:
         return None
-    return f"<html><body><main><article>{_card(items[0].group(2))}</article></main></body></html>"
+    return _card(items[0].group(2)).to_html()
 
 
 def _value(raw: str) -> str:
@@ -100,17 +100,10 @@ def _value(raw: str) -> str:
     return found.group(1) if found else html.unescape(raw)
 
 
-def _as_html(fragment: str) -> str:
-    """A value that holds markup stays markup; plain text is escaped."""
-    return fragment if _TAG.search(fragment) else html.escape(fragment, quote=False)
-
-
-def _card(item: str) -> str:
+def _card(item: str) -> Article:
+    """An item as the card it is: its title, and the fullest of its bodies (:data:`_BODY_RANK`)."""
     title = _TITLE.search(item)
     bodies = sorted(_BODY.findall(item), key=lambda found: _BODY_RANK[found[0].lower()])
-    parts = []
-    if title:
-        parts.append(f"<h1>{html.escape(inner_text(_value(title.group(1))), quote=False)}</h1>")
-    if bodies:
-        parts.append(f"<div>{_as_html(_value(bodies[0][1]))}</div>")
-    return "".join(parts)
+    return Article(
+        inner_text(_value(title.group(1))) if title else "", (_value(bodies[0][1]),) if bodies else ()
+    )
