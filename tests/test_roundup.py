@@ -256,6 +256,20 @@ def test_a_listing_is_headlines_each_over_a_short_summary():
         f"Related: {title}\n{paragraph(60 + i, 40)}" for i, (title, _) in enumerate(FRONT_ITEMS)
     )
     assert not is_listing(blocks(related))
+    # ... nor when the paragraph after each shares its words: a pointer line is no item's headline
+    pointed = "\n".join(
+        f"{label} {title}\n{summary}"
+        for label, (title, summary) in zip(("Related:", "Read more:", "See also:", "RELATED |"), FRONT_ITEMS)
+    )
+    assert is_listing(blocks(front(FRONT_ITEMS[:4]))) and not is_listing(blocks(pointed))
+
+
+def test_three_summarised_stories_make_a_listing_two_do_not():
+    """A "three things to know" brief or a newsletter of three stories that comes before its
+    stories is none of them; a page of two stories may be either's copy."""
+    assert LISTING_ITEMS == 3
+    assert is_listing(blocks(front(FRONT_ITEMS[:3])))
+    assert not is_listing(blocks(front(FRONT_ITEMS[:2])))
 
 
 @pytest.mark.parametrize(
@@ -328,7 +342,11 @@ def test_a_page_is_a_copy_of_a_roundup_only_when_it_holds_most_of_it():
     kwargs = {"signed": True, "exact": None, "rule": RULE, "founds": "p"}
     item = Match("front", 0.3, "F", 0.95, 0.95, 0.2, roundup=True)  # a card that lies in a front
     again = Match("front", 0.9, "F", 0.95, 0.9, HOLDS, roundup=True)  # the front crawled again
-    assert not may_copy(False, item) and may_copy(False, again)
+    # a full story holding what the learner left of a front, one item's summary, at three times
+    # its size: it holds the front, the front does not hold it
+    holder = Match("front", 0.3, "F", 0.76, 0.3, 0.76, roundup=True)
+    assert not may_copy(False, item) and may_copy(False, again) and not may_copy(False, holder)
+    assert decide("p", candidates=[holder], **kwargs).status == UNIQUE
     assert decide("p", candidates=[item], **kwargs).status == UNIQUE
     assert decide("p", candidates=[again], **kwargs).cluster_id == "F"
     assert decide("p", candidates=[item], **kwargs | {"signed": False}, opening=item).status == "no_content"

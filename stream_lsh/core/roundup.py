@@ -37,27 +37,38 @@ about their headline (the summary shares a word of five letters or more with it:
 line between an article's paragraphs names another story; or the page dates or signs
 :data:`DATED_ITEMS` items or more: an article dates and signs itself once), the items making at
 least half its words (:func:`is_listing`). A time over a paragraph is no headline: a live page of
-one story puts one over each entry.
+one story puts one over each entry; nor is a line by which an article points to another story
+("Related: ...", "Read more: ..."), whose words the paragraph after it may share.
+
+Three items make a listing. A "three things to know" brief, a newsletter of three stories or a
+tag page with three, each a headline over a sentence or two, came before its stories and was none
+of them; at four items, the first full copy of each story joined it (at containment 0.7 and more:
+the item it holds is its own lead, which counts twice, :mod:`.lead`), and the story's later copies
+followed. On the eleventh outside set (seed 1) such pages made all 65 false pairs, and none
+is left at three; the ninth to sixteenth sets and the generated grid lose no pair of a story for
+it. Two items stay no listing: a page of two stories, or a story and one "related" item.
 
 It is judged on the page's blocks as extracted, before the sentences above its headline, its
 lists of headlines and its site's boilerplate are taken out: a tag page's headlines over their
 times are such a list, and were dropped before the test saw them. On the eleventh to fourteenth
-outside sets this takes 550 of the 638 pages of several stories (375 before dated items counted
-and the test saw the whole page), on the fifteenth 134 of 179, and no page of a single story on
-the ninth to fifteenth (the 16 listings among their pages labelled alike are copies of one
-newsletter). A page at its site's search address is a listing too, whatever its shape
-(:func:`is_search`): it often lists two or three stories; and so is a page at its site's front
-(:func:`is_front`), which often gives three summarised stories among lists of bare headlines. A
-listing is a copy of a roundup only,
-such as the same front crawled again: once its site's learner has taken out the items the site
-printed before, what is left of a front may be one new item, the text of a card or an alert, word
-for word, which it would otherwise join.
+outside sets this took 550 of the 638 pages of several stories at four items (375 before dated
+items counted and the test saw the whole page), on the fifteenth 134 of 179, and no page of a
+single story on the ninth to fifteenth (the 16 listings among their pages labelled alike are copies
+of one newsletter); three items take 8 more pages of several stories on the ninth to sixteenth
+sets, and no page of a single story. A page at its site's search address is a listing too,
+whatever its shape (:func:`is_search`): it often lists two or three stories; and so is a page at
+its site's front (:func:`is_front`), which often gives three summarised stories among lists of
+bare headlines. A listing is a copy of a roundup only, such as the same front crawled again: once
+its site's learner has taken out the items the site printed before, what is left of a front may be
+one new item, the text of a card or an alert, word for word, which it would otherwise join.
 
 And the other way round: **no page is a copy of a roundup that holds it**. A card, an RSS item or
 a short story whose text is one item of a front that came first lies wholly in it, which reads
 as a teaser of a fuller page; it joined the front, and every later copy of the story joined it
-there. A page joins a roundup only when it holds :data:`HOLDS` of it: another copy of the same
-page (:func:`may_copy`).
+there. A page joins a roundup only when each holds :data:`HOLDS` of the other: another copy of the
+same page (:func:`may_copy`). Holding most of the roundup is not enough: what a site's learner
+leaves of a front may be one item's summary, which a full copy of that story holds while being
+three times its size, and a live page holds a section front's few items so.
 """
 
 from __future__ import annotations
@@ -72,6 +83,12 @@ from .text import byline, heading
 
 _LONG_WORD = re.compile(r"\w{5,}")
 _DATE_TOKEN = re.compile(r"[^\W_]+")
+# a line by which an article points to another story ("Related: ...", "Read more: ..."): no item
+_POINTER = re.compile(
+    r"(?:related(?: stories| story| articles?| coverage)?|read more|read also|also read|see also"
+    r"|more on this)\s*[:|»›]",
+    re.IGNORECASE,
+)
 _DATELINE_WORDS = 12
 _DATELINE_CHARS = 80
 _DIGIT = re.compile(r"[0-9]")
@@ -119,7 +136,7 @@ STORIES: Final = 3
 #: A roundup is a copy only of a page in which at least this share of it lies.
 HOLDS: Final = 0.7
 #: A page of this many items or more (a headline, then a short summary) is a listing.
-LISTING_ITEMS: Final = 4
+LISTING_ITEMS: Final = 3
 #: ... an item's summary having at most this many words.
 SUMMARY_WORDS: Final = 60
 #: A page that dates or signs this many items or more lists them (an article does so once).
@@ -148,7 +165,7 @@ def is_listing(blocks: Sequence[str]) -> bool:
     does so once)."""
     if len(blocks) < 2 * LISTING_ITEMS:
         return False
-    heads = [heading(block) for block in blocks]
+    heads = [heading(block) and _POINTER.match(block) is None for block in blocks]
     if sum(heads) < LISTING_ITEMS:  # every item opens with a headline line
         return False
     words = [block.count(" ") + 1 for block in blocks]
@@ -275,8 +292,9 @@ def _about(summary: str, title: str) -> bool:
 def may_copy(roundup: bool, candidate: Match, *, listing: bool = False) -> bool:
     """Whether the page may be a copy of ``candidate`` at all: a roundup only of a candidate that
     holds most of it (:func:`holds_most_of`), a listing only of a roundup, and any page of a
-    roundup candidate only when it holds most of that candidate, never because the candidate
-    holds the page (one of its items). A share that was not measured asks nothing.
+    roundup candidate only when each holds most of the other, never because one holds the other
+    (the candidate one of the page's stories, or the page one of the candidate's items). A share
+    that was not measured asks nothing.
 
     A listing never copies a story: once its site's learner has taken out the items it printed
     before, what is left of a front page may be one new item, the text of a push alert or a card
@@ -286,4 +304,6 @@ def may_copy(roundup: bool, candidate: Match, *, listing: bool = False) -> bool:
         return False
     if roundup and not holds_most_of(candidate):
         return False
-    return not candidate.roundup or candidate.of_candidate is None or candidate.of_candidate >= HOLDS
+    if not candidate.roundup:
+        return True
+    return holds_most_of(candidate) and (candidate.of_candidate is None or candidate.of_candidate >= HOLDS)
