@@ -24,6 +24,8 @@ from stream_lsh.core.roundup import (
     is_listing,
     is_roundup,
     is_search,
+    is_tag,
+    lists_stories,
     may_copy,
 )
 from stream_lsh.core.text import normalize_blocks
@@ -477,3 +479,33 @@ def test_a_page_whose_address_cannot_be_read_is_decided():
     decided = engine.process(Page(id="odd", text=prose(62, 200), url="http://[invalid/search?q=storm"))
     assert decided.status == UNIQUE and not decided.roundup
     assert Page(id="odd", text="x", url="http://[invalid/").site == ""
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://www.amledger.com/topic/trump-budget",
+        "https://news.example/tag/brexit/",
+        "https://news.example/author/jane-doe?page=2",
+        "https://blog.example/category/world",
+        "https://news.example/topics/climate-change",
+    ],
+)
+def test_a_tag_topic_or_author_page_is_a_listing_by_its_address(url):
+    assert is_tag(url) and lists_stories(url)
+    engine = Deduplicator()
+    listing = engine.process(Page(id="tag", text=front(FRONT_ITEMS[:2]), url=url))
+    assert listing.roundup
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://news.example/topics/politics/2017/03/16/budget-cuts",
+        "https://www.independent.example/news/people/a-royal-wedding-a1234.html",
+        "https://news.example/tag",
+        "https://news.example/world/tagged-and-released",
+    ],
+)
+def test_a_story_s_address_is_no_tag_page(url):
+    assert not is_tag(url) and not lists_stories(url)

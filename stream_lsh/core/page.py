@@ -10,6 +10,7 @@ the page undated, never rejected: the story must not vanish from a feed because 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -79,9 +80,12 @@ class Page:
         return ""
 
 
+@functools.lru_cache(maxsize=256)
 def address(url: str | None) -> SplitResult | None:
     """A page's address in its parts; None when it has none, or one that cannot be read (an invalid
-    IPv6 literal): a page is never refused, nor a worker stopped, for its address."""
+    IPv6 literal): a page is never refused, nor a worker stopped, for its address. Kept for the
+    last few addresses: a page's is read by every rule that asks it (its site, and whether it is a
+    search, a front or a tag page), one after the other."""
     if not url:
         return None
     try:

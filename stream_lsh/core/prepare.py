@@ -36,7 +36,7 @@ from .minhash import MinHasher
 from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page
-from .roundup import is_front, is_listing, is_search
+from .roundup import is_listing, lists_stories
 from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
 from .stopwords import StopWordLists
@@ -263,7 +263,7 @@ class Preparer:
             raw_blocks = text_blocks(text or "")
         headline = headline_text(title=page.title, html=markup, text=text)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
-        listing = document or is_search(page.url) or is_front(page.url) or is_listing(raw_blocks)
+        listing = document or lists_stories(page.url) or is_listing(raw_blocks)
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
