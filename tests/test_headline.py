@@ -119,6 +119,36 @@ def test_a_record_title_loses_the_site_name_after_its_last_separator(title, expe
     assert headline_text(title=title, html=None, text=None) == expected
 
 
+@pytest.mark.parametrize(
+    ("title", "site", "expected"),
+    [
+        (
+            "The Riverton Daily Courier - Make it stop: Verizon's Edge upgrade program is as bad as AT&T's",
+            "rivertoncourier.com",
+            "Make it stop: Verizon's Edge upgrade program is as bad as AT&T's",
+        ),
+        (
+            "Harbor City Tribune :: Two arrested in multi-state debit card skimming scheme",
+            "news.harborcitytribune.com",
+            "Two arrested in multi-state debit card skimming scheme",
+        ),
+        ("BBC News - Storm floods the coast overnight", "bbc.co.uk", "Storm floods the coast overnight"),
+        (  # the first part does not spell the site's name: a topic of the headline's own
+            "Budget 2026 - What it means for your pension and your taxes",
+            "rivertoncourier.com",
+            "Budget 2026 - What it means for your pension and your taxes",
+        ),
+    ],
+)
+def test_a_record_title_loses_the_site_name_before_its_first_separator(title, site, expected):
+    """Some sites give their name first in ``<title>``; the same story's card at another site has
+    none, and keyed with it the two headlines differed."""
+    assert headline_text(title=title, html=None, text=None, site=site) == expected
+    html = f"<html><head><title>{title}</title></head><body><p>{prose(3, 40)}</p></body></html>"
+    assert headline_text(title=None, html=html, text=None, site=site) == expected.split(" - ")[0]
+    assert key(expected, site=site) == key(expected.upper(), site="wire.example")
+
+
 def test_a_record_title_with_the_site_name_keys_as_the_stories_own_headline():
     site = "nationalledger.com"
     with_name = key("BREAKING: U.K. visible trade deficit narrows | The National Ledger", site=site)

@@ -31,8 +31,10 @@ three times:
    (seeds 1-3); before the site was asked, two live pages of one site were joined.
 
 Where the headline comes from, in this order: the record's ``title`` (without a site's name after
-its last separator: crawlers fill it from ``<title>``); in HTML, ``og:title``, the first ``<h1>``,
-``<title>`` without the site's name after its last separator, else the first ``<h2>`` or ``<h3>``
+its last separator, or before its first when its words spell the site's address, as in "The
+Riverton Daily Courier - Story" at rivertoncourier.com: crawlers fill it from ``<title>``); in
+HTML, ``og:title``, the first ``<h1>``, ``<title>`` without the site's name, else the first
+``<h2>`` or ``<h3>``
 (a card's fragment); in plain text, the first line when it is a heading, after a wire's slug lines
 and, when it is too short, after an app's or a section's name.
 
@@ -105,11 +107,11 @@ def inner_text(fragment: str) -> str:
     return " ".join(html_entities.unescape(_TAG.sub(" ", fragment)).split())
 
 
-def headline_text(*, title: str | None, html: str | None, text: str | None) -> str:
+def headline_text(*, title: str | None, html: str | None, text: str | None, site: str = "") -> str:
     """The page's headline as it gives it ('' when it gives none; see the module doc for where
-    it is looked for)."""
+    it is looked for); ``site``: the page's site, whose name a title may give first."""
     if title and title.strip():
-        return _without_site_name(title.strip())
+        return _without_site_name(title.strip(), site)
     if html is not None:
         head = html[:HEAD_BYTES]
         found = _OG_TITLE.search(head)
@@ -121,21 +123,30 @@ def headline_text(*, title: str | None, html: str | None, text: str | None) -> s
         found = _TITLE.search(head)
         if found:
             whole = inner_text(found.group(1))
-            return _SITE_SEPARATOR.split(whole)[0] if _SITE_SEPARATOR.search(whole) else whole
+            first = _SITE_SEPARATOR.search(whole)
+            if first is None:
+                return whole
+            if _names_site(whole[: first.start()], site):
+                return _SITE_SEPARATOR.split(whole[first.end() :])[0]
+            return whole[: first.start()]
         found = _H2_H3.search(html)
         return inner_text(found.group(2)) if found else ""
     return _text_headline(text or "")
 
 
-def _without_site_name(title: str) -> str:
-    """A record's title without the site's name after its last separator ("Story | The Site",
-    "Story - GWS"): crawlers fill ``title`` from the page's ``<title>``, and the same story's
-    ``og:title`` or card has no site name. What follows the separator is the site's name when it
-    has fewer words than what comes before it; otherwise it is the headline's own ("Budget: what
-    it means for you, your pension and your taxes")."""
+def _without_site_name(title: str, site: str) -> str:
+    """A record's title without the site's name before its first separator when it names the site
+    (:func:`_names_site`: "The Riverton Daily Courier - Story", "Harbor City Tribune :: Story"), or
+    else after its last ("Story | The Site", "Story - GWS"): crawlers fill ``title`` from the
+    page's ``<title>``, and the same story's ``og:title`` or card has no site name. What follows
+    the last separator is the site's name when it has fewer words than what comes before it;
+    otherwise it is the headline's own ("Budget: what it means for you, your pension and your
+    taxes")."""
     found = list(_SITE_SEPARATOR.finditer(title))
     if not found:
         return title
+    if _names_site(title[: found[0].start()], site):
+        return title[found[0].end() :]
     before, after = title[: found[-1].start()], title[found[-1].end() :]
     return before if len(after.split()) < len(before.split()) else title
 
@@ -194,6 +205,26 @@ def from_headline(blocks: list[str], headline: str, key: int) -> list[str]:
     return blocks
 
 
+def _names_site(text: str, site: str) -> bool:
+    """Whether a title's part names its site: the words of the site's name (:func:`_site_name`)
+    are among its words, in order ("The Riverton Daily Courier" names rivertoncourier.com)."""
+    name = _site_name(site)
+    if not name:
+        return False
+    at = 0
+    for word in _NOT_LETTERS.split(text.lower()):
+        if word and name.startswith(word, at):
+            at += len(word)
+    return at == len(name)
+
+
+def _site_name(site: str) -> str:
+    """A site's name as its address gives it: the longest label of its host but the last, its
+    letters and digits ("globalaffairstoday" for news.globalaffairstoday.com)."""
+    labels = site.lower().split(".")
+    return max((re.sub(r"[^a-z0-9]", "", label) for label in labels[:-1] or labels), key=len, default="")
+
+
 def _letters(text: str) -> str:
     """A headline's letters and digits in lower case, a label before it left out: what its key is
     made of (:func:`headline_key`), found without normalising and hashing every block."""
@@ -211,8 +242,7 @@ def site_title(headline_words: list[str], url: str | None, site: str) -> bool:
     or "news" would be found in stories' headlines)."""
     if is_front(url):
         return True
-    labels = site.lower().split(".")
-    name = max((re.sub(r"[^a-z0-9]", "", label) for label in labels[:-1] or labels), key=len, default="")
+    name = _site_name(site)
     return len(name) >= _MIN_NAME and name in "".join(headline_words)
 
 

@@ -261,7 +261,7 @@ class Preparer:
                 raw_blocks = html_blocks(data, drop_chrome=self.config.drop_chrome)
         else:
             raw_blocks = text_blocks(text or "")
-        headline = headline_text(title=page.title, html=markup, text=text)
+        headline = headline_text(title=page.title, html=markup, text=text, site=page.site)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
         listing = document or lists_stories(page.url) or is_listing(raw_blocks)
         if self.config.drop_chrome:
