@@ -169,10 +169,15 @@ def test_case_punctuation_and_spacing_do_not_change_the_key():
     assert key(HEADLINE_TEXT) != headline_key(HEADLINE_TEXT, url=None, site="news.example", seed=1)
 
 
-def test_a_label_in_capitals_before_the_headline_is_left_out():
+def test_a_label_before_the_headline_is_left_out():
     assert key("BREAKING: " + HEADLINE_TEXT) == key(HEADLINE_TEXT)
     assert key("JUST IN - " + HEADLINE_TEXT) == key(HEADLINE_TEXT)
     assert key("Brexit: " + HEADLINE_TEXT) != key(HEADLINE_TEXT)  # a topic in the headline's own case stays
+    # ... and the labels alerts, feeds and sections give, in any case
+    for label in ("New: ", "Update: ", "Opinion - ", "Breaking news: ", "Watch: ", "Analysis | "):
+        assert key(label + HEADLINE_TEXT) == key(HEADLINE_TEXT), label
+    assert key("Newcastle: " + HEADLINE_TEXT) != key(HEADLINE_TEXT)
+    assert key("Make it stop: " + HEADLINE_TEXT) != key(HEADLINE_TEXT)
     assert key("BREAKING: Storm") == 0  # what is left is too short
 
 
