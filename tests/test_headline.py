@@ -434,3 +434,5 @@ def test_an_entry_written_before_headlines_were_kept_reads_without_one():
     assert decode_entry(encode_entry(sited), keep_shingles=False).site_headline == sited.site_headline
     before = entry_written_with(encode_entry(sited), 11)  # ... and before headlines at their site
     assert decode_entry(before, keep_shingles=False).site_headline == 0
+    assert sited.site and decode_entry(encode_entry(sited), keep_shingles=False).site == sited.site
+    assert decode_entry(entry_written_with(encode_entry(sited), 12), keep_shingles=False).site == 0

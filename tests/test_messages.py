@@ -49,6 +49,9 @@ BY_STAGE = {
         SignedForDecision("n1", False, T0, None, None, 7, 8, None, None, notice="not_found"),
         SignedForDecision("f1", False, T0, None, None, 9, 10, "AQAAAA==", "AQAAAAAAAAA=", listing=True),
         SignedForDecision("h1", False, T0, None, None, 9, 10, None, None, headline=5, site_headline=6),
+        SignedForDecision(
+            "s1", False, T0, None, None, 9, 10, "AQAAAA==", "AQAAAAAAAAA=", listing=True, site_key=7
+        ),
         Retraction("p1", T0 + 100_000),
         ReleaseMark(4, [T0, "p1"], (0, 2)),
         ReleaseMark(1, None),

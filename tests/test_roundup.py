@@ -18,6 +18,7 @@ from stream_lsh.core.roundup import (
     LISTING_ITEMS,
     STORIES,
     SUMMARY_WORDS,
+    copies_listing,
     dateline,
     holds_most_of,
     is_front,
@@ -509,3 +510,47 @@ def test_a_tag_topic_or_author_page_is_a_listing_by_its_address(url):
 )
 def test_a_story_s_address_is_no_tag_page(url):
     assert not is_tag(url) and not lists_stories(url)
+
+
+def test_a_listing_copies_a_roundup_of_its_own_site_only():
+    """Two sites' section fronts that list the same wire stories under the same summaries are alike
+    as wholes, yet neither is the other; the same front crawled again is."""
+    again = Match("front", 0.9, "F", 0.95, 0.9, HOLDS, roundup=True)
+    elsewhere = again._replace(other_site=True)
+    assert copies_listing(again) and not copies_listing(elsewhere)
+    assert may_copy(True, again, listing=True) and not may_copy(True, elsewhere, listing=True)
+    assert may_copy(False, elsewhere)  # a page of another site's newsletter may still be its copy
+    kwargs = {"signed": True, "rule": RULE, "founds": "p", "roundup": True, "listing": True}
+    assert decide("p", exact=elsewhere, candidates=[], **kwargs).status == UNIQUE
+    assert decide("p", exact=again, candidates=[], **kwargs).cluster_id == "F"
+
+    text = front(FRONT_ITEMS[:4])
+    engine = Deduplicator()
+    first, same, other, unsited = engine.process_batch(
+        [
+            Page(id="a", text=text, url="https://a.example/section/world"),
+            Page(id="a-again", text=text, url="https://a.example/section/world?page=1"),
+            Page(id="b", text=text, url="https://b.example/world/"),
+            Page(id="nowhere", text=text),
+        ]
+    )
+    assert first.roundup and first.status == UNIQUE
+    assert same.status == DUPLICATE and same.cluster_id == "a"
+    assert other.status == UNIQUE and other.roundup  # the same words, another site's page
+    assert unsited.cluster_id == "a"  # no site to tell: asked as before
+
+
+def test_a_saved_window_and_a_window_on_disk_keep_the_sites(tmp_path):
+    from stream_lsh.core.dedup import export_state, import_state
+
+    text = front(FRONT_ITEMS[:4])
+    pages = [
+        Page(id="a", text=text, url="https://a.example/world"),
+        Page(id="b", text=text, url="https://b.example/world"),
+    ]
+    engine = Deduplicator()
+    engine.process(pages[0])
+    loaded = Deduplicator()
+    import_state(loaded, *export_state(engine))
+    assert loaded.process(pages[1]).status == UNIQUE
+    assert decided_alike_on_disk(pages, tmp_path / "w")

@@ -36,7 +36,7 @@ from typing import Any, Final, NamedTuple
 
 from .fuller import Neighbours, refusals
 from .opening import holds_earlier_opening
-from .roundup import may_copy
+from .roundup import copies_listing, may_copy
 from .verification import JACCARD, Verification
 
 __all__ = [
@@ -155,6 +155,7 @@ class Match(NamedTuple):
     of_candidate: float | None = None
     roundup: bool = False  # the candidate is a roundup: a page is its copy only if it holds most of it
     measured: bool = True  # False: a keyed page (.keyed), found by a key with nothing to measure
+    other_site: bool = False  # the candidate is of another site than the page (both known)
 
     @property
     def contained(self) -> float:
@@ -206,7 +207,7 @@ def decide(
         keyed: the page is unsigned but found by its keys (:mod:`.keyed`): when nothing takes
             it, it founds a cluster rather than being ``no_content``.
     """
-    if exact is not None and exact.cluster_id is not None and (exact.roundup or not listing):
+    if exact is not None and exact.cluster_id is not None and (not listing or copies_listing(exact)):
         return Decision(
             page_id, DUPLICATE, exact.cluster_id, exact.id, 1.0, 1, match=JACCARD, containment=1.0
         )

@@ -246,7 +246,13 @@ class Deduplicator:
             signed=page.signed,
             exact=None
             if exact is None
-            else Match(exact.id, 1.0, exact.cluster_id, roundup=_decided_roundup(exact)),
+            else Match(
+                exact.id,
+                1.0,
+                exact.cluster_id,
+                roundup=_decided_roundup(exact),
+                other_site=_other_site(page, exact),
+            ),
             candidates=candidates,
             rule=self.rule,
             founds=cluster_name(prepared.id, self.index.clusters) if founds else None,
@@ -338,14 +344,18 @@ class Deduplicator:
     def _measured(self, page: SignedPage, entry: IndexEntry) -> Match:
         """How the page resembles one entry; an unsigned page has nothing to measure, and the
         decision gives it no similarity (``of_page`` None), nor a keyed page's entry (:mod:`.keyed`)."""
+        roundup, other_site = _decided_roundup(entry), _other_site(page, entry)
         if page.signature is None:
-            return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry))
+            return Match(entry.id, 0.0, entry.cluster_id, roundup=roundup, other_site=other_site)
         if keyed_only(entry):
-            return Match(entry.id, 0.0, entry.cluster_id, roundup=_decided_roundup(entry), measured=False)
+            return Match(
+                entry.id, 0.0, entry.cluster_id, roundup=roundup, measured=False, other_site=other_site
+            )
         found = self.measure(page.signature, page.shingles, [entry])
         jaccard, containment, share, of_entry = (column[0] for column in found)
-        roundup = _decided_roundup(entry)
-        return Match(entry.id, jaccard, entry.cluster_id, containment, share, of_entry, roundup)
+        return Match(
+            entry.id, jaccard, entry.cluster_id, containment, share, of_entry, roundup, other_site=other_site
+        )
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
@@ -382,6 +392,7 @@ class Deduplicator:
                 opening=0 if decision.roundup else page.opening,
                 headline=page.headline,
                 site_headline=page.site_headline,
+                site=prepared.site,
             )
         )
 
@@ -389,6 +400,12 @@ class Deduplicator:
 def _decided_roundup(entry: IndexEntry) -> bool:
     """Whether an indexed page was decided a roundup (:mod:`.roundup`)."""
     return entry.decision is not None and entry.decision.roundup
+
+
+def _other_site(page: SignedPage, entry: IndexEntry) -> bool:
+    """Whether an indexed page is of another site than the page, both sites known."""
+    mine = page.prepared.site
+    return bool(mine and entry.site and entry.site != mine)
 
 
 def _with_headline(entries: list[IndexEntry], headline: IndexEntry | None) -> list[IndexEntry]:
@@ -413,7 +430,16 @@ class _Neighbours:
         """The entries as the rule sees them, measured against the page."""
         found = self.engine.measure(self.signature, self.page.shingles, entries)
         return [
-            Match(entry.id, j, entry.cluster_id, k, p, q, _decided_roundup(entry))
+            Match(
+                entry.id,
+                j,
+                entry.cluster_id,
+                k,
+                p,
+                q,
+                _decided_roundup(entry),
+                other_site=_other_site(self.page, entry),
+            )
             for entry, j, k, p, q in zip(entries, *found, strict=True)
         ]
 
@@ -472,6 +498,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "openings": np.array([e.opening for e in entries], dtype=np.uint64),
         "headlines": np.array([e.headline for e in entries], dtype=np.uint64),
         "site_headlines": np.array([e.site_headline for e in entries], dtype=np.uint64),
+        "sites": np.array([e.site for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
         "shingles": np.concatenate(shingles) if shingles else np.zeros(0, np.uint64),
     }
@@ -495,6 +522,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
     openings = arrays.get("openings")  # absent from state saved before openings were kept
     headlines = arrays.get("headlines")  # ... and before headlines were
     site_headlines = arrays.get("site_headlines")  # ... and before headlines at their site were
+    sites = arrays.get("sites")  # ... and before sites were
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
@@ -513,6 +541,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 opening=0 if openings is None else int(openings[i]),
                 headline=0 if headlines is None else int(headlines[i]),
                 site_headline=0 if site_headlines is None else int(site_headlines[i]),
+                site=0 if sites is None else int(sites[i]),
             )
         )
     _in_memory(dedup).restore(entries, header["tables"], header["clock"])

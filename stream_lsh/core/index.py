@@ -47,6 +47,7 @@ class IndexEntry:
     opening: int = 0  # its opening key (.opening); 0: none
     headline: int = 0  # its headline key (.headline); 0: none
     site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
+    site: int = 0  # its site's key (.page.site_key); 0: no site, or indexed before sites were kept
     keys: list[int] = field(init=False, repr=False)  # the band keys as Python ints, for the window
 
     def __post_init__(self) -> None:

@@ -20,12 +20,14 @@ from urllib.parse import SplitResult, urlsplit
 
 from ..errors import PageError
 from .dates import DateReading, read_date
+from .hashing import xxh64_text
 
-__all__ = ["Page", "PageError", "address", "page_from_dict"]
+__all__ = ["Page", "PageError", "address", "page_from_dict", "site_key"]
 
 MAX_ID_LENGTH = 1024
 #: Where <title>, <link rel=canonical> and og: tags live; bounded so odd pages stay cheap.
 HEAD_BYTES = 65_536
+_SITE_SEED = 0x517E  # a site key's own seed: it never equals another key of the same name
 _SITE_TAG = re.compile(
     r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
     re.IGNORECASE,
@@ -81,6 +83,12 @@ class Page:
 
 
 @functools.lru_cache(maxsize=256)
+def site_key(site: str) -> int:
+    """A site as the window keeps it beside each page: a number (0: no site), so that a rule can
+    tell whether two pages are of one site (:func:`.roundup.may_copy`) without storing its name."""
+    return (xxh64_text(site, _SITE_SEED) or 1) if site else 0
+
+
 def address(url: str | None) -> SplitResult | None:
     """A page's address in its parts; None when it has none, or one that cannot be read (an invalid
     IPv6 literal): a page is never refused, nor a worker stopped, for its address. Kept for the

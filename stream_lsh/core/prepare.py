@@ -35,7 +35,7 @@ from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .notice import notice_kind
 from .opening import openings, sentence_openings
-from .page import Page
+from .page import Page, site_key
 from .roundup import is_listing, lists_stories
 from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
@@ -83,6 +83,7 @@ class PreparedPage:
     notice: str | None = None  # the kind of notice it is (.notice): it has no article
     listing: bool = False  # its blocks are a listing of stories, so it is a roundup (.roundup)
     site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
+    site: int = 0  # its site's key (.page.site_key); 0: no site
 
 
 class Extracted(NamedTuple):
@@ -332,6 +333,7 @@ class Preparer:
             headline,
             listing=listing,
             site_headline=site_headline_key(headline, site),
+            site=site_key(site),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:

@@ -244,6 +244,7 @@ class Decider:
             notice=page.notice,
             listing=page.listing,
             site_headline=page.site_headline,
+            site=page.site_key,
         )
         return SignedPage(
             prepared,

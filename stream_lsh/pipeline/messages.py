@@ -116,6 +116,7 @@ class SignedForDecision:
     notice: str | None = None  # the kind of notice it is: it has no article (core/notice.py)
     listing: bool = False  # its text is a listing of stories (core/roundup.py)
     site_headline: int = 0  # its headline key at its site (core/headline.py)
+    site_key: int = 0  # its site's key (core/page.py site_key)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -147,6 +148,8 @@ class SignedForDecision:
             wire["ls"] = True
         if self.site_headline:
             wire["hs"] = self.site_headline
+        if self.site_key:
+            wire["sk"] = self.site_key
         return wire
 
     @classmethod
@@ -172,6 +175,7 @@ class SignedForDecision:
             wire.get("nt"),  # ... and before notices
             bool(wire.get("ls", False)),  # ... and before listings
             wire.get("hs", 0),  # ... and before headlines at their site
+            wire.get("sk", 0),  # ... and before sites
         )
 
 

@@ -208,4 +208,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         prepared.notice,
         prepared.listing,
         prepared.site_headline,
+        prepared.site,
     )

@@ -107,6 +107,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             entry.opening,
             entry.headline,
             entry.site_headline,
+            entry.site,
         ]
     )
     shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
@@ -139,6 +140,7 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
     opening = fields[9] if len(fields) > 9 else 0  # entries written before openings were kept have none
     headline = fields[10] if len(fields) > 10 else 0  # ... and before headlines
     site_headline = fields[11] if len(fields) > 11 else 0  # ... and before headlines at their site
+    site = fields[12] if len(fields) > 12 else 0  # ... and before sites
     keys_at = start + 4 * width
     shingles_at = keys_at + 8 * bands
     signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
@@ -162,4 +164,5 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         opening=opening,
         headline=headline,
         site_headline=site_headline,
+        site=site,
     )
