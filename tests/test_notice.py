@@ -53,6 +53,20 @@ NOTICES = [
     ("not_found", ["Seite nicht gefunden", "Zur Startseite"]),
     ("bot_check", ["Accès refusé", "Référence : 51ab"]),
     ("paywall", ["Этот материал доступен только для подписчиков."]),
+    # found on the seventeenth outside set (docs/accuracy.md)
+    ("server_error", ["Service temporarily unavailable", "503", "Our servers are busy right now."]),
+    ("redirect", ["Redirecting...", "If you are not redirected automatically, click here."]),
+    (
+        "login",
+        [
+            "Sign in to keep reading",
+            "You have reached your limit of free articles this month.",
+            "Email",
+            "Password",
+            "Sign in",
+            "New here? Start your subscription. Cancel anytime.",
+        ],
+    ),
 ]
 
 
@@ -75,6 +89,8 @@ STORIES = [
     ["Publisher removes 40 articles after a review of its subscribers' complaints."],
     ["Police say the missing climber could not be found before nightfall."],
     ["The 404 bus route will run again from Monday, the council said."],
+    ["Ferry service temporarily unavailable after storm, operator says."],
+    ["Redirecting funds to schools was the mayor's first act, aides say."],
 ]
 
 

@@ -107,8 +107,9 @@ def dedup(
       refused_by          the fuller page of a story that kept it out of that story's
                           cluster (only then: it holds the story's teaser, not the story)
       notice              what a no_content page says in place of its article
-                          (only then): not_found | removed | server_error | bot_check |
-                          javascript | consent | paywall | login | geo_block | no_results
+                          (only then): not_found | removed | server_error | redirect |
+                          bot_check | javascript | consent | paywall | login | geo_block |
+                          no_results
     Ends with a summary line and any warnings on stderr. Exit status 1 if any line was rejected
     (see --rejects), 2 for a usage error.
     """
