@@ -149,6 +149,14 @@ def test_a_record_title_loses_the_site_name_before_its_first_separator(title, si
     assert key(expected, site=site) == key(expected.upper(), site="wire.example")
 
 
+def test_a_plain_text_alert_loses_its_apps_call_after_the_headline():
+    alert = "Bulgaria finds middle ground on weapons deliveries to Ukraine - tap for the latest"
+    assert headline_text(title=None, html=None, text=alert) == alert.removesuffix(" - tap for the latest")
+    # a headline's own part after a separator, longer than what comes before it, stays
+    own = "Budget 2026 - What it means for your pension and your taxes"
+    assert headline_text(title=None, html=None, text=own) == own
+
+
 def test_a_record_title_with_the_site_name_keys_as_the_stories_own_headline():
     site = "nationalledger.com"
     with_name = key("BREAKING: U.K. visible trade deficit narrows | The National Ledger", site=site)

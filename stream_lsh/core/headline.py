@@ -35,7 +35,10 @@ its last separator, or before its first when its words spell the site's address,
 Riverton Daily Courier - Story" at rivertoncourier.com: crawlers fill it from ``<title>``); in
 HTML, ``og:title``, the first ``<h1>``, ``<title>`` without the site's name, else the first
 ``<h2>`` or ``<h3>`` (a card's fragment); in plain text, the first line when it is a heading,
-after a wire's slug lines and, when it is too short, after an app's or a section's name.
+after a wire's slug lines and, when it is too short, after an app's or a section's name, and
+without what a record title would lose: a push alert's line often ends with its app's call
+("Bulgaria finds middle ground on weapons deliveries to Ukraine - tap for the latest"), and keyed
+with it, 14 alerts of the seventeenth outside set found no page of their story.
 
 A label before it is not part of it: one in capitals ("BREAKING:", "JUST IN:", "EXCLUSIVE -"), as
 push alerts and tickers put it, or one of the labels that alerts, feeds and sections give in any
@@ -138,7 +141,7 @@ def headline_text(*, title: str | None, html: str | None, text: str | None, site
             return whole[: first.start()]
         found = _H2_H3.search(html)
         return inner_text(found.group(2)) if found else ""
-    return _text_headline(text or "")
+    return _without_site_name(_text_headline(text or ""), site)
 
 
 def _without_site_name(title: str, site: str) -> str:
