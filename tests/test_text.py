@@ -771,6 +771,20 @@ def test_runs_of_headlines_are_dropped_as_lists():
     assert T.without_lists(two) == two  # a headline and a byline are no list
 
 
+def test_a_list_on_one_line_is_dropped_as_a_list():
+    """A ticker of headlines joined by " | " over every page, new each time, or a menu."""
+    ticker = (
+        "Breaking: Sri Lanka court bans ex-PM from leaving the country | Qatar's emir in Iran in bid "
+        "to salvage nuclear pact | What's behind difficult Taiwan-China relations?"
+    )
+    menu = "Home | News | Sport | Weather"
+    assert T.inline_list(ticker) and T.inline_list(menu)
+    assert T.without_lists(["Coastal Times", ticker, LEAD, menu]) == ["Coastal Times", LEAD]
+    # a sentence with a bar in it, or two items, is no list
+    kept = ["Scores: Leeds 2 | Hull 1 | the match was abandoned at half time.", "Home | News", LEAD]
+    assert T.without_lists(kept) == kept
+
+
 def test_prose_wrapped_at_a_fixed_width_is_no_list():
     wrapped = [
         "The storm that hit the coast on Monday",

@@ -34,6 +34,7 @@ __all__ = [
     "heading",
     "html_blocks",
     "html_to_text",
+    "inline_list",
     "kicker",
     "normalize",
     "normalize_blocks",
@@ -299,16 +300,17 @@ def without_lists(blocks: list[str]) -> list[str]:
     prints around them, and a rotating list is never the same twice for the boilerplate learner
     to catch. An article's text is sentences: its title, a byline or a subheading stand alone,
     and prose wrapped at a fixed width starts most lines in lower case.
+
+    A list on one line goes too (:func:`inline_list`): a ticker of the latest headlines joined by
+    " | " ("Breaking: Sri Lanka court bans ex-PM ... | Qatar's emir in Iran ... | ..."), or a menu.
+    Four sites of the seventeenth outside set print one over each page (249 pages), new each time.
     """
     kept: list[str] = []
     run: list[str] = []
     for block in blocks:
-        # a title-like block (inline: this runs on every block of every page)
-        if (
-            not block[0].islower()
-            and block.rstrip(_CLOSERS)[-1:] not in _SENTENCE_FINAL
-            and block.count(" ") < MAX_ITEM_WORDS
-        ):
+        if " | " in block and inline_list(block):
+            continue
+        if _title_like(block):
             run.append(block)
             continue
         if len(run) < MIN_LIST_ITEMS:
@@ -318,6 +320,24 @@ def without_lists(blocks: list[str]) -> list[str]:
     if len(run) < MIN_LIST_ITEMS:
         kept += run
     return kept
+
+
+def _title_like(text: str) -> bool:
+    """A headline, a menu entry or a link: it does not start in lower case, does not end like a
+    sentence, and is short."""
+    return (
+        bool(text)
+        and not text[0].islower()
+        and text.rstrip(_CLOSERS)[-1:] not in _SENTENCE_FINAL
+        and text.count(" ") < MAX_ITEM_WORDS
+    )
+
+
+def inline_list(block: str) -> bool:
+    """Whether a block is a list on one line: ``MIN_LIST_ITEMS`` or more title-like items joined
+    by " | " (a ticker of headlines, a menu)."""
+    items = [item.strip() for item in block.split(" | ")]
+    return len(items) >= MIN_LIST_ITEMS and all(_title_like(item) for item in items)
 
 
 def flattened(blocks: list[str]) -> bool:
