@@ -267,6 +267,22 @@ def test_a_listing_is_headlines_each_over_a_short_summary():
     assert is_listing(blocks(front(FRONT_ITEMS[:4]))) and not is_listing(blocks(pointed))
 
 
+def test_a_short_paywalled_story_between_a_cookie_banner_and_a_paywall_box_is_no_listing():
+    """A banner and a paywall's box are each a heading over a short text, as the story's headline
+    and lead are: three items, but two of them notices."""
+    page = [
+        "We value your privacy",
+        "Your privacy matters to us. We and our partners store and access information on your device.",
+        FRONT_ITEMS[0][0],
+        FRONT_ITEMS[0][1],
+        "By Quinn Jurado May. 12, 2022",
+        "Continue reading with a subscription",
+        "Already a subscriber? Log in to read the rest of this story and every other.",
+    ]
+    assert not is_listing(blocks("\n".join(page)))
+    assert is_listing(blocks(front(FRONT_ITEMS[:3])))
+
+
 def test_three_summarised_stories_make_a_listing_two_do_not():
     """A "three things to know" brief or a newsletter of three stories that comes before its
     stories is none of them; a page of two stories may be either's copy."""

@@ -35,7 +35,7 @@ import re
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 
-__all__ = ["KINDS", "MAX_WORDS", "OVERLAYS", "OVERLAY_ROOM", "ROOM", "notice_kind"]
+__all__ = ["KINDS", "MAX_WORDS", "OVERLAYS", "OVERLAY_ROOM", "ROOM", "notice_kind", "says_notice"]
 
 #: What a notice page may hold besides its notice, in words.
 ROOM = 25
@@ -204,6 +204,12 @@ _NOTICE = re.compile(
 def _kind(text: str) -> str | None:
     found = _NOTICE.search(text)
     return None if found is None else _KIND_OF[found.lastgroup or ""]
+
+
+def says_notice(block: str) -> bool:
+    """Whether a normalised block holds a notice's stock phrase: a cookie banner's, a paywall
+    box's, an error page's (:mod:`.roundup` asks it of a listing's items)."""
+    return _kind(block) is not None
 
 
 def notice_kind(blocks: Sequence[str]) -> str | None:

@@ -46,7 +46,9 @@ of them; at four items, the first full copy of each story joined it (at containm
 the item it holds is its own lead, which counts twice, :mod:`.lead`), and the story's later copies
 followed. On the eleventh outside set (seed 1) such pages made all 65 false pairs, and none
 is left at three; the ninth to sixteenth sets and the generated grid lose no pair of a story for
-it. Two items stay no listing: a page of two stories, or a story and one "related" item.
+it. Two items stay no listing: a page of two stories, or a story and one "related" item. Nor is
+an item a cookie banner or a paywall's box, a heading over a short text too (:func:`_notice`): a
+short paywalled story, its headline and lead between the two, made three.
 
 It is judged on the page's blocks as extracted, before the sentences above its headline, its
 lists of headlines and its site's boilerplate are taken out: a tag page's headlines over their
@@ -79,8 +81,9 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl
 
+from .notice import says_notice
 from .page import address
-from .text import byline, heading
+from .text import byline, heading, normalize
 
 _LONG_WORD = re.compile(r"\w{5,}")
 _DATE_TOKEN = re.compile(r"[^\W_]+")
@@ -220,10 +223,19 @@ def _items(
         if (summary_at is not None or marked) and dateline(blocks[at]):  # a time over an entry
             at += 1
             continue
-        if summary_at is not None or marked:
+        if (summary_at is not None or marked) and not _notice(blocks[at:end]):
             about = None if summary_at is None else _about(blocks[summary_at], blocks[at])
             yield sum(words[at:end]), about, marked
         at = end
+
+
+def _notice(item: Sequence[str]) -> bool:
+    """Whether an item's lines hold a notice's stock phrase (:func:`.notice.says_notice`): a cookie
+    banner ("We value your privacy" over "We and our partners store information on your device")
+    or a paywall's box is a headline over a short text, yet no story. With three items making a
+    listing, a short paywalled story, its headline and lead between the two, was one: 11 pages
+    of stories on the seventeenth outside set (seed 1), kept from their stories' clusters."""
+    return any(says_notice(normalize(line)) for line in item)
 
 
 def is_search(url: str | None) -> bool:
