@@ -10,7 +10,6 @@ the page undated, never rejected: the story must not vanish from a feed because 
 
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -82,7 +81,6 @@ class Page:
         return ""
 
 
-@functools.lru_cache(maxsize=256)
 def site_key(site: str) -> int:
     """A site as the window keeps it beside each page: a number (0: no site), so that a rule can
     tell whether two pages are of one site (:func:`.roundup.may_copy`) without storing its name."""
@@ -91,9 +89,9 @@ def site_key(site: str) -> int:
 
 def address(url: str | None) -> SplitResult | None:
     """A page's address in its parts; None when it has none, or one that cannot be read (an invalid
-    IPv6 literal): a page is never refused, nor a worker stopped, for its address. Kept for the
-    last few addresses: a page's is read by every rule that asks it (its site, and whether it is a
-    search, a front or a tag page), one after the other."""
+    IPv6 literal): a page is never refused, nor a worker stopped, for its address. Every rule that
+    asks a page's address (its site, and whether it is a search, a front or a tag page) reads it
+    here."""
     if not url:
         return None
     try:
