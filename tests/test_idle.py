@@ -49,6 +49,29 @@ def test_a_quiet_partition_stays_undeclared_until_the_caller_declares_it():
     assert quiet.quiet({0}) == []
 
 
+def test_a_claim_the_high_watermark_outgrew_is_offered_again_once_quiet():
+    """A caught-up claim covers the offsets below its fetch's high watermark. A transactional
+    producer's commit marker stored after that fetch moves the high watermark and is never
+    delivered, so no batch claims the partition again; another worker's end offset then belies
+    the claim, and the partition would hold every page back. The timer offers it again."""
+    clock = Clock()
+    quiet = QuietInputs(0.2, clock)
+    quiet.heard({0: 9, 1: 4}, idle_after={0, 1}, covered={0: 10, 1: 5})
+    highwater = {0: 10, 1: 6}  # partition 1: a commit marker after its records
+    assert quiet.outgrown({0, 1}, highwater.get) == []  # not quiet yet
+    clock.now += 0.25
+    assert quiet.outgrown({0, 1}, highwater.get) == [1]
+    quiet.declare(1, 6)
+    assert quiet.outgrown({0, 1}, highwater.get) == []
+    quiet.heard({1: 7})  # a record again: its batch's claim, if any, is the one that counts
+    highwater[1] = 9
+    clock.now += 0.25
+    assert quiet.outgrown({0, 1}, highwater.get) == []  # not declared since
+    quiet.undeclare({0})
+    highwater[0] = 12
+    assert quiet.outgrown({0, 1}, highwater.get) == []
+
+
 def test_a_batch_whose_sends_waited_does_not_leave_its_partition_quiet():
     """Quiet starts again when a batch's sends are done: a batch that waited out a broker outage
     leaves its partition quiet from then, not from when it was taken (records queued behind it
@@ -313,6 +336,60 @@ def test_a_claim_made_in_the_current_generation_outlives_its_withdrawal():
     again.load(marks.state())
     again.withdraw(0, before=4)
     assert again.release_point() == (T + 5, "")  # the claim's generation was saved with it
+
+
+@pytest.mark.parametrize("ends_asked", [False, True])
+def test_a_caught_up_claim_older_than_another_workers_batch_holds_for_the_records_stored_since(ends_asked):
+    """Two workers, one input partition each, on a steady feed: every batch leaves its partition
+    caught up. The earlier copy b is stored in partition 0 after its worker's last fetch (its claim
+    covers offsets below 7), and the later copy c in partition 1 just after; partition 1's worker
+    reads c first. Asked after its batch, the broker gives partition 0's end as 8: the claim no
+    longer covers it, and c waits for b, as batch decides. Without the ends (the control), c is
+    released past b, founds the cluster, and b comes late."""
+    pipe = LocalPipeline(DedupConfig(), Layout(2), inputs=2)
+
+    def feed(page_id: str, caught_up: dict[int, int], ends: dict[int, int] | None = None) -> None:
+        text, partition, stamp = SWAP_PAGES[page_id]
+        pipe.feed(
+            [orjson.dumps({"id": page_id, "text": text})],
+            partition=partition,
+            caught_up=caught_up,
+            timestamps=[stamp],
+            ends=ends,
+        )
+        pipe.run()
+
+    feed("x", caught_up={0: 7})  # partition 0's last record before b
+    pipe.idle(1)  # partition 1 quiet
+    feed("c", caught_up={1: 3}, ends={0: 8} if ends_asked else None)
+    decided = {value["id"] for _, value in pipe.outputs.decisions}
+    assert ("c" in decided) is not ends_asked
+    feed("b", caught_up={0: 8})
+    pipe.finish()
+    pipe.run()
+    got = {value["id"]: (value["status"], value["duplicate_of"]) for _, value in pipe.outputs.decisions}
+    if ends_asked:
+        assert got["b"] == ("unique", None) and got["c"] == ("duplicate", "b")
+    else:
+        assert got["c"] == ("unique", None) and got["b"] == ("duplicate", "c")
+
+
+def test_an_end_offset_past_a_claim_belies_it_until_a_claim_covers_it():
+    marks = InputMarks(2)
+    marks.update(0, [T, "a"], idle_after=True, taken=7)
+    marks.update(1, [T + 5, "c"], idle_after=True, taken=3, ends=[(0, 8)])
+    assert marks.idle_now() == {1}
+    assert marks.release_point() == (T, "")  # partition 0 holds at its last mark
+    assert marks.holding_back() == [0]
+    again = InputMarks(2)
+    again.load(marks.state())
+    assert again.release_point() == (T, "")  # the claims' offsets and the ends are saved
+    again.load([row[:4] for row in marks.state()])  # rows saved before offsets: claims stand
+    assert again.release_point() == (T + 5, "c")
+    marks.update(0, [T + 2, "b"], idle_after=True, taken=8)  # its owner read b: caught up again
+    assert marks.release_point() == (T + 5, "c")
+    marks.update(0, [T + 9, "d"], idle_after=True, taken=2)  # offsets went back: a topic made anew
+    assert marks.idle_now() == {0, 1}
 
 
 async def test_a_partition_the_broker_has_not_answered_for_lately_is_not_claimed_idle(tmp_path):

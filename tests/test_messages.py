@@ -26,6 +26,7 @@ BY_STAGE = {
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),
         InputMark(3, [T0, "p9"], idle=True, generation=7),
+        InputMark(2, [T0, "p4"], idle=True, generation=2, taken=41, ends=((0, 12), (3, 40))),
         OwnerChange(2),
         OwnerChange(0, before=7),
     ],

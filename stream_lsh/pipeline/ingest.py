@@ -10,7 +10,7 @@ from its date and that clock, here, once, so that every later stage sees the sam
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,11 +92,19 @@ class Ingest:
             return set()
         return {message.partition for message in messages} & set(caught_up)
 
-    def pages(self, messages: Sequence[Message], caught_up: Collection[int] = ()) -> Outbox:
+    def pages(
+        self,
+        messages: Sequence[Message],
+        caught_up: Collection[int] | Mapping[int, int] = (),
+        ends: Mapping[int, int] | None = None,
+    ) -> Outbox:
         """Messages of the input topic: pages and retractions; then, with ``watermarks``, each input
         partition's mark to every site partition. ``caught_up``: the input partitions whose last
         record (when it was fetched) is in ``messages``; their marks say they are idle after them
-        (:meth:`idle_after`)."""
+        (:meth:`idle_after`). As a mapping, to the offset below which every record was taken then
+        (the fetch's high watermark). ``ends``: the end offsets of the input partitions that other
+        workers read, asked after these messages were fetched; every mark carries them
+        (:class:`.order.InputMarks`)."""
         out = Outbox()
         marks: dict[int, Mark] = {}
         for message in messages:
@@ -120,8 +128,18 @@ class Ingest:
         out.tally.flattened, self.flattened = self.flattened, 0
         if self.watermarks:
             idle = self.idle_after(messages, caught_up)
+            taken = caught_up if isinstance(caught_up, Mapping) else {}
+            seen = tuple(sorted((ends or {}).items()))
             for partition, mark in sorted(marks.items()):
-                self._broadcast(partition, mark, out, idle_after=partition in idle)
+                claim = partition in idle
+                self._broadcast(
+                    partition,
+                    mark,
+                    out,
+                    idle_after=claim,
+                    taken=taken.get(partition) if claim else None,
+                    ends=seen,
+                )
         return out
 
     def _page(self, message: Message) -> PageToSign | Delete | Rejected:
@@ -140,11 +158,11 @@ class Ingest:
         pages; sent before the batch's marks, so no release point can pass it first."""
         out.send(Stage.SITES, self.layout.retraction_site(page_id), Retraction(page_id, timestamp_ms))
 
-    def idle(self, partition: int) -> Outbox:
+    def idle(self, partition: int, taken: int | None = None) -> Outbox:
         """What a timer sends for an input partition that is caught up and quiet: it holds nothing
-        back until its next page."""
+        back until its next page. ``taken``: the offset below which every record was taken."""
         out = Outbox()
-        self._broadcast(partition, None, out)
+        self._broadcast(partition, None, out, taken=taken)
         return out
 
     def changed_hands(self, partitions: Collection[int], *, before: int | None = None) -> Outbox:
@@ -158,9 +176,19 @@ class Ingest:
                     out.send(Stage.SITES, site, OwnerChange(partition, before))
         return out
 
-    def _broadcast(self, partition: int, mark: Mark | None, out: Outbox, idle_after: bool = False) -> None:
+    def _broadcast(
+        self,
+        partition: int,
+        mark: Mark | None,
+        out: Outbox,
+        idle_after: bool = False,
+        taken: int | None = None,
+        ends: tuple[tuple[int, int], ...] = (),
+    ) -> None:
         claim = mark is None or idle_after
-        input_mark = InputMark(partition, encode_mark(mark), idle_after, self.generation if claim else None)
+        input_mark = InputMark(
+            partition, encode_mark(mark), idle_after, self.generation if claim else None, taken, ends
+        )
         for site in range(self.layout.sites):
             out.send(Stage.SITES, site, input_mark)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..core.clock import FileClock
@@ -99,16 +99,18 @@ class LocalPipeline:
         *,
         topic: str = "pages",
         partition: int | Iterable[int] = 0,
-        caught_up: Collection[int] = (),
+        caught_up: Collection[int] | Mapping[int, int] = (),
         timestamps: Iterable[int] | None = None,
+        ends: Mapping[int, int] | None = None,
     ) -> None:
         """One ingest batch; ``partition``: the input partition of every value, or of each;
-        ``caught_up``: the input partitions whose last record is in the batch; ``timestamps``:
-        the records' timestamps (default: :meth:`stamp`)."""
+        ``caught_up``: the input partitions whose last record is in the batch (as a mapping, to
+        the offset their claims cover); ``timestamps``: the records' timestamps (default:
+        :meth:`stamp`); ``ends``: end offsets of other workers' input partitions, as a worker
+        asks them after its batch (:meth:`.ingest.Ingest.pages`)."""
         values = list(values)
-        self._ingest(
-            values, topic, partition, caught_up, self.stamp(values) if timestamps is None else timestamps
-        )
+        stamps = self.stamp(values) if timestamps is None else timestamps
+        self._ingest(values, topic, partition, caught_up, stamps, ends)
 
     def stamp(self, values: Iterable[bytes | None]) -> list[int]:
         """Record timestamps for values fed in this order, as ``produce`` stamps a file's lines."""
@@ -124,15 +126,20 @@ class LocalPipeline:
         values: list[bytes | None],
         topic: str,
         partition: int | Iterable[int],
-        caught_up: Collection[int],
+        caught_up: Collection[int] | Mapping[int, int],
         timestamps: Iterable[int],
+        ends: Mapping[int, int] | None = None,
     ) -> None:
         partitions = [partition] * len(values) if isinstance(partition, int) else list(partition)
         messages = []
         for value, part, stamp in zip(values, partitions, timestamps, strict=True):
             messages.append(Message(topic, part, self._offset, None, value, stamp))
             self._offset += 1
-        out = self.ingest.queries(messages) if topic == "queries" else self.ingest.pages(messages, caught_up)
+        out = (
+            self.ingest.queries(messages)
+            if topic == "queries"
+            else self.ingest.pages(messages, caught_up, ends)
+        )
         self._deliver(out)
 
     def idle(self, partition: int) -> None:

@@ -251,13 +251,19 @@ class InputMark:
     """An input partition's mark after a batch (see :mod:`.order`); ``idle``: it is caught up and
     claims to hold nothing back until its next record. ``generation``: the consumer group
     generation its worker made an idle claim in (None: not known), which decides which
-    withdrawals it outlives (:class:`OwnerChange`)."""
+    withdrawals it outlives (:class:`OwnerChange`). ``taken``: with an idle claim, the offset
+    below which its worker has taken every record of the partition (None: not known).
+    ``ends``: end offsets of the input partitions other workers read, as the broker gave them
+    after this batch was fetched: a claim whose ``taken`` is below one does not cover the records
+    past it (:meth:`.order.InputMarks.update`)."""
 
     KIND: ClassVar[str] = "wm"
     source: int  # the input partition
     mark: list[Any] | None
     idle: bool = False
     generation: int | None = None
+    taken: int | None = None
+    ends: tuple[tuple[int, int], ...] = ()
 
     def to_wire(self) -> Wire:
         wire = {"k": self.KIND, "src": self.source, "w": self.mark}
@@ -265,11 +271,16 @@ class InputMark:
             wire["idle"] = True
         if self.generation is not None:
             wire["g"] = self.generation
+        if self.taken is not None:
+            wire["o"] = self.taken
+        if self.ends:
+            wire["e"] = [list(end) for end in self.ends]
         return wire
 
     @classmethod
     def from_wire(cls, wire: Wire) -> InputMark:
-        return cls(wire["src"], wire["w"], bool(wire.get("idle", False)), wire.get("g"))
+        ends = tuple((source, offset) for source, offset in wire.get("e", ()))
+        return cls(wire["src"], wire["w"], bool(wire.get("idle", False)), wire.get("g"), wire.get("o"), ends)
 
 
 @dataclass(frozen=True)

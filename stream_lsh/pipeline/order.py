@@ -15,7 +15,12 @@ How the decide partition knows that nothing earlier is still coming: watermarks,
   that became a dead letter: each one moves its partition on). ``"idle": true`` when the batch
   held the partition's last record as of the consumer's latest fetch (*caught up*), and ``"w":
   null`` when a timer finds the partition quiet: the partition holds nothing back until its next
-  mark. An idle claim carries the consumer group generation its worker made it in (``"g"``).
+  mark. An idle claim carries the consumer group generation its worker made it in (``"g"``), and
+  the offset below which its worker had taken every record (``"o"``: the high watermark of the
+  fetch it was made from). A worker's marks carry the end offsets of the input partitions *other*
+  workers read (``"e"``), asked after its batch was fetched: a claim below one of them is belied
+  (records were stored after the claim's fetch, maybe older than the marks that would pass them),
+  and the partition holds the release point at its last mark until its owner reads on.
   ``{"k": "owner", "src": partition}`` when a worker gives the partition up (its idle claim is
   withdrawn); and at every assignment, a worker sends ``{"k": "owner", "src": p, "before": g}``
   for *every* input partition p, g its new generation: claims made in an earlier generation are
@@ -60,6 +65,17 @@ def decode_mark(value: list[Any] | None) -> Mark | None:
 class InputMarks:
     """At a site partition: what each input partition said last, its mark or that it is idle.
 
+    An idle claim is only as good as the fetch it was made from: records stored in the partition
+    after its worker's fetch are not covered by it. So a claim carries the offset below which its
+    worker had taken every record (``taken``), and the marks of other workers carry the end offsets
+    the broker gave them for the partitions they do not read, fetched after the records they mark
+    (``ends``). A claim below such an end is *belied*: the partition holds the release point at
+    its last mark until its owner reads on. Why: a steady feed keeps every partition caught up
+    after each batch, so every mark is an idle claim; a page stored in one worker's partition a
+    few milliseconds before a later page in another's came late whenever the other worker's mark
+    reached the site partition first (136 pages of 872 at the site partitions, and up to 24 at
+    the decide partition, in ``../shared/repro/rebalance-handover``).
+
     Args:
         sources: the number of input partitions.
         lateness_ms: how far one input partition's record timestamps may go backwards.
@@ -71,12 +87,24 @@ class InputMarks:
         self.last: dict[int, Mark] = {}
         self.idle: set[int] = set()
         self.claimed_in: dict[int, int] = {}  # the group generation of an idle claim, when known
+        self.taken: dict[int, int] = {}  # the offset an idle claim covers records below, when known
+        self.ends: dict[int, int] = {}  # the largest end offset other workers saw, per partition
 
     def update(
-        self, source: int, wire: list[Any] | None, idle_after: bool = False, generation: int | None = None
+        self,
+        source: int,
+        wire: list[Any] | None,
+        idle_after: bool = False,
+        generation: int | None = None,
+        taken: int | None = None,
+        ends: Iterable[tuple[int, int]] = (),
     ) -> None:
         """``wire`` None: the source is idle. ``idle_after``: it sent its mark and is idle after it
-        (caught up), until its next mark. ``generation``: the group generation of an idle claim."""
+        (caught up), until its next mark. ``generation``: the group generation of an idle claim;
+        ``taken``: the offset below which the claim's worker took every record; ``ends``: end
+        offsets of other partitions seen after the records this mark covers."""
+        for other, end in ends:
+            self.ends[other] = max(self.ends.get(other, end), end)
         mark = decode_mark(wire)
         if mark is None or idle_after:
             self.idle.add(source)
@@ -84,6 +112,10 @@ class InputMarks:
                 self.claimed_in.pop(source, None)
             else:
                 self.claimed_in[source] = generation
+            if taken is not None:
+                if taken < self.taken.get(source, taken):
+                    self.ends.pop(source, None)  # offsets went back: the topic was made anew
+                self.taken[source] = taken
             if mark is None:
                 return
         else:
@@ -102,38 +134,58 @@ class InputMarks:
             return
         self.idle.discard(source)
 
+    def idle_now(self) -> set[int]:
+        """The sources whose idle claim stands: claimed, and not belied by an end offset past it."""
+        return {
+            source
+            for source in self.idle
+            if source not in self.taken or self.ends.get(source, 0) <= self.taken[source]
+        }
+
     def release_point(self) -> Mark | None:
         """Everything at or below it has been received from every source; None while a source
         has said nothing (or none has sent a mark)."""
-        if len(self.last.keys() | self.idle) < self.sources or not self.last:
+        idle = self.idle_now()
+        if len(self.last.keys() | idle) < self.sources or not self.last:
             return None
-        active = [mark for source, mark in self.last.items() if source not in self.idle]
+        active = [mark for source, mark in self.last.items() if source not in idle]
         if not active:
             return max(self.last.values())
         return (min(active)[0] - self.lateness_ms, "")
 
     def holding_back(self) -> list[int]:
         """The sources that set the release point (for reports of pages that wait)."""
+        idle = self.idle_now()
         point = self.release_point()
         if point is None:
-            return sorted(set(range(self.sources)) - self.last.keys() - self.idle)
+            return sorted(set(range(self.sources)) - self.last.keys() - idle)
         return sorted(
             source
             for source, mark in self.last.items()
-            if source not in self.idle and mark[0] - self.lateness_ms == point[0]
+            if source not in idle and mark[0] - self.lateness_ms == point[0]
         )
 
     def state(self) -> list[list[Any]]:
+        sources = self.last.keys() | self.idle | self.taken.keys() | self.ends.keys()
         return [
-            [source, encode_mark(self.last.get(source)), source in self.idle, self.claimed_in.get(source)]
-            for source in sorted(self.last.keys() | self.idle)
+            [
+                source,
+                encode_mark(self.last.get(source)),
+                source in self.idle,
+                self.claimed_in.get(source),
+                self.taken.get(source),
+                self.ends.get(source),
+            ]
+            for source in sorted(sources)
         ]
 
     def load(self, state: Iterable[list[Any]]) -> None:
-        rows = list(state)
+        rows = [list(row) + [None] * (6 - len(row)) for row in state]  # rows saved before offsets: four
         self.last = {row[0]: decode_mark(row[1]) for row in rows if row[1] is not None}  # type: ignore[misc]
         self.idle = {row[0] for row in rows if row[2]}
         self.claimed_in = {row[0]: row[3] for row in rows if row[2] and row[3] is not None}
+        self.taken = {row[0]: row[4] for row in rows if row[4] is not None}
+        self.ends = {row[0]: row[5] for row in rows if row[5] is not None}
 
 
 class ReleasePoints:

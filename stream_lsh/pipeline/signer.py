@@ -107,7 +107,14 @@ class Signer:
         for message in messages:
             if isinstance(message, InputMark):
                 if self.marks is not None:  # (in arrival order, a mark left on the topic is moot)
-                    self.marks.update(message.source, message.mark, message.idle, message.generation)
+                    self.marks.update(
+                        message.source,
+                        message.mark,
+                        message.idle,
+                        message.generation,
+                        message.taken,
+                        message.ends,
+                    )
                     point = self.marks.release_point()
                     ready += (None if point is None else self.held.release(point)) or ()
             elif isinstance(message, OwnerChange):

@@ -183,6 +183,7 @@ class StreamApp:
             self.names.input,
             self.ingest,
             self._send,
+            inputs=settings.stream.input_partitions,
             idle_s=settings.stream.idle_ms / 1000.0,
             fetch_wait_s=settings.stream.fetch_wait_ms / 1000.0,
         )
@@ -387,8 +388,9 @@ class StreamApp:
                     async with self.claims.lock:  # its caught-up marks are idle claims
                         await self.claims.withdraw_belied(messages)
                         caught_up = self.claims.caught_up(messages)
+                        ends = await self.claims.ends_elsewhere()
                         self.claims.heard(messages, caught_up)
-                        await or_exit(self._send(self.ingest.pages(messages, caught_up)))
+                        await or_exit(self._send(self.ingest.pages(messages, caught_up, ends)))
                         self.claims.sent(messages)
 
         async def ingest_queries(stream: Any) -> None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 from faust.types import TP
@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 MARKERS_AFTER_IDLE_TIMES = 10  # quiet this many idle times with all fetched: what is left are commit markers
 WITHDRAW_WITHIN_S = 10.0  # a stopping worker's withdrawal of its idle claims waits at most this
+ENDS_WITHIN_S = 2.0  # the end offsets of other workers' input partitions, asked with every batch
 
 
 class InputClaims:
@@ -58,6 +59,7 @@ class InputClaims:
         topic: the input topic.
         ingest: the ingest stage, which writes the claims as messages to the site partitions.
         send: sends an outbox (the app's, which awaits every send).
+        inputs: the input topic's partitions.
         idle_s: how long a partition must be quiet to be declared idle.
         fetch_wait_s: the consumer's fetch wait: a fetch answered within the idle time plus this
             is recent enough to trust its high watermark.
@@ -70,10 +72,12 @@ class InputClaims:
         ingest: Ingest,
         send: Callable[[Outbox], Awaitable[None]],
         *,
+        inputs: int,
         idle_s: float,
         fetch_wait_s: float,
     ) -> None:
         self.app, self.topic, self.ingest, self.send = app, topic, ingest, send
+        self.inputs = inputs
         self.quiet = QuietInputs(idle_s)
         self._fresh_s = idle_s + fetch_wait_s
         self._log_starts: dict[TP, int] = {}  # each partition's log start, read once an assignment
@@ -142,24 +146,53 @@ class InputClaims:
             await self.send(self.ingest.changed_hands(inputs, before=before))
 
     # -- claims ----------------------------------------------------------------------------------
-    def caught_up(self, messages: list[Message]) -> set[int]:
-        """Input partitions whose last record, as of the consumer's latest fetch, is in ``messages``.
+    def caught_up(self, messages: list[Message]) -> dict[int, int]:
+        """Input partitions whose last record, as of the consumer's latest fetch, is in
+        ``messages``, each to the offset its claim covers the records below (the fetch's high
+        watermark, or past the last record if higher).
 
         The high watermark of a fetch response is exact, on Tansu too (only its ListOffsets
         under-reports). One that is stale (records arrived since) makes a partition look caught up
-        too early: its next pages may come *late* and take arrival order, as after an idle timer.
+        too early; the offset the claim carries lets the site partitions see that
+        (:meth:`ends_elsewhere`).
         """
         if not self.ingest.marks_caught_up or self.leaving:
-            return set()
-        found = set()
+            return {}
+        found = {}
         for partition, offset in last_offsets(messages).items():
             try:
                 highwater = self.app.consumer.highwater(TP(self.topic, partition))
             except Exception:
                 continue
             if highwater is not None and offset + 1 >= highwater:
-                found.add(partition)
+                found[partition] = max(offset + 1, int(highwater))
         return found
+
+    async def ends_elsewhere(self) -> dict[int, int] | None:
+        """The end offsets of the input partitions this worker does not read, asked now, after
+        its batch was fetched; None when it reads them all, or the broker did not answer in time.
+
+        Why: another worker's claim that its partition is caught up is as old as that worker's
+        last fetch. A record stored in the partition since, with a clock below this batch's
+        records, is not covered by it: the site partitions compare the claim's offset with these
+        ends and hold the release point for it (:class:`~stream_lsh.pipeline.order.InputMarks`).
+        On Tansu, whose ListOffsets gives the base offset of the last record batch plus one, an
+        end still passes every claim made before that batch was stored, which is all this needs.
+        """
+        if not self.ingest.marks_caught_up or self.leaving:
+            return None
+        try:
+            mine = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.topic}
+        except Exception:
+            return None
+        others = [TP(self.topic, partition) for partition in range(self.inputs) if partition not in mine]
+        if not others:
+            return None
+        try:
+            ends = await asyncio.wait_for(self.app.consumer.highwaters(*others), ENDS_WITHIN_S)
+        except Exception:  # no evidence: the claims stand, as before these were asked
+            return None
+        return {tp.partition: int(end) for tp, end in ends.items() if end is not None}
 
     async def withdraw_belied(self, messages: list[Message]) -> None:
         """Withdraw, before the marks of ``messages`` go out, the claims of this worker's other
@@ -192,10 +225,10 @@ class InputClaims:
                 continue  # no evidence: the claim stands
         return found
 
-    def heard(self, messages: list[Message], caught_up: set[int]) -> None:
+    def heard(self, messages: list[Message], caught_up: Mapping[int, int]) -> None:
         """A batch of the input was read: its partitions are not quiet, except those its marks
-        declare idle."""
-        self.quiet.heard(last_offsets(messages), self.ingest.idle_after(messages, caught_up))
+        declare idle (``caught_up``: to the offsets their claims cover)."""
+        self.quiet.heard(last_offsets(messages), self.ingest.idle_after(messages, caught_up), caught_up)
 
     def sent(self, messages: list[Message]) -> None:
         """A batch's sends are done: its partitions' quiet starts again from now, so that a batch
@@ -213,21 +246,36 @@ class InputClaims:
         if not self.app.flow_control.is_active():
             return  # a rebalance or a recovery: records may be fetched and not yet delivered
         assigned = {tp.partition for tp in self.app.consumer.assignment() if tp.topic == self.topic}
-        for partition in self.quiet.quiet(assigned):
+        for partition in self._to_declare(assigned):
             async with self.lock:
                 if self.leaving or not self.app.flow_control.is_active():
                     return
-                if partition not in self.quiet.quiet(assigned):
+                if partition not in self._to_declare(assigned):
                     continue  # a batch took its records while this waited for the lock
-                if await self._all_taken(partition):
-                    self.quiet.declare(partition)
-                    await or_exit(self.send(self.ingest.idle(partition)))
+                taken = await self._all_taken(partition)
+                if taken is not None:
+                    self.quiet.declare(partition, taken)
+                    await or_exit(self.send(self.ingest.idle(partition, taken)))
 
-    async def _all_taken(self, partition: int) -> bool:
-        """Whether this worker has taken every record the broker had for an input partition at the
-        consumer's latest fetch of it (its high watermark, exact on the embedded broker too). Not
-        fetched yet, or not lately (:meth:`_fetched_lately`): no. Nothing taken since the
-        assignment: the offset reading started from.
+    def _to_declare(self, assigned: set[int]) -> list[int]:
+        """Assigned input partitions to claim idle if every record is taken: quiet ones not
+        declared since they were last heard from, and declared ones whose claim the high watermark
+        has outgrown (:meth:`.idle.QuietInputs.outgrown`)."""
+        return sorted(set(self.quiet.quiet(assigned)) | set(self.quiet.outgrown(assigned, self._highwater)))
+
+    def _highwater(self, partition: int) -> int | None:
+        try:
+            highwater = self.app.consumer.highwater(TP(self.topic, partition))
+        except Exception:
+            return None
+        return None if highwater is None else int(highwater)
+
+    async def _all_taken(self, partition: int) -> int | None:
+        """The high watermark of the consumer's latest fetch of an input partition (exact on the
+        embedded broker too), when this worker has taken every record the broker had for it then:
+        the offset its idle claim covers the records below. Else None: not fetched yet, or not
+        lately (:meth:`_fetched_lately`), or records left. Nothing taken since the assignment:
+        counted from the offset reading started from.
 
         Not the consumer's position: records fetched but still queued for the agent are past it
         (seen: a partition declared idle with 93 records on their way, all of them then late). But
@@ -236,9 +284,14 @@ class InputClaims:
         agent, and that has been quiet for ten idle times, has nothing left but those."""
         tp = TP(self.topic, partition)
         try:
-            return self._fetched_lately(tp) and await self._records_left(tp) is False
+            if not self._fetched_lately(tp):
+                return None
+            highwater = self.app.consumer.highwater(tp)  # read before the check: a later one is not checked
+            if highwater is None or await self._records_left(tp) is not False:
+                return None
+            return int(highwater)
         except Exception:
-            return False
+            return None
 
     async def _records_left(self, tp: TP) -> bool | None:
         """Whether the broker held records of an input partition past those this worker has taken,

@@ -31,18 +31,28 @@ class QuietInputs:
         self.last: dict[int, float] = {}
         self.next_offsets: dict[int, int] = {}
         self.declared: set[int] = set()
+        self.claimed: dict[int, int] = {}  # a declared partition: the offset its claim covers
 
-    def heard(self, offsets: Mapping[int, int], idle_after: AbstractSet[int] = frozenset()) -> None:
+    def heard(
+        self,
+        offsets: Mapping[int, int],
+        idle_after: AbstractSet[int] = frozenset(),
+        covered: Mapping[int, int] | None = None,
+    ) -> None:
         """A batch took records up to ``offsets`` (partition -> last offset); the partitions in
         ``idle_after`` were declared idle with their marks (what ingest actually sent, see
         :meth:`~stream_lsh.pipeline.ingest.Ingest.idle_after`), so the timer never takes a
-        partition for declared that nobody declared."""
+        partition for declared that nobody declared; ``covered``: the offsets their claims cover."""
         now = self.clock()
         for partition, offset in offsets.items():
             self.last[partition] = now
             self.next_offsets[partition] = max(self.next_offsets.get(partition, 0), offset + 1)
+            self.claimed.pop(partition, None)
         partitions = set(offsets)
         self.declared = (self.declared - partitions) | (idle_after & partitions)
+        for partition in idle_after & partitions:
+            if covered is not None and partition in covered:
+                self.claimed[partition] = covered[partition]
 
     def restart(self, partitions: Iterable[int]) -> None:
         """The quiet spells of ``partitions`` start again from now (a batch's sends are done).
@@ -67,16 +77,38 @@ class QuietInputs:
         """The offset after the last record taken from the partition (None: none since it was assigned)."""
         return self.next_offsets.get(partition)
 
-    def declare(self, partition: int) -> None:
+    def declare(self, partition: int, covered: int | None = None) -> None:
         self.declared.add(partition)
+        if covered is None:
+            self.claimed.pop(partition, None)
+        else:
+            self.claimed[partition] = covered
+
+    def outgrown(self, assigned: set[int], highwater: Callable[[int], int | None]) -> list[int]:
+        """Declared partitions quiet for ``idle`` seconds whose high watermark has passed the
+        offset their claim covers: a claim the site partitions take as belied once another
+        worker sees the new end (:class:`~stream_lsh.pipeline.order.InputMarks`). Records past it
+        come in a batch, with a claim of their own; a transactional producer's commit marker
+        never does, so the timer claims the partition again, or it would hold every page back."""
+        now = self.clock()
+        found = []
+        for partition in sorted(assigned & self.declared):
+            covered, top = self.claimed.get(partition), highwater(partition)
+            if covered is not None and top is not None and top > covered:
+                if now - self.last.get(partition, now) >= self.idle:
+                    found.append(partition)
+        return found
 
     def undeclare(self, partitions: set[int]) -> None:
         """Their claims were withdrawn (records came for them): the timer may declare them again
         once they are quiet with everything taken."""
         self.declared -= partitions
+        for partition in partitions:
+            self.claimed.pop(partition, None)
 
     def forget(self) -> None:
         """After a rebalance every partition starts a new spell (and is declared again if quiet)."""
         self.last.clear()
         self.next_offsets.clear()
         self.declared.clear()
+        self.claimed.clear()
