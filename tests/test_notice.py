@@ -67,6 +67,35 @@ NOTICES = [
             "New here? Start your subscription. Cancel anytime.",
         ],
     ),
+    # found on the eighteenth: a consent dialog in the industry's stock words, a login wall under
+    # its story's headline, and the "Nothing Found" of a common blog engine's theme
+    (
+        "consent",
+        [
+            "The Harbour Post - Privacy settings",
+            "Before you continue to The Harbour Post",
+            "We and our partners use cookies to store and access information on your device.",
+            "Store and/or access information on a device",
+            "Personalised ads and content, ad and content measurement, audience insights",
+            "Our partners include: Acme Ads, Example Metrics, Sample Exchange.",
+            "I agree",
+            "Manage options",
+        ],
+    ),
+    (
+        "login",
+        [
+            "Council votes to close the harbour bridge for repairs",
+            "This content is available to registered users and subscribers.",
+            "Log in or create a free account to keep reading.",
+            "Forgot your password?",
+            "Not a subscriber? See our offers",
+        ],
+    ),
+    (
+        "not_found",
+        ["Nothing Found", "It seems we can’t find what you’re looking for. Perhaps searching can help."],
+    ),
 ]
 
 
