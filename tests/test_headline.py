@@ -15,6 +15,7 @@ from stream_lsh.core.headline import (
     from_headline,
     headline_key,
     headline_text,
+    later_part,
     site_title,
 )
 from stream_lsh.core.page import Page
@@ -333,6 +334,44 @@ def test_a_page_of_the_same_site_under_the_same_headline_is_another_story():
     # nor does a page with no site to tell
     engine.process(Page(id="elsewhere", title=HEADLINE_TEXT, text=prose(8, 300)))
     assert engine.process(Page(id="nowhere", title=HEADLINE_TEXT, text=prose(9, 300))).status == UNIQUE
+
+
+@pytest.mark.parametrize(
+    ("title", "url", "later"),
+    [
+        ("Storm hits the coast overnight (Page 2)", "https://wire.example/world/story", True),
+        ("Storm hits the coast overnight - Page 3 of 4", None, True),
+        ("Storm hits the coast overnight", "https://wire.example/world/story.html?page=2", True),
+        ("Storm hits the coast overnight", "https://wire.example/2017/03/16/storm-hits-the-coast/2/", True),
+        ("Storm hits the coast overnight (Page 1)", "https://wire.example/world/story?page=1", False),
+        ("Storm hits the coast overnight", "https://wire.example/news/20170314/79425.html", False),
+        ("Storm hits the coast, part 2: the clean-up", "https://wire.example/world/part-2", False),
+        ("Storm hits the coast overnight", "https://wire.example/category/world/page/2/", False),
+    ],
+)
+def test_a_later_page_of_an_article_is_told_by_its_title_or_its_address(title, url, later):
+    assert later_part(title, url) is later
+    key = headline_key(title, url=url, site="wire.example", seed=1)
+    if "(Page" in title or "- Page" in title:  # the mark is no part of the headline's key
+        assert key == headline_key("Storm hits the coast overnight", url=url, site="wire.example", seed=1)
+
+
+def test_page_two_of_an_article_joins_page_one_by_its_headline_at_its_own_site():
+    """Page 2 of an article shares no text with page 1, only its headline; at its own site a page
+    under that headline is otherwise another story (a live page, a column)."""
+    engine = Deduplicator()
+    first = engine.process(story_page())
+    second = engine.process(
+        Page(
+            id="page2",
+            title=f"{HEADLINE_TEXT} (Page 2) | Allied News Wire",
+            text=prose(7, 300),
+            url="https://wire.example/world/story?page=2",
+            source="wire.example",
+        )
+    )
+    assert first.status == UNIQUE
+    assert (second.status, second.duplicate_of, second.match) == (DUPLICATE, "story", HEADLINE), second
 
 
 def test_a_brief_the_bands_miss_is_found_by_its_headline_and_judged_by_containment():

@@ -22,6 +22,7 @@ BY_STAGE = {
         PageToSign("p1", False, "a.example", "en", T0, T0 / 1000, None, 42, ("one", "two"), '{"id": "p1"}'),
         PageToSign("q1", True, "a.example", None, T0, None, "2999-01-01", 1, ()),
         PageToSign("f1", False, "a.example", "en", T0, None, None, 3, ("a",), listing=True),
+        PageToSign("t2", False, "a.example", "en", T0, None, None, 3, ("a",), headline=9, part=True),
         Retraction("p1", T0 + 100_000),
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),
@@ -52,6 +53,9 @@ BY_STAGE = {
         SignedForDecision("h1", False, T0, None, None, 9, 10, None, None, headline=5, site_headline=6),
         SignedForDecision(
             "s1", False, T0, None, None, 9, 10, "AQAAAA==", "AQAAAAAAAAA=", listing=True, site_key=7
+        ),
+        SignedForDecision(
+            "t2", False, T0, None, None, 9, 10, "AQAAAA==", "AQAAAAAAAAA=", headline=5, part=True
         ),
         Retraction("p1", T0 + 100_000),
         ReleaseMark(4, [T0, "p1"], (0, 2)),

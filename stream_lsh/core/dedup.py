@@ -319,7 +319,8 @@ class Deduplicator:
         how it was found: the smaller page it opens like and holds, with the share of that page
         lying in it as its containment (:mod:`.opening`: a story after its teaser); else
         ``headline``, the earliest page with its headline, when another site gave it
-        (:mod:`.headline`: a story after a card whose deck it does not hold); else None."""
+        (:mod:`.headline`: a story after a card whose deck it does not hold) or the page is page 2
+        or later of an article (:func:`.headline.later_part`); else None."""
         if page.short or page.signature is None:
             return None, OPENING
         entry = self.index.opening(page.opening) if page.opening else None
@@ -329,7 +330,9 @@ class Deduplicator:
                 return (match if self.rule.containment is not None else None), OPENING
             if holds_earlier_opening(match.of_page, match.of_candidate, self.rule.containment):
                 return match._replace(containment=match.of_candidate), OPENING
-        if headline is None or self._own_site(page, headline):  # another story under the site's title
+        if headline is None:
+            return None, OPENING
+        if self._own_site(page, headline) and not page.prepared.part:  # another story under its title
             return None, OPENING
         return self._measured(page, headline), HEADLINE
 

@@ -30,7 +30,7 @@ from .config import DedupConfig
 from .embedded import data_article_html, json_card_html
 from .feed import feed_document, feed_item_html
 from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
-from .headline import from_headline, headline_key, headline_text, site_headline_key
+from .headline import from_headline, headline_key, headline_text, later_part, site_headline_key
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
 from .notice import notice_kind
@@ -84,17 +84,20 @@ class PreparedPage:
     listing: bool = False  # its blocks are a listing of stories, so it is a roundup (.roundup)
     site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
     site: int = 0  # its site's key (.page.site_key); 0: no site
+    part: bool = False  # page 2 or later of an article (.headline.later_part): joins it by its headline
 
 
 class Extracted(NamedTuple):
     """A page's visible text as normalised blocks, whether it came flattened onto one line, its
-    headline key (.headline; 0: none), and whether it is a listing of stories (.roundup): a feed
-    document of several (.feed), or a page whose blocks, before any is cut, list them."""
+    headline key (.headline; 0: none), whether it is a listing of stories (.roundup): a feed
+    document of several (.feed), or a page whose blocks, before any is cut, list them, and whether
+    it is page 2 or later of an article (.headline.later_part)."""
 
     blocks: list[str]
     flattened: bool
     headline: int = 0
     listing: bool = False
+    part: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +271,8 @@ class Preparer:
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
-        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, listing)
+        part = later_part(headline, page.url)
+        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, listing, part)
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
@@ -297,6 +301,7 @@ class Preparer:
         flattened: bool = False,
         headline: int = 0,
         listing: bool = False,
+        part: bool = False,
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks (and its headline key and whether it is a listing,
         :meth:`extract`'s): the prepared page, and the blocks it made boilerplate. A notice
@@ -334,6 +339,7 @@ class Preparer:
             listing=listing,
             site_headline=site_headline_key(headline, site),
             site=site_key(site),
+            part=part,
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -391,6 +397,7 @@ class Preparer:
             flattened=extracted.flattened,
             headline=extracted.headline,
             listing=extracted.listing,
+            part=extracted.part,
         )
         return prepared
 

@@ -245,6 +245,7 @@ class Decider:
             listing=page.listing,
             site_headline=page.site_headline,
             site=page.site_key,
+            part=page.part,
         )
         return SignedPage(
             prepared,

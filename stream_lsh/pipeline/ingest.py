@@ -240,6 +240,7 @@ class Ingest:
             message.received_ms if message.received_ms is not None else timestamp_ms,
             extracted.headline,
             extracted.listing,
+            extracted.part,
         )
         return self._too_large(to_sign) or to_sign
 

@@ -117,6 +117,7 @@ class SignedForDecision:
     listing: bool = False  # its text is a listing of stories (core/roundup.py)
     site_headline: int = 0  # its headline key at its site (core/headline.py)
     site_key: int = 0  # its site's key (core/page.py site_key)
+    part: bool = False  # page 2 or later of an article (core/headline.py later_part)
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -150,6 +151,8 @@ class SignedForDecision:
             wire["hs"] = self.site_headline
         if self.site_key:
             wire["sk"] = self.site_key
+        if self.part:
+            wire["pt"] = True
         return wire
 
     @classmethod
@@ -176,6 +179,7 @@ class SignedForDecision:
             bool(wire.get("ls", False)),  # ... and before listings
             wire.get("hs", 0),  # ... and before headlines at their site
             wire.get("sk", 0),  # ... and before sites
+            bool(wire.get("pt", False)),  # ... and before later pages of an article
         )
 
 
@@ -200,6 +204,7 @@ class PageToSign:
     received: int | None = None  # the input record's timestamp, ms: for the decision latency metric
     headline: int = 0  # its headline key (core/headline.py)
     listing: bool = False  # a listing of stories, as extraction tells it (core/roundup.py)
+    part: bool = False  # page 2 or later of an article (core/headline.py later_part)
 
     @property
     def KIND(self) -> str:
@@ -225,6 +230,8 @@ class PageToSign:
             wire["hl"] = self.headline
         if self.listing:
             wire["ls"] = True
+        if self.part:
+            wire["pt"] = True
         return wire
 
     @classmethod
@@ -243,6 +250,7 @@ class PageToSign:
             wire.get("rt"),
             wire.get("hl", 0),  # absent from messages written before headlines
             bool(wire.get("ls", False)),  # ... and before extraction told listings
+            bool(wire.get("pt", False)),  # ... and before later pages of an article
         )
 
 

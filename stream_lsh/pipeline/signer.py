@@ -180,6 +180,7 @@ class Signer:
             learn=not page.query,
             headline=page.headline,
             listing=page.listing,
+            part=page.part,
         )
         return prepared
 
@@ -216,4 +217,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         prepared.listing,
         prepared.site_headline,
         prepared.site,
+        prepared.part,
     )
