@@ -65,7 +65,7 @@ def test_an_alert_of_the_first_sentence_before_its_story_is_held_by_it():
 
 def test_a_keyed_page_is_found_by_keys_only_never_by_its_text():
     engine = Deduplicator()
-    stock = "Before you continue to the site."
+    stock = "More details to follow later today."
     first = engine.process(page("a", stock, "one.example", title="A council votes to close the old library"))
     second = engine.process(page("b", stock, "two.example", title="Storm leaves thousands without any power"))
     assert first.status == second.status == UNIQUE  # the same few words, two stories: no copies
