@@ -14,7 +14,8 @@ a login wall that says the reader "reached the limit of free articles"; 16 such 
 43 of its 165 false pairs (seed 1). The eighteenth's: a consent dialog in the industry's stock
 words ("Before you continue to ...", "Personalised ads and content, ad and content measurement"),
 a login wall "available to registered users" ("Log in or create a free account"), and a blog
-engine's "can't find what you're looking for"; 17 such pages had made 116 of its 464 false pairs (seed 1).
+engine's "can't find what you're looking for"; 17 such pages had made 116 of its 464 false pairs
+(seed 1).
 
 So a page whose text is a notice is ``no_content``, with the notice's kind on its record, and is
 never indexed. A page is a notice when a block of its text holds one of the stock phrases such

@@ -145,7 +145,10 @@ class InputMarks:
     def release_point(self) -> Mark | None:
         """Everything at or below it has been received from every source; None while a source
         has said nothing (or none has sent a mark)."""
-        idle = self.idle_now()
+        return self._release_point(self.idle_now())
+
+    def _release_point(self, idle: set[int]) -> Mark | None:
+        """:meth:`release_point` with the standing claims known (:meth:`idle_now`)."""
         if len(self.last.keys() | idle) < self.sources or not self.last:
             return None
         active = [mark for source, mark in self.last.items() if source not in idle]
@@ -156,7 +159,7 @@ class InputMarks:
     def holding_back(self) -> list[int]:
         """The sources that set the release point (for reports of pages that wait)."""
         idle = self.idle_now()
-        point = self.release_point()
+        point = self._release_point(idle)
         if point is None:
             return sorted(set(range(self.sources)) - self.last.keys() - idle)
         return sorted(

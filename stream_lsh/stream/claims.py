@@ -160,12 +160,9 @@ class InputClaims:
             return {}
         found = {}
         for partition, offset in last_offsets(messages).items():
-            try:
-                highwater = self.app.consumer.highwater(TP(self.topic, partition))
-            except Exception:
-                continue
+            highwater = self._highwater(partition)
             if highwater is not None and offset + 1 >= highwater:
-                found[partition] = max(offset + 1, int(highwater))
+                found[partition] = max(offset + 1, highwater)
         return found
 
     async def ends_elsewhere(self) -> dict[int, int] | None:
@@ -264,6 +261,8 @@ class InputClaims:
         return sorted(set(self.quiet.quiet(assigned)) | set(self.quiet.outgrown(assigned, self._highwater)))
 
     def _highwater(self, partition: int) -> int | None:
+        """The high watermark of the consumer's latest fetch of an input partition; None before
+        one, or when the consumer cannot say (no evidence: nothing is claimed on it)."""
         try:
             highwater = self.app.consumer.highwater(TP(self.topic, partition))
         except Exception:
@@ -283,15 +282,15 @@ class InputClaims:
         delivered: a partition whose records have all been fetched, none of them waiting for the
         agent, and that has been quiet for ten idle times, has nothing left but those."""
         tp = TP(self.topic, partition)
+        if not self._fetched_lately(tp):
+            return None
+        highwater = self._highwater(partition)  # read before the check: a later one is not checked
         try:
-            if not self._fetched_lately(tp):
-                return None
-            highwater = self.app.consumer.highwater(tp)  # read before the check: a later one is not checked
             if highwater is None or await self._records_left(tp) is not False:
                 return None
-            return int(highwater)
         except Exception:
             return None
+        return highwater
 
     async def _records_left(self, tp: TP) -> bool | None:
         """Whether the broker held records of an input partition past those this worker has taken,
@@ -362,16 +361,13 @@ class InputClaims:
     # -- what the gauges read --------------------------------------------------------------------
     def lag(self, tp: TP) -> int:
         """Records of an input partition this worker has not taken yet, as of its latest fetch."""
-        try:
-            highwater = self.app.consumer.highwater(tp)
-        except Exception:
-            return 0
+        highwater = self._highwater(tp.partition)
         taken = self.quiet.taken(tp.partition)
         if taken is None:
             taken = self._known_start(tp)
         if highwater is None or taken is None:
             return 0
-        return max(0, int(highwater) - int(taken))
+        return max(0, highwater - int(taken))
 
 
 def fetched_within(app: Any, tp: TP, seconds: float) -> bool:
