@@ -13,9 +13,10 @@ from aiokafka import AIOKafkaProducer
 from stream_helpers import DecisionReader, stream_settings
 
 from stream_lsh.core.prepare import Preparer
-from stream_lsh.pipeline.journal import Journal
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.stages import stage_factories
+from stream_lsh.pipeline.window_log import WindowLog
+from stream_lsh.stores.disk_index import write_rows
 from stream_lsh.stream.app import stage_inputs, state_guard
 from stream_lsh.stream.client import FileFeeder, read_topic
 from stream_lsh.stream.runner import Workers
@@ -123,10 +124,17 @@ async def test_retraction_queries_and_the_window(broker, tmp_path, make_prose):
     # The window as the changelog holds it (what a worker that lost its disk would load): only
     # the pages inside the window are left.
     rows = await latest(broker.bootstrap, names.changelog(Stage.DECIDE))
-    decider = stage_factories(Preparer(settings.dedup_config()), layout_of(settings), stage_inputs(settings))[
-        Stage.DECIDE
-    ](0)  # as the app builds it
-    journal = Journal(0, guard)
-    journal.load(sorted((k, v) for k, v in rows.items() if v is not None), decider)
-    assert journal.generation > 0, "no snapshot was taken: the rows were never compacted"
+    table = {key: value for key, value in rows.items() if value is not None}
+    window_log = WindowLog(0, guard)
+    plan = window_log.load(table.get(window_log.head_key), sorted(table.items()), None)
+    assert window_log.checkpoint is not None, "no checkpoint was finished: the deltas were never replaced"
+    restored = tmp_path / "restored-window"
+    write_rows(restored, WindowLog.replay(plan.keys, table.get))
+    decider = stage_factories(
+        Preparer(settings.dedup_config()),
+        layout_of(settings),
+        stage_inputs(settings),
+        windows=lambda partition: restored,
+    )[Stage.DECIDE](0)  # as the app builds it, over the window built from the changelog alone
     assert {entry.id for entry in decider.engine.index} == {"late", "b2"}
+    decider.close()

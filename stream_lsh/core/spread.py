@@ -313,6 +313,9 @@ class SpreadTracker:
         self.rules = rules
         # clusters whose members changed since the caller last took them (see take_touched)
         self._touched: dict[str, None] = {}
+        # clusters whose stored form changed since the caller last took them (see take_changed);
+        # None unless asked for: a tracker kept whole in memory needs no account of its changes
+        self._changed: set[str] | None = None
         self._clusters: dict[str, _Cluster] = {}
         self._homes: dict[str, str] = {}  # page id -> its cluster
         self._expiry: list[tuple[float, str, str]] = []  # (event time, page, cluster); stale ones skipped
@@ -351,7 +354,7 @@ class SpreadTracker:
             cluster = self._clusters[cluster_id] = _Cluster(first_page or member.page_id)
         cluster.add(member)
         self._homes[member.page_id] = cluster_id
-        self._touched[cluster_id] = None
+        self._touch(cluster_id)
         if member.event_time is not None:
             heapq.heappush(self._expiry, (member.event_time, member.page_id, cluster_id))
         return self._fire(cluster_id, cluster, member)
@@ -364,7 +367,7 @@ class SpreadTracker:
         del self._homes[page_id]
         cluster = self._clusters[cluster_id]
         cluster.remove(page_id)
-        self._touched[cluster_id] = None
+        self._touch(cluster_id)
         if not cluster.members:
             self._retire(cluster_id, cluster)
         return True
@@ -390,6 +393,7 @@ class SpreadTracker:
             cluster = self._clusters.get(cluster_id)
             if cluster is not None and not cluster.members and cluster.latest == stamp:
                 del self._clusters[cluster_id]
+                self._note(cluster_id)
         return left
 
     def _retire(self, cluster_id: str, cluster: _Cluster) -> None:
@@ -400,6 +404,7 @@ class SpreadTracker:
             heapq.heappush(self._retired, (latest, cluster_id))
         else:
             del self._clusters[cluster_id]
+            self._note(cluster_id)
 
     # -- the rule -----------------------------------------------------------------------------------
     def _fire(self, cluster_id: str, cluster: _Cluster, member: Member) -> list[Alert]:
@@ -483,6 +488,40 @@ class SpreadTracker:
             levels_fired=tuple(sorted(cluster.fired)),
         )
 
+    def _touch(self, cluster_id: str) -> None:
+        self._touched[cluster_id] = None
+        self._note(cluster_id)
+
+    def _note(self, cluster_id: str) -> None:
+        if self._changed is not None:
+            self._changed.add(cluster_id)
+
+    def track_changes(self) -> None:
+        """From now on, account for every cluster whose stored form changes (:meth:`take_changed`):
+        for a tracker kept as rows, one row per cluster."""
+        self._changed = set()
+
+    def take_changed(self) -> list[tuple[str, dict[str, Any] | None]]:
+        """The stored form of every cluster changed since the last call (None: forgotten), in
+        cluster order; see :meth:`track_changes`."""
+        if self._changed is None:
+            raise ValueError("call track_changes() first")
+        changed, self._changed = sorted(self._changed), set()
+        return [(cluster_id, self._stored(cluster_id)) for cluster_id in changed]
+
+    def _stored(self, cluster_id: str) -> dict[str, Any] | None:
+        cluster = self._clusters.get(cluster_id)
+        if cluster is None:
+            return None
+        levels = () if self.rules is None else self.rules.levels
+        return {
+            "id": cluster_id,
+            "first": cluster.first_page,
+            "fired": [[levels[n - 1].pages, levels[n - 1].sources] for n in sorted(cluster.fired)],
+            "latest": cluster.latest,
+            "members": [[m.page_id, m.source, m.event_time] for m in cluster.members.values()],
+        }
+
     def take_touched(self) -> list[str]:
         """The clusters whose members changed since the last call, in the order they first changed
         (the stream sends each one's new record, :meth:`record`)."""
@@ -510,20 +549,10 @@ class SpreadTracker:
         """The tracker as JSON-friendly data (for ``--state`` files). Fired levels are saved as the
         levels they were (pages, sources), so state loaded under other levels keeps those fired
         that are still asked for."""
-        levels = () if self.rules is None else self.rules.levels
         return {
             "format": STATE_FORMAT,
             "horizon": self.horizon,
-            "clusters": [
-                {
-                    "id": cluster_id,
-                    "first": cluster.first_page,
-                    "fired": [[levels[n - 1].pages, levels[n - 1].sources] for n in sorted(cluster.fired)],
-                    "latest": cluster.latest,
-                    "members": [[m.page_id, m.source, m.event_time] for m in cluster.members.values()],
-                }
-                for cluster_id, cluster in self._clusters.items()
-            ],
+            "clusters": [self._stored(cluster_id) for cluster_id in self._clusters],
         }
 
     def load_state(self, state: dict[str, Any]) -> None:

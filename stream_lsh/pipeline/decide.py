@@ -26,17 +26,22 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, cast
 
 import numpy as np
 
+from ..core.banding import Banding
 from ..core.clock import EventTime
 from ..core.config import DedupConfig
 from ..core.decision import Decision
 from ..core.dedup import Deduplicator, export_state, import_state
 from ..core.prepare import PreparedPage, SignedPage
+from ..core.scheme import Scheme
+from ..core.spread import STATE_FORMAT as SPREAD_FORMAT
 from ..core.spread import AlertRules, SpreadTracker
 from ..core.spread_feed import follow_decision, follow_retraction
+from ..stores.disk_index import DEFAULT_CACHE_BYTES, DiskIndex, Row
 from . import codec
 from .holding import Holding
 from .messages import DecideMessage, ReleaseMark, Retraction, SignedForDecision, pack_array, unpack_array
@@ -50,6 +55,8 @@ __all__ = ["Decider"]
 Applied = SignedForDecision | Retraction
 RECENT_MEMBERS = 20  # members a cluster record lists, newest last
 REMEMBERED_GONE = 50_000  # deliveries remembered of pages that have left the window
+# the rows kept beside a window on disk
+_SPREAD, _DELIVERED, _HELD, _DECIDER = "spread/", "delivered/", "held/", "decider"
 
 
 class Decider:
@@ -61,6 +68,10 @@ class Decider:
             release points; None applies them in arrival order.
         alerts: the story-spread rules (None: clusters are followed for their records, no alerts).
         clock: seconds, for how long pages have been held (reports of stuck waits).
+        window: a directory to keep the window in (:class:`~stream_lsh.stores.DiskIndex`, with the
+            spread, deliveries and held pages as rows beside it; :meth:`take_rows`), opened as
+            its rows left it; None keeps everything in memory (:meth:`snapshot`).
+        cache_bytes: RocksDB's block cache of that directory.
     """
 
     stage: ClassVar[str] = Stage.DECIDE
@@ -72,8 +83,21 @@ class Decider:
         sources: int | None,
         alerts: AlertRules | None = None,
         clock: Callable[[], float] = time.monotonic,
+        window: Path | None = None,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
     ) -> None:
-        self.engine = Deduplicator(config)
+        self.disk: DiskIndex | None = None
+
+        def open_window(scheme: Scheme, banding: Banding) -> DiskIndex:
+            assert window is not None
+            disk = DiskIndex(
+                window, scheme, banding, bucket_cap=config.bucket_cap, ttl=config.ttl, cache_bytes=cache_bytes
+            )
+            disk.deferring = True  # the micro-batch's rows are the store's to write (take_rows)
+            self.disk = disk
+            return disk
+
+        self.engine = Deduplicator(config, open_index=None if window is None else open_window)
         self.spread = SpreadTracker(alerts)  # its rules: None for no alerts
         self.points = ReleasePoints(sources) if sources is not None else None
         self.held: Holding[Applied] = Holding(_delivery, clock)
@@ -81,6 +105,14 @@ class Decider:
         # window's pages and of the last REMEMBERED_GONE that left it (see _applied_already)
         self.delivered: dict[str, tuple[int, int]] = {}
         self.newest: int | None = None  # the largest clock applied (arrival order's frontier)
+        # with the window on disk: deliveries changed since the last rows (None: forgotten), and
+        # how many were ever recorded (their order, which the rows keep)
+        self._delivered_changes: dict[str, tuple[int, int, int] | None] = {}
+        self._deliveries = 0
+        if self.disk is not None:
+            self.spread.track_changes()
+            self.held.track_changes()
+            self._load_rows(self.disk)
         # not state: who held the release point back, for reports of stuck waits (.waits)
         self._held_back_by: dict[int, list[int]] = {}
 
@@ -176,6 +208,9 @@ class Decider:
         if not decision.replayed:
             self.delivered.pop(page.id, None)  # to the end: the newest delivery
             self.delivered[page.id] = (page.clock, page.body_hash)
+            if self.disk is not None:
+                self._deliveries += 1
+                self._delivered_changes[page.id] = (page.clock, page.body_hash, self._deliveries)
         alerts = follow_decision(
             self.spread,
             decision,
@@ -218,6 +253,8 @@ class Decider:
                     break
                 if index.get(page_id) is None:
                     del self.delivered[page_id]
+                    if self.disk is not None:
+                        self._delivered_changes[page_id] = None
                     excess -= 1
 
     def _answer(self, query: SignedForDecision, out: Outbox) -> None:
@@ -293,7 +330,65 @@ class Decider:
         clock, page = self.held.released
         return clock + 0.5 if page else float(clock)
 
-    # -- durable form ---------------------------------------------------------------------------
+    # -- durable form, with the window on disk: rows -------------------------------------------------
+    def take_rows(self) -> list[Row]:
+        """Every row the micro-batches since the last call changed: the window's (the engine's
+        store), and beside it one row per changed cluster, delivery and held record, and one for
+        the release points. Written in one atomic write (:meth:`DiskIndex.write_rows`), they leave
+        the directory as this partition's state now is."""
+        disk = self._disk()
+        values: list[tuple[str, Any]] = [(f"{_SPREAD}{key}", row) for key, row in self.spread.take_changed()]
+        values += [(f"{_DELIVERED}{page_id}", value) for page_id, value in self._delivered_changes.items()]
+        values += [
+            (f"{_HELD}{sequence:016x}", None if record is None else record.to_wire())
+            for sequence, record in self.held.take_changes()
+        ]
+        values.append(
+            (
+                _DECIDER,
+                {
+                    "points": None if self.points is None else self.points.state(),
+                    "newest": self.newest,
+                    "holding": self.held.marks(),
+                    "horizon": self.spread.horizon,
+                    "deliveries": self._deliveries,
+                },
+            )
+        )
+        self._delivered_changes = {}
+        return disk.take_rows() + disk.state_rows(values)
+
+    def _load_rows(self, disk: DiskIndex) -> None:
+        """This partition's state as its directory's rows left it (nothing: a new partition)."""
+        row = disk.read_state(_DECIDER)
+        if row is None:
+            return
+        clusters = [stored for _, stored in disk.read_states(_SPREAD)]
+        self.spread.load_state({"format": SPREAD_FORMAT, "horizon": row["horizon"], "clusters": clusters})
+        self.spread.track_changes()
+        if self.points is not None and row["points"] is not None:
+            self.points.load(row["points"])
+        held = [
+            (int(sequence, 16), cast(Applied, codec.from_wire(Stage.DECIDE, wire)))
+            for sequence, wire in disk.read_states(_HELD)
+        ]
+        self.held.load_rows(row["holding"], held)
+        deliveries = sorted(disk.read_states(_DELIVERED), key=lambda item: item[1][2])
+        self.delivered = {page_id: (clock, body) for page_id, (clock, body, _) in deliveries}
+        self._deliveries = row["deliveries"]
+        self.newest = row["newest"]
+
+    def _disk(self) -> DiskIndex:
+        if self.disk is None:
+            raise ValueError("this decide partition keeps its window in memory (a snapshot, not rows)")
+        return self.disk
+
+    def close(self) -> None:
+        """Close the window's directory, writing nothing pending (its rows were not made durable)."""
+        if self.disk is not None:
+            self.disk.close()
+
+    # -- durable form, with the window in memory: a snapshot ---------------------------------------
     def snapshot(self) -> dict[str, Any]:
         header, arrays = export_state(self.engine)
         return {

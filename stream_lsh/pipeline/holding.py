@@ -70,6 +70,9 @@ class Holding(Generic[H]):
         self._sequence = 0
         self._moved_at = clock()
         self._stuck_reported = False
+        # held records added (the record) and released (None) since the caller last took them,
+        # by sequence number; None unless asked for (see track_changes)
+        self._changes: dict[int, H | None] | None = None
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -91,11 +94,16 @@ class Holding(Generic[H]):
             if key in self._keys:
                 return  # a resend of a record held already
             self._keys.add(key)
+        self._sequence += 1
+        self._push(record, self._sequence)
+
+    def _push(self, record: H, sequence: int) -> None:
         if not self._heap:
             self._moved()
-        self._sequence += 1
-        self._since[self._sequence] = self._monotonic()
-        heapq.heappush(self._heap, (record.clock, record.id, self._sequence, record))
+        self._since[sequence] = self._monotonic()
+        heapq.heappush(self._heap, (record.clock, record.id, sequence, record))
+        if self._changes is not None:
+            self._changes[sequence] = record
 
     def release(self, point: Mark) -> list[H] | None:
         """Everything held at or below ``point``, in order; None when ``point`` does not move
@@ -109,6 +117,11 @@ class Holding(Generic[H]):
         while heap and (heap[0][0], heap[0][1]) <= point:
             _, _, sequence, record = heapq.heappop(heap)
             self._since.pop(sequence, None)
+            if self._changes is not None:  # held and released between two takes: no row at all
+                if self._changes.get(sequence) is not None:
+                    del self._changes[sequence]
+                else:
+                    self._changes[sequence] = None
             key = self._delivery(record)
             if key is not None:
                 self._keys.discard(key)
@@ -151,6 +164,37 @@ class Holding(Generic[H]):
         for wire in state["held"]:
             self.hold(decode(wire))
         self.late = state["late"]
+
+    # -- kept as rows, one per held record ------------------------------------------------------
+    def track_changes(self) -> None:
+        """From now on, account for every record held and released (:meth:`take_changes`)."""
+        self._changes = {}
+
+    def take_changes(self) -> list[tuple[int, H | None]]:
+        """Records held (the record) and released (None) since the last call, by sequence number."""
+        if self._changes is None:
+            raise ValueError("call track_changes() first")
+        changes, self._changes = sorted(self._changes.items(), key=lambda item: item[0]), {}
+        return changes
+
+    def marks(self) -> dict[str, Any]:
+        """What a store of rows keeps beside the held records: the release point, the count of late
+        records, the last sequence number."""
+        return {"released": encode_mark(self.released), "late": self.late, "sequence": self._sequence}
+
+    def load_rows(self, marks: dict[str, Any], held: list[tuple[int, H]]) -> None:
+        """Load :meth:`marks` and the held records, each under its sequence number."""
+        self.clear()
+        self.released = decode_mark(marks["released"])
+        self.late = marks["late"]
+        self._sequence = marks["sequence"]
+        for sequence, record in held:
+            key = self._delivery(record)
+            if key is not None:
+                self._keys.add(key)
+            self._push(record, sequence)
+        if self._changes is not None:
+            self._changes = {}
 
     def clear(self) -> None:
         self._heap, self._keys, self._since = [], set(), {}

@@ -13,7 +13,7 @@ from ..core.record import DEFAULT_MAX_PAGE_BYTES
 from ..core.shingles import ShingleKind, ShingleSpec
 from ..core.spread import AlertRules
 from ..errors import SettingsError
-from .declare import ENGINE, FILES, setting
+from .declare import ENGINE, FILES, STREAM, setting
 from .values import choice, parse_bool, parse_languages, parse_optional_float, parse_optional_int, where
 
 _ENGINE = DedupConfig()  # the engine's defaults: the one source of them (the CLI's help reads them from here)
@@ -128,20 +128,21 @@ class EngineSettings:
     state_cache_mb: int = setting(
         256,
         int,
-        "memory for RocksDB's block cache of a window on disk (dedup --state-dir), MiB",
-        ("dedup",),
+        "memory for RocksDB's block cache of a window on disk (dedup --state-dir, the stream's decide "
+        "partition), MiB",
+        ("dedup", *STREAM),
     )
     alert_levels: str = setting(
         "3,10,30",
         str,
         "story-spread alert levels: N (N pages from N distinct sources) or PAGES:SOURCES, comma-separated",
-        ("dedup", "run", "worker"),
+        ("dedup", *STREAM),
     )
     alert_within_hours: float = setting(
         6.0,
         float,
         "hours of event time within which an alert level's pages must fall",
-        ("dedup", "run", "worker"),
+        ("dedup", *STREAM),
     )
 
     def __post_init__(self) -> None:

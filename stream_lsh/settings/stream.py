@@ -141,7 +141,11 @@ class StreamSettings:
         STREAM,
     )
     snapshot_mb: float = setting(
-        16.0, float, "journal megabytes per stage partition before a state snapshot replaces them", STREAM
+        16.0,
+        float,
+        "journal megabytes per stage partition before a state snapshot replaces them (for the "
+        "decide partition: logged deltas before a checkpoint)",
+        STREAM,
     )
     status_interval_s: float = setting(
         5.0,

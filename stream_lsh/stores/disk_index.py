@@ -54,11 +54,12 @@ from .entry_codec import (
     pack_numbers,
 )
 
-__all__ = ["DEFAULT_CACHE_BYTES", "DiskIndex"]
+__all__ = ["DEFAULT_CACHE_BYTES", "DiskIndex", "Row", "read_state_of", "write_rows"]
 
 #: RocksDB's block cache of a disk window: enough for the hot buckets and the newest entries.
 DEFAULT_CACHE_BYTES = 256 << 20
 _COUNTERS = META + b"counters"
+Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key
 _STATE = META + b"state:"
 
 
@@ -110,6 +111,8 @@ class DiskIndex(WindowIndex):
         self._clock_ms: int | None = counters.get("clock")
         self._earliest: float | None = None  # no expiry key is before this time (None: read it)
         self._reset_overlay()
+        #: while True, the engine's commits leave the micro-batch in the overlay (see commit)
+        self.deferring = False
         if layout < LAYOUT:
             migrate_buckets(self._db)
         self._bands = load_bands(self._db)
@@ -284,31 +287,71 @@ class DiskIndex(WindowIndex):
         self._read_many(self._clusters, CLUSTER, [c for c in names if c not in self._clusters], _size)
 
     def commit(self, changes: WriteBatch | None = None) -> None:
-        """The micro-batch's writes, with ``changes`` given by the caller, in one atomic write."""
-        changes = changes if changes is not None else WriteBatch(raw_mode=True)
+        """The micro-batch's writes, with ``changes`` given by the caller, in one atomic write.
+        While :attr:`deferring`, the engine's commits leave the micro-batch in the overlay, for its
+        owner to take with :meth:`take_rows` (the stream writes its changelog first)."""
+        if self.deferring and changes is None:
+            return
+        self.write_rows(self.take_rows(), changes)
+
+    def take_rows(self) -> list[Row]:
+        """The rows the micro-batch changed (a value of None deletes its key), for the caller to
+        write (:meth:`write_rows`); the overlay starts afresh, and the buckets in memory follow
+        the micro-batch at once, so nothing may read the window before the rows are written."""
+        rows: list[Row] = []
         for page_number, pushed in self._evictions.items():
-            row = EVICTED + number(page_number)
-            if pushed:
-                changes.put(row, pack_numbers(pushed))
-            else:
-                changes.delete(row)
+            rows.append((EVICTED + number(page_number), pack_numbers(pushed) if pushed else None))
         for row, value in self._writes.items():
-            if value is None:
-                changes.delete(row)
-            elif isinstance(value, IndexEntry):
-                changes.put(row, encode_entry(value))
-            else:
-                changes.put(row, value)
+            rows.append((row, encode_entry(value) if isinstance(value, IndexEntry) else value))
         counters = {"pages": self._count, "next": self._next_number, "clock": self._clock_ms}
-        changes.put(_COUNTERS, orjson.dumps(counters))
-        self._db.write(changes)
-        if self._added:  # the memory table follows the disk, once the disk has the micro-batch
+        rows.append((_COUNTERS, orjson.dumps(counters)))
+        if self._added:
             pages, keys = zip(*self._added, strict=True)
             self._bands.add(np.concatenate(keys), np.repeat(pages, [k.size for k in keys]))
         if self._dropped:
             dropped = np.asarray(self._dropped, dtype=np.uint64)
             self._bands.discard(dropped[:, 0], dropped[:, 1])
         self._reset_overlay()
+        return rows
+
+    def write_rows(self, rows: Iterable[Row], changes: WriteBatch | None = None) -> None:
+        """Write ``rows`` (and ``changes``) in one atomic write."""
+        changes = changes if changes is not None else WriteBatch(raw_mode=True)
+        for key, value in rows:
+            if value is None:
+                changes.delete(key)
+            else:
+                changes.put(key, value)
+        self._db.write(changes)
+
+    @staticmethod
+    def state_rows(values: Iterable[tuple[str, Any]]) -> list[Row]:
+        """Rows of other state kept beside the window (:meth:`read_state`); None deletes one."""
+        return [
+            (_STATE + name.encode(), None if value is None else orjson.dumps(value)) for name, value in values
+        ]
+
+    def rows(self) -> Iterator[Row]:
+        """Every row of the directory in key order, as written (a copy of it is the window)."""
+        return cast("Iterator[Row]", rows_of(self._db, b""))
+
+    def rows_from(self, start: bytes, limit_bytes: int) -> tuple[list[Row], bytes | None]:
+        """Rows in key order from ``start``, about ``limit_bytes`` of them, and the key to go on
+        from (None: these were the last)."""
+        taken: list[Row] = []
+        size = 0
+        iterator = self._db.iter()
+        iterator.seek(start)
+        while iterator.valid():
+            key = iterator.key()
+            if size >= limit_bytes:
+                return taken, key
+            value = iterator.value()
+            taken.append((key, value))
+            size += len(key) + len(value)
+            iterator.next()
+        iterator.status()
+        return taken, None
 
     # -- rows, through the overlay -------------------------------------------------------------------
     def _reset_overlay(self) -> None:
@@ -440,6 +483,38 @@ class DiskIndex(WindowIndex):
                 earliest = stamp
         self._earliest = earliest if earliest is not None else horizon
         return sorted(found.items())
+
+
+def read_state_of(path: str | os.PathLike[str], name: str) -> Any:
+    """A state row of a window directory that is not open (None: no such row, or no directory)."""
+    if not Path(path).is_dir():
+        return None
+    db = Rdict(str(path), _options(8 << 20))
+    try:
+        return read_meta(db, _STATE + name.encode())
+    finally:
+        db.close()
+
+
+def write_rows(path: str | os.PathLike[str], rows: Iterable[Row], *, batch_bytes: int = 16 << 20) -> None:
+    """Write rows into a window directory that is not open (a copy being rebuilt), in atomic
+    writes of about ``batch_bytes``; the directory is created if missing."""
+    db = Rdict(str(path), _options(16 << 20))
+    try:
+        changes, size = WriteBatch(raw_mode=True), 0
+        for key, value in rows:
+            if value is None:
+                changes.delete(key)
+            else:
+                changes.put(key, value)
+                size += len(value)
+            size += len(key)
+            if size >= batch_bytes:
+                db.write(changes)
+                changes, size = WriteBatch(raw_mode=True), 0
+        db.write(changes)
+    finally:
+        db.close()
 
 
 def _options(cache_bytes: int) -> Options:

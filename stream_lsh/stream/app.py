@@ -32,6 +32,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any, cast
 
 import faust
@@ -58,6 +59,7 @@ from .status import StatusPublisher
 from .store import STORE_URL
 from .topics import TopicNames, clock_of_message, layout_of
 from .undecodable import undecodable_of
+from .window_store import WindowStore
 
 __all__ = ["StreamApp", "faust_broker_url", "stage_inputs", "state_guard", "transport_settings"]
 
@@ -150,6 +152,8 @@ class StreamApp:
             stage_inputs(settings),
             int(settings.stream.lateness_s * 1000),
             alerts=settings.engine.alert_rules(),
+            windows=self._window_dir,
+            cache_bytes=settings.engine.state_cache_mb << 20,
         )
         self.guard = state_guard(self.preparer, settings)
         self.metrics = WorkerMetrics()
@@ -164,8 +168,8 @@ class StreamApp:
         self._checked_at: float | None = None
         self.agents: dict[str, Any] = {}  # agent name -> faust agent
         self.app = self._build_app(bootstrap)
-        self.stores = {
-            stage: StageStore(
+        self.stores: dict[str, StageStore] = {
+            stage: (WindowStore if stage == Stage.DECIDE else StageStore)(
                 self.app,
                 stage,
                 self.layout.partitions(stage),
@@ -175,6 +179,7 @@ class StreamApp:
                 chunk_bytes=min(512 << 10, self.limit.batch_bytes),
                 row_timeout_s=settings.kafka.send_timeout_s,
                 on_snapshot=self.metrics.snapshots.labels(stage=stage).observe,
+                **({"windows": self._window_dir} if stage == Stage.DECIDE else {}),
             )
             for stage in Stage.ALL
         }
@@ -202,6 +207,10 @@ class StreamApp:
         if settings.stream.status_interval_s > 0:  # the first at once, then one per interval
             self.app.task(self._publish_status)
             self.app.timer(settings.stream.status_interval_s, name="status-report")(self._publish_status)
+
+    def _window_dir(self, partition: int) -> Path:
+        """Where a decide partition's window lives on this worker's disk (beside Faust's tables)."""
+        return Path(self.app.conf.tabledir) / f"decide-window-{partition}"
 
     async def _on_revoked(self, app: Any, revoked: Any, **_: Any) -> None:
         for store in self.stores.values():

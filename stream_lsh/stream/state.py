@@ -120,19 +120,20 @@ class StageStore:
                 help=f"durable state of the {stage} stage (snapshots and journal segments)",
             )
         )
-        self.held: dict[int, tuple[Replayable, Journal]] = {}
+        # the partitions held in memory: each one's state machine and its durable form's bookkeeping
+        self.held: dict[int, tuple[Replayable, Any]] = {}
 
     def state(self, partition: int) -> Replayable:
         """The state machine of ``partition``, rebuilt from its rows if this worker just got it."""
         return self._held(partition)[0]
 
-    def _held(self, partition: int) -> tuple[Replayable, Journal]:
+    def _held(self, partition: int) -> tuple[Replayable, Any]:
         held = self.held.get(partition)
         if held is None:
             held = self.held[partition] = self._load(partition)
         return held
 
-    def _load(self, partition: int) -> tuple[Replayable, Journal]:
+    def _load(self, partition: int) -> tuple[Replayable, Any]:
         stage = self.make(partition)
         journal = Journal(
             partition, self.guard, compact_bytes=self.compact_bytes, chunk_bytes=self.chunk_bytes
@@ -161,9 +162,12 @@ class StageStore:
         )
         return stage, journal
 
+    def _db(self, partition: int) -> Any:
+        """The partition's RocksDB (rocksdict, raw mode): a faust internal (tests/test_internals.py)."""
+        return self.table.data._db_for_partition(partition)  # type: ignore[attr-defined]
+
     def _rows(self, partition: int, prefix: bytes) -> Iterator[Row]:
-        # the partition's RocksDB (rocksdict, raw mode): a faust internal (tests/test_internals.py)
-        db = self.table.data._db_for_partition(partition)  # type: ignore[attr-defined]
+        db = self._db(partition)
         for key, value in db.items(from_key=prefix):
             if not key.startswith(prefix):
                 break
@@ -181,14 +185,8 @@ class StageStore:
         cover). If the partition was revoked meanwhile (a rebalance while the sends were awaited),
         nothing is written: the input was not committed, and the partition's next owner handles it
         again from the rows as they were."""
-        held = self.held.get(partition)
-        if held is None or held[0] is not stage:
-            log.info(
-                "%s partition %d was revoked during a batch; its next owner redoes the batch",
-                self.stage,
-                partition,
-                extra={"stage": self.stage, "partition": partition},
-            )
+        held = self._still_held(partition, stage)
+        if held is None:
             return
         journal = held[1]
         rows = journal.append(batches, event.message.offset)
@@ -202,6 +200,20 @@ class StageStore:
                     del self.table[key]  # a RocksDB delete and a changelog tombstone
                 else:
                     self.table[key] = value
+
+    def _still_held(self, partition: int, stage: Replayable) -> tuple[Replayable, Any] | None:
+        """The partition's state machine and bookkeeping, unless it was revoked since ``stage``
+        handled a batch (logged: its next owner redoes the batch)."""
+        held = self.held.get(partition)
+        if held is not None and held[0] is stage:
+            return held
+        log.info(
+            "%s partition %d was revoked during a batch; its next owner redoes the batch",
+            self.stage,
+            partition,
+            extra={"stage": self.stage, "partition": partition},
+        )
+        return None
 
     async def durable(self) -> None:
         """Wait until the broker has every changelog row written so far; raise if one failed.
@@ -234,7 +246,7 @@ class StageStore:
         """The state machines of the partitions this worker holds in memory now."""
         return [stage for stage, _ in self.held.values()]
 
-    def partitions(self) -> list[tuple[int, Replayable, Journal]]:
+    def partitions(self) -> list[tuple[int, Replayable, Any]]:
         """The partitions held in memory now, each with its state machine and its journal."""
         return [(partition, stage, journal) for partition, (stage, journal) in sorted(self.held.items())]
 
