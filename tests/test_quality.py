@@ -74,11 +74,13 @@ def test_the_lead_keeps_quotes_of_trimmed_copies_apart():
     """Real prose, copies trimmed to 55-100%, pages quoting them: without the lead counting twice,
     a quote holds most of a trimmed copy and joins its story. (On this seed three quotes of short
     stories still join at Jaccard similarity 0.31-0.35, as none did while the lead counted three
-    times, precision 0.9923; over seeds 4-8 precision is 0.993-1.0, docs/accuracy.md.)"""
+    times, precision 0.9923; over seeds 4-8 precision is 0.993-1.0, docs/accuracy.md. Since pages
+    are named apart, core/names.py, a quote that names its own story's people is kept apart without
+    the lead too: 0.9808 to 0.9897 without it.)"""
     trimmed = {"shapes": Shapes(trimmed=True), **HARD_CASES, **REAL_PROSE}
     with_lead = scores(DedupConfig(), **trimmed)
     without = scores(DedupConfig(lead_share=0.0), **trimmed)
-    assert with_lead.precision >= 0.985 > without.precision, (with_lead, without)  # 0.9873, 0.9808
+    assert with_lead.precision >= 0.99 > without.precision, (with_lead, without)  # 0.9923, 0.9897
 
 
 @pytest.mark.slow

@@ -55,6 +55,7 @@ from .decision import (
 )
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .keyed import NO_BAND_KEYS, band_keys_of, empty_signature, is_keyed, keyed_only
+from .names import NO_NAMES, NameSketch, named_apart
 from .opening import holds_earlier_opening, joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
@@ -354,11 +355,8 @@ class Deduplicator:
             return Match(
                 entry.id, 0.0, entry.cluster_id, roundup=roundup, measured=False, other_site=other_site
             )
-        found = self.measure(page.signature, page.shingles, [entry])
-        jaccard, containment, share, of_entry = (column[0] for column in found)
-        return Match(
-            entry.id, jaccard, entry.cluster_id, containment, share, of_entry, roundup, other_site=other_site
-        )
+        (match,) = _Neighbours(self, page, [entry]).measured([entry], sizes=False)
+        return match
 
     def measure(
         self, signature: np.ndarray, shingles: np.ndarray | None, candidates: Sequence[IndexEntry]
@@ -396,6 +394,7 @@ class Deduplicator:
                 headline=page.headline,
                 site_headline=page.site_headline,
                 site=prepared.site,
+                names=prepared.names,
             )
         )
 
@@ -429,21 +428,27 @@ class _Neighbours:
         self.engine, self.page, self.signature = engine, page, page.signature
         self.entries = {entry.id: entry for entry in entries}
 
-    def measured(self, entries: Sequence[IndexEntry]) -> list[Match]:
-        """The entries as the rule sees them, measured against the page."""
+    def measured(self, entries: Sequence[IndexEntry], *, sizes: bool = True) -> list[Match]:
+        """The entries as the rule sees them, measured against the page: one that the page is
+        named apart from (:mod:`.names`: another item of a template) matches it by no similarity
+        or containment; with ``sizes``, its shares still say how large each is, for the
+        fuller-member check (.fuller: a fuller member that refuses the page need not resemble
+        it), without ``sizes`` not (an opening joins by them, .opening)."""
         found = self.engine.measure(self.signature, self.page.shingles, entries)
+        names = self.page.prepared.names
         return [
             Match(
                 entry.id,
-                j,
+                0.0 if apart else j,
                 entry.cluster_id,
-                k,
-                p,
-                q,
+                0.0 if apart else k,
+                0.0 if apart and not sizes else p,
+                0.0 if apart and not sizes else q,
                 _decided_roundup(entry),
                 other_site=_other_site(self.page, entry),
             )
             for entry, j, k, p, q in zip(entries, *found, strict=True)
+            for apart in (named_apart(names, entry.names),)
         ]
 
     def agree(self, first: Match, second: Match) -> bool:
@@ -504,6 +509,9 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "sites": np.array([e.site for e in entries], dtype=np.uint64),
         "shingle_counts": np.array([s.size for s in shingles], dtype=np.int64),
         "shingles": np.concatenate(shingles) if shingles else np.zeros(0, np.uint64),
+        "name_counts": np.array([e.names.count for e in entries], dtype=np.int64),
+        "name_sizes": np.array([e.names.hashes.size for e in entries], dtype=np.int64),
+        "names": np.concatenate([e.names.hashes for e in entries]) if entries else np.zeros(0, np.uint32),
     }
     return header, arrays
 
@@ -526,6 +534,7 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
     headlines = arrays.get("headlines")  # ... and before headlines were
     site_headlines = arrays.get("site_headlines")  # ... and before headlines at their site were
     sites = arrays.get("sites")  # ... and before sites were
+    names = _names(arrays)  # ... and before names were
     entries = []
     for i, page_id in enumerate(header["ids"]):
         signature = arrays["signatures"][i].copy()
@@ -545,12 +554,25 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
                 headline=0 if headlines is None else int(headlines[i]),
                 site_headline=0 if site_headlines is None else int(site_headlines[i]),
                 site=0 if sites is None else int(sites[i]),
+                names=names[i] if names is not None else NO_NAMES,
             )
         )
     _in_memory(dedup).restore(entries, header["tables"], header["clock"])
     dedup.file_clock.load_state(header["file_clock"])
     if dedup.learner is not None and header.get("learner") is not None:
         dedup.learner.load_state(header["learner"])
+
+
+def _names(arrays: dict[str, np.ndarray]) -> list[NameSketch] | None:
+    """Each entry's names, from the state's arrays (None: saved before names were kept)."""
+    if "names" not in arrays:
+        return None
+    bounds = np.concatenate([[0], np.cumsum(arrays["name_sizes"])]).tolist()
+    hashes = arrays["names"].astype(np.uint32)
+    return [
+        NameSketch(hashes[bounds[i] : bounds[i + 1]].copy(), int(count))
+        for i, count in enumerate(arrays["name_counts"].tolist())
+    ]
 
 
 def _in_memory(dedup: Deduplicator) -> LSHIndex:

@@ -24,6 +24,7 @@ import numpy as np
 from ..errors import StateMismatchError
 from .banding import Banding
 from .decision import Decision
+from .names import NO_NAMES, NameSketch
 from .scheme import Scheme
 from .window import BandWindow
 
@@ -48,6 +49,7 @@ class IndexEntry:
     headline: int = 0  # its headline key (.headline); 0: none
     site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
     site: int = 0  # its site's key (.page.site_key); 0: no site, or indexed before sites were kept
+    names: NameSketch = NO_NAMES  # the names its article gives (.names); none before they were kept
     keys: list[int] = field(init=False, repr=False)  # the band keys as Python ints, for the window
 
     def __post_init__(self) -> None:

@@ -33,6 +33,7 @@ from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text, later_part, site_headline_key
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
+from .names import NAMES_RULE, NO_NAMES, NameSketch, name_hashes, sketch_of
 from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page, site_key
@@ -85,6 +86,7 @@ class PreparedPage:
     site_headline: int = 0  # its headline key at its site (.headline.site_headline_key); 0: none
     site: int = 0  # its site's key (.page.site_key); 0: no site
     part: bool = False  # page 2 or later of an article (.headline.later_part): joins it by its headline
+    names: NameSketch = NO_NAMES  # the names its article gives (.names)
 
 
 class Extracted(NamedTuple):
@@ -98,6 +100,7 @@ class Extracted(NamedTuple):
     headline: int = 0
     listing: bool = False
     part: bool = False
+    names: list[tuple[int, ...]] | None = None  # each block's names, hashed (.names)
 
 
 @dataclass(frozen=True, eq=False)
@@ -139,16 +142,16 @@ class SignedPage:
 
 def drop_boilerplate(
     blocks: list[str], learner: BoilerplateLearner | None, site: str, *, learn: bool
-) -> tuple[list[str], list[int]]:
-    """The blocks left once the boilerplate known for ``site`` is dropped, and the blocks this page
-    made boilerplate.
+) -> tuple[list[int], list[int]]:
+    """Which blocks are left once the boilerplate known for ``site`` is dropped (their indexes),
+    and the blocks this page made boilerplate.
 
     With ``learn``, the blocks first teach the learner, so the page is already filtered with what
     it showed (the learner never looks at decisions: a page can be prepared before the pages
     before it are decided).
     """
     if learner is None:
-        return blocks, []
+        return list(range(len(blocks))), []
     sizes = [block.count(" ") + 1 for block in blocks]  # words
     fingerprints = learner.fingerprints(blocks, sizes, _block_fingerprint)
     known = learner.known_for(site)
@@ -159,8 +162,18 @@ def drop_boilerplate(
         flagged = learner.observe(site, [f for f, _ in taught], [n for _, n in taught])
     dropped = set(flagged)  # this page made them boilerplate of its site
     return [
-        block for block, f, new in zip(blocks, fingerprints, fresh) if f is None or (new and f not in dropped)
+        i for i, (f, new) in enumerate(zip(fingerprints, fresh)) if f is None or (new and f not in dropped)
     ], flagged
+
+
+def _names(
+    names: Sequence[Sequence[int]] | None, kept_at: list[int], learner: BoilerplateLearner | None
+) -> NameSketch:
+    """The names of the blocks a page keeps (.names); none without a learner, whose absence leaves
+    a site's chrome, which names the site, in every page."""
+    if names is None or learner is None:
+        return NO_NAMES
+    return sketch_of(h for i in kept_at for h in names[i])
 
 
 def _prose_spans(blocks: list[str], starts: list[int]) -> tuple[tuple[int, int], ...]:
@@ -243,6 +256,7 @@ class Preparer:
             stop_words_languages=stop_words.languages if stop_words else (),
             lead_share=config.lead_share,
             lead_rule=LEAD_RULE if config.lead_share else "",
+            names_rule=NAMES_RULE,
         )
         self.no_text = xxh64_text("", config.seed)  # the content hash of a page with no text left
 
@@ -272,7 +286,12 @@ class Preparer:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
         part = later_part(headline, page.url)
-        return Extracted(normalize_blocks(pieces), flattened(raw_blocks), key, listing, part)
+        normalized = normalize_blocks(pieces, keep_empty=True)
+        if len(normalized) != len(pieces):  # a piece held a line break: normalise one at a time
+            normalized = [" ".join(normalize_blocks([piece])) for piece in pieces]
+        kept = [i for i, block in enumerate(normalized) if block]
+        names = name_hashes([pieces[i] for i in kept], self.config.seed)
+        return Extracted([normalized[i] for i in kept], flattened(raw_blocks), key, listing, part, names)
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
@@ -302,11 +321,13 @@ class Preparer:
         headline: int = 0,
         listing: bool = False,
         part: bool = False,
+        names: Sequence[Sequence[int]] | None = None,
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks (and its headline key and whether it is a listing,
         :meth:`extract`'s): the prepared page, and the blocks it made boilerplate. A notice
         (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
-        kept, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
+        kept_at, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
+        kept = [blocks[i] for i in kept_at]
         notice = notice_kind(kept) if self.config.drop_chrome else None
         if notice is not None:
             blocks_dropped = len(blocks) - len(kept)
@@ -340,6 +361,10 @@ class Preparer:
             site_headline=site_headline_key(headline, site),
             site=site_key(site),
             part=part,
+            # names only of what a learner kept: without one, a site's chrome names its site
+            names=NO_NAMES
+            if names is None or learner is None
+            else sketch_of(h for i in kept_at for h in names[i]),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -398,6 +423,7 @@ class Preparer:
             headline=extracted.headline,
             listing=extracted.listing,
             part=extracted.part,
+            names=extracted.names,
         )
         return prepared
 

@@ -87,12 +87,21 @@ from .text import byline, heading, normalize
 
 _LONG_WORD = re.compile(r"\w{5,}")
 _DATE_TOKEN = re.compile(r"[^\W_]+")
-# a line by which an article points to another story ("Related: ...", "Read more: ..."): no item
+# a line by which an article points to another story ("Related: ...", "Read more: ...", and as
+# papers of the other stop-word languages label it): no item, and it names nothing of the story
 _POINTER = re.compile(
     r"(?:related(?: stories| story| articles?| coverage)?|read more|read also|also read|see also"
-    r"|more on this)\s*[:|»›]",
+    r"|more on this|à lire aussi|lire aussi|mehr zum thema|lesen sie auch|leggi anche|relacionad[oa]s?"
+    r"|lea también|leia também|lees ook|читайте также)\s*[:|»›]",
     re.IGNORECASE,
 )
+
+
+def points_elsewhere(block: str) -> bool:
+    """Whether a block is a line by which an article points to another story."""
+    return _POINTER.match(block) is not None
+
+
 _DATELINE_WORDS = 12
 _DATELINE_CHARS = 80
 _DIGIT = re.compile(r"[0-9]")
@@ -137,6 +146,7 @@ __all__ = [
     "is_tag",
     "lists_stories",
     "may_copy",
+    "points_elsewhere",
 ]
 
 #: A page whose paragraphs open this many earlier stories (distinct clusters) is a roundup.

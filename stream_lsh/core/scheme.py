@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -41,6 +41,7 @@ class Scheme:
     stop_words_languages: tuple[str, ...] = ()
     lead_share: float = 0.0  # the share of shingles that makes the lead (.lead); 0 in schemes before it
     lead_rule: str = ""  # the lead's version and constants
+    names_rule: str = ""  # how the names that part a template's items are taken (.names)
     text_pipeline: str = TEXT_PIPELINE_VERSION
     hash: str = HASH_NAME
     signature: str = SIGNATURE_NAME
@@ -64,7 +65,13 @@ class Scheme:
 
 
 def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> None:
-    """Raise :class:`StateMismatchError` unless ``offered`` equals ``expected``."""
+    """Raise :class:`StateMismatchError` unless ``offered`` equals ``expected``.
+
+    State built before pages kept their names (``names_rule`` empty) is of the same scheme: names
+    do not change signatures, and a page without names is never named apart from another
+    (:mod:`.names`), so its entries are compared as they were."""
+    if offered.names_rule == "" and expected.names_rule:
+        offered = replace(offered, names_rule=expected.names_rule)
     if expected == offered:
         return
     mine, theirs = expected.to_dict(), offered.to_dict()

@@ -86,9 +86,10 @@ def normalize(text: str) -> str:
     return _collapse(_replace_all(s, _APOSTROPHES, "'"))
 
 
-def normalize_blocks(blocks: list[str]) -> list[str]:
-    """:func:`normalize` of every block of a page, the empty ones dropped, in one pass over the page
-    rather than one per block (blocks hold no "\\n", which separates them meanwhile)."""
+def normalize_blocks(blocks: list[str], *, keep_empty: bool = False) -> list[str]:
+    """:func:`normalize` of every block of a page, the empty ones dropped (kept, as "", with
+    ``keep_empty``: one per block given), in one pass over the page rather than one per block
+    (blocks hold no "\\n", which separates them meanwhile)."""
     text = "\n".join(blocks)
     if text.isascii():
         s = text.lower()
@@ -100,6 +101,8 @@ def normalize_blocks(blocks: list[str]) -> list[str]:
     s = _replace_all(s, _SPACES_NOT_NL, " ")
     while "  " in s:
         s = s.replace("  ", " ")
+    if keep_empty:
+        return list(map(str.strip, s.split("\n")))
     return [block for block in map(str.strip, s.split("\n")) if block]
 
 

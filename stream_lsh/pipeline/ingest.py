@@ -241,6 +241,7 @@ class Ingest:
             extracted.headline,
             extracted.listing,
             extracted.part,
+            tuple(extracted.names or ()),
         )
         return self._too_large(to_sign) or to_sign
 

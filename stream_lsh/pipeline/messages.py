@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -118,6 +118,8 @@ class SignedForDecision:
     site_headline: int = 0  # its headline key at its site (core/headline.py)
     site_key: int = 0  # its site's key (core/page.py site_key)
     part: bool = False  # page 2 or later of an article (core/headline.py later_part)
+    names: str | None = None  # the sketch of the names it gives (core/names.py), packed uint32
+    name_count: int = 0
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -153,6 +155,8 @@ class SignedForDecision:
             wire["sk"] = self.site_key
         if self.part:
             wire["pt"] = True
+        if self.name_count:
+            wire["nm"], wire["nc"] = self.names, self.name_count
         return wire
 
     @classmethod
@@ -180,6 +184,8 @@ class SignedForDecision:
             wire.get("hs", 0),  # ... and before headlines at their site
             wire.get("sk", 0),  # ... and before sites
             bool(wire.get("pt", False)),  # ... and before later pages of an article
+            wire.get("nm"),  # ... and before names
+            wire.get("nc", 0),
         )
 
 
@@ -205,6 +211,7 @@ class PageToSign:
     headline: int = 0  # its headline key (core/headline.py)
     listing: bool = False  # a listing of stories, as extraction tells it (core/roundup.py)
     part: bool = False  # page 2 or later of an article (core/headline.py later_part)
+    names: tuple[tuple[int, ...], ...] = ()  # each block's names, hashed (core/names.py)
 
     @property
     def KIND(self) -> str:
@@ -232,6 +239,8 @@ class PageToSign:
             wire["ls"] = True
         if self.part:
             wire["pt"] = True
+        if any(self.names):
+            wire["nm"] = cast(Any, [list(names) for names in self.names])
         return wire
 
     @classmethod
@@ -251,6 +260,7 @@ class PageToSign:
             wire.get("hl", 0),  # absent from messages written before headlines
             bool(wire.get("ls", False)),  # ... and before extraction told listings
             bool(wire.get("pt", False)),  # ... and before later pages of an article
+            tuple(tuple(names) for names in wire.get("nm", ())),  # ... and before names
         )
 
 

@@ -181,6 +181,7 @@ class Signer:
             headline=page.headline,
             listing=page.listing,
             part=page.part,
+            names=page.names or None,
         )
         return prepared
 
@@ -218,4 +219,6 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         prepared.site_headline,
         prepared.site,
         prepared.part,
+        pack_array(prepared.names.hashes, "<u4") if prepared.names.count else None,
+        prepared.names.count,
     )

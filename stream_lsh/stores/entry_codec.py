@@ -33,6 +33,7 @@ import orjson
 
 from ..core.decision import Decision
 from ..core.index import IndexEntry
+from ..core.names import NO_NAMES, NameSketch
 
 __all__ = [
     "BUCKET",
@@ -108,6 +109,8 @@ def encode_entry(entry: IndexEntry) -> bytes:
             entry.headline,
             entry.site_headline,
             entry.site,
+            entry.names.count,
+            entry.names.hashes.size,
         ]
     )
     shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
@@ -117,6 +120,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             head,
             entry.signature.astype("<u4").tobytes(),
             entry.band_keys.astype("<u8").tobytes(),
+            entry.names.hashes.astype("<u4").tobytes(),
             shingles,
         )
     )
@@ -141,8 +145,10 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
     headline = fields[10] if len(fields) > 10 else 0  # ... and before headlines
     site_headline = fields[11] if len(fields) > 11 else 0  # ... and before headlines at their site
     site = fields[12] if len(fields) > 12 else 0  # ... and before sites
+    name_count, name_size = fields[13:15] if len(fields) > 14 else (0, 0)  # ... and before names
     keys_at = start + 4 * width
-    shingles_at = keys_at + 8 * bands
+    names_at = keys_at + 8 * bands
+    shingles_at = names_at + 4 * name_size
     signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
     band_keys = np.frombuffer(raw, dtype="<u8", count=bands, offset=keys_at).astype(np.uint64)
     shingles = None
@@ -165,4 +171,9 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         headline=headline,
         site_headline=site_headline,
         site=site,
+        names=NameSketch(
+            np.frombuffer(raw, dtype="<u4", count=name_size, offset=names_at).astype(np.uint32), name_count
+        )
+        if name_size or name_count
+        else NO_NAMES,
     )
