@@ -272,12 +272,14 @@ class DiskIndex(WindowIndex):
     def prefetch(
         self, ids: Sequence[str], content_hashes: Sequence[int], band_keys: Sequence[np.ndarray]
     ) -> None:
-        if band_keys:
-            self._load_buckets(np.concatenate(band_keys).tolist())
+        keys = np.concatenate(band_keys).tolist() if band_keys else []
+        self._load_buckets(keys)
         self._read_many(self._numbers, PAGE_ID, [i for i in set(ids) if i not in self._numbers], _page_number)
         wanted = [h for h in set(content_hashes) if h not in self._contents]
         self._read_many(self._contents, CONTENT, wanted, _page_number)
-        candidates = {n for bucket in self._buckets.values() for n in bucket}
+        # the candidates of these pages' keys: the overlay may hold earlier parts of the micro-batch
+        buckets = self._buckets
+        candidates = {n for key in keys for n in buckets.get(key, ())}
         candidates.update(n for i in ids if (n := self._numbers[i]) is not None)
         candidates.update(n for h in content_hashes if (n := self._contents[h]) is not None)
         self._load_entries(list(candidates))
