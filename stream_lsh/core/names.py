@@ -34,6 +34,7 @@ and another's) stay joined.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -64,8 +65,14 @@ SKETCH_SIZE = 64
 MIN_MISSING = 4  # names each page gives that the other does not, from which they are apart
 MIN_SHARE = 0.35  # ... and the share of its names they must be
 
-_TOKEN = re.compile(r"[^\W_][\w'\-.:]*\w|[^\W_]")
-_OPENS_SENTENCE = frozenset('.!?:;"“”‘(—–-|•')
+# a word that may be a name: one after a space that begins with a digit or a capital of the Latin,
+# Greek or Cyrillic alphabets (Latin Extended-A mixes both cases: asked again in Python); its
+# trailing marks are cut. Most words begin with a small letter, and are skipped in C
+_CANDIDATE = re.compile(r" ([A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я][\w'\-.:]*)")
+_OPENS_SENTENCE = frozenset(
+    '.!?:;"“”‘(—–-|•'
+)  # a mark before the space that makes the word a sentence's first
+_TRAILING = "'-.:"
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec "
@@ -81,37 +88,37 @@ def names_in(piece: str) -> list[str]:
     days, months and titles. None from a line that points to another story, nor from a heading (a
     headline in title case, a byline, a dateline, a credit line: each outlet writes its own)."""
     found: list[str] = []
-    text = piece.replace("’", "'")
-    if points_elsewhere(text.lstrip()) or heading(text.strip()):
-        return found  # "Related: <another story's headline>"; a headline, byline, dateline or credit
-    for match in _TOKEN.finditer(text):
-        word = match.group(0)
-        first = word[0]
-        if not (first.isupper() or first.isdigit()):
+    text = piece.strip()
+    if "’" in text:
+        text = text.replace("’", "'")
+    if heading(text) or points_elsewhere(text):
+        return found  # a headline, byline, dateline or credit; "Related: <another story's headline>"
+    opens, common, trailing = _OPENS_SENTENCE, _COMMON, _TRAILING
+    for match in _CANDIDATE.finditer(text):
+        before = text[match.start() - 1]  # the piece is stripped: never before its start
+        if before in opens or before.isspace():
             continue
-        before = text[: match.start()].rstrip()
-        if not before or before[-1] in _OPENS_SENTENCE:
+        word = match.group(1).rstrip(trailing)
+        if not word or ":" in word or not (word[0].isupper() or word[0].isdigit()):
             continue
-        if ":" in word:
-            continue
-        word = _word(word)
-        if word and word not in _COMMON:
+        word = word.rstrip(".").lower()
+        if word.endswith("'s"):
+            word = word[:-2]
+        if word and word not in common:
             found.append(word)
     return found
 
 
-def _word(token: str) -> str:
-    """A token as names are compared: lower-cased, without a full stop or a possessive after it."""
-    word = token.rstrip(".").lower()
-    return word[:-2] if word.endswith("'s") else word
-
-
 def name_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:
     """Each piece's names, hashed (32 bits): what a page's blocks carry to the site partition that
-    keeps some of them."""
-    seed &= 0xFFFFFFFF
+    keeps some of them. A site prints its chrome on every page: its pieces are looked up once."""
+    return [_hashed(piece, seed & 0xFFFFFFFF) for piece in pieces]
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _hashed(piece: str, seed: int) -> tuple[int, ...]:
     digest = xxhash.xxh32_intdigest
-    return [tuple(sorted({digest(name.encode(), seed) for name in names_in(piece)})) for piece in pieces]
+    return tuple(sorted({digest(name.encode(), seed) for name in names_in(piece)}))
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,14 +135,19 @@ class NameSketch:
         if self.count < self.hashes.size or self.hashes.size > SKETCH_SIZE:
             raise ValueError(f"a name sketch holds at most {SKETCH_SIZE} of its count's hashes")
 
+    @functools.cached_property
+    def known(self) -> frozenset[int]:
+        """The hashes as a set: a sketch holds at most 64, which Python compares faster than numpy."""
+        return frozenset(self.hashes.tolist())
+
 
 NO_NAMES = NameSketch(np.zeros(0, np.uint32), 0)
 
 
 def sketch_of(hashes: Iterable[int]) -> NameSketch:
     """The sketch of a page's names, from their hashes (repeats counted once)."""
-    unique = np.unique(np.fromiter(hashes, dtype=np.uint32))
-    return NameSketch(unique[:SKETCH_SIZE], int(unique.size))
+    unique = sorted(set(hashes))
+    return NameSketch(np.array(unique[:SKETCH_SIZE], dtype=np.uint32), len(unique))
 
 
 def named_apart(one: NameSketch, other: NameSketch) -> bool:
@@ -151,10 +163,12 @@ def _misses(one: NameSketch, other: NameSketch) -> bool:
     ``one``'s hashes within both sketches' reach, the share ``other`` lacks."""
     if one.count < MIN_MISSING:
         return False
-    seen = one.hashes[one.hashes <= min(_reach(one), _reach(other))]
-    if seen.size == 0:
+    reach = min(_reach(one), _reach(other))
+    seen = [value for value in one.known if value <= reach]
+    if not seen:
         return False
-    share = float(np.count_nonzero(~np.isin(seen, other.hashes, assume_unique=True))) / seen.size
+    theirs = other.known
+    share = sum(value not in theirs for value in seen) / len(seen)
     return share >= MIN_SHARE and share * one.count >= MIN_MISSING
 
 
