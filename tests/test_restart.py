@@ -331,6 +331,34 @@ def damage_stores(data_dir: Path, how: str) -> list[Path]:
     return files
 
 
+async def test_a_damaged_window_directory_is_moved_aside_and_built_again_from_the_log(broker, tmp_path):
+    """The decide partition's window directory, its manifest overwritten between runs (RocksDB then
+    refuses it as corrupt): the worker logs one line, moves the directory aside, builds the window
+    again from the log in the stage's table, and decides the pages fed afterwards as batch does."""
+    pages = generate_corpus(60, seed=22).pages
+    settings, pool, progress, reader = await started(broker, tmp_path)
+    try:
+        await decide_all(settings, pool, progress, pages[:30])
+        pool.stop(how=signal.SIGTERM)
+        windows = sorted(Path(settings.stream.data_dir).rglob("decide-window-0"))
+        manifests = [manifest for window in windows for manifest in window.glob("MANIFEST-*")]
+        assert manifests, "the worker kept its window in a directory (the premise of this test)"
+        for manifest in manifests:
+            manifest.write_bytes(bytes(manifest.stat().st_size))
+        pool = Workers(settings, settings.stream.broker, 1)
+        await decide_all(settings, pool, progress, pages)
+        log = pool.logs[0].read_text(errors="replace")
+        assert "Traceback" not in log, log[-3000:]
+        damage_lines = [line for line in log.splitlines() if "is damaged" in line]
+        assert len(damage_lines) == 1 and "decide partition 0" in damage_lines[0], damage_lines
+        assert sorted(Path(settings.stream.data_dir).rglob("decide-window-0.damaged-*"))
+        statuses = {page_id: record["status"] for page_id, record in progress.decisions.items()}
+        assert statuses == {record["id"]: record["status"] for record in batch_reference(pages)}
+    finally:
+        reader.cancel()
+        pool.stop()
+
+
 @pytest.mark.parametrize("how", ["truncate", "scribble"])
 async def test_a_corrupt_store_is_moved_aside_and_rebuilt_from_its_changelog(broker, tmp_path, how):
     """A worker whose RocksDB files were damaged between runs logs one line per damaged store, moves

@@ -66,8 +66,8 @@ class WindowStore(StageStore):
                 raise
             aside = move_aside(path)
             log.error(
-                "the window of decide partition %d in %s is damaged (%s): moved it to %s, building it "
-                "again from the log",
+                "the window of decide partition %d in %s is damaged (%s): moved it to %s, rebuilding it "
+                "from its changelog",
                 partition,
                 path,
                 str(error).strip().splitlines()[0],
