@@ -20,8 +20,8 @@ from stream_lsh.core.spread import AlertRules, SpreadLevel
 from stream_lsh.errors import StateMismatchError
 from stream_lsh.pipeline.decide import Decider
 from stream_lsh.pipeline.messages import Retraction
-from stream_lsh.pipeline.window_log import WindowLog, decode_rows, encode_rows
-from stream_lsh.stores.disk_index import DiskIndex, read_state_of, write_rows
+from stream_lsh.pipeline.window_log import NOTE, WindowLog, decode_rows, encode_rows
+from stream_lsh.stores.disk_index import read_state_of, write_rows
 
 RULES = AlertRules((SpreadLevel(2, 2), SpreadLevel(4, 3)), within_s=3600.0)
 GUARD = {"test": 1}
@@ -76,7 +76,7 @@ class Logged:
     def __init__(self, path: Path, table: dict[bytes, bytes], *, compact_bytes: int = 3000) -> None:
         self.path, self.table, self.compact_bytes = path, table, compact_bytes
         self.log = WindowLog(0, GUARD, compact_bytes=compact_bytes, chunk_bytes=2048)
-        note = read_state_of(path, "log")
+        note = read_state_of(path, NOTE)
         plan = self.log.load(
             self.table.get(self.log.head_key), sorted(self.table.items()), note and note["delta"]
         )
@@ -85,19 +85,14 @@ class Logged:
         write_rows(path, WindowLog.replay(plan.keys, self.table.get))
         self.plan = plan
         self.decider = Decider(CONFIG, sources=1, alerts=RULES, window=path)
-        note = self.decider.disk.read_state("log")
+        note = self.decider.disk.read_state(NOTE)
         self.log.covered = None if note is None else note["covered"]
 
     def handle(self, messages: list, offset: int, *, write_directory: bool = True) -> list:
         if self.log.handled(offset):
             return outputs(self.decider.handle([]))
         out = self.decider.handle(messages)
-        rows = self.decider.take_rows() + DiskIndex.state_rows(
-            [("log", {"delta": self.log.next_delta, "covered": offset})]
-        )
-        logged = self.log.append(rows, offset)
-        delta = sum(len(value or b"") for _, value in logged)
-        logged += self.log.copy_step(self.decider.disk.rows_from, budget=max(2048, 2 * delta))
+        rows, logged = self.log.record(self.decider.take_rows(), offset, self.decider.disk.rows_from)
         for key, value in logged:
             if value is None:
                 self.table.pop(key, None)

@@ -69,9 +69,8 @@ MIN_SHARE = 0.35  # ... and the share of its names they must be
 # Greek or Cyrillic alphabets (Latin Extended-A mixes both cases: asked again in Python); its
 # trailing marks are cut. Most words begin with a small letter, and are skipped in C
 _CANDIDATE = re.compile(r" ([A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я][\w'\-.:]*)")
-_OPENS_SENTENCE = frozenset(
-    '.!?:;"“”‘(—–-|•'
-)  # a mark before the space that makes the word a sentence's first
+# a mark before the space that makes the word a sentence's first
+_OPENS_SENTENCE = frozenset('.!?:;"“”‘(—–-|•')
 _TRAILING = "'-.:"
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "
@@ -101,7 +100,7 @@ def names_in(piece: str) -> list[str]:
         word = match.group(1).rstrip(trailing)
         if not word or ":" in word or not (word[0].isupper() or word[0].isdigit()):
             continue
-        word = word.rstrip(".").lower()
+        word = word.lower()  # its trailing marks, full stops included, are cut already
         if word.endswith("'s"):
             word = word[:-2]
         if word and word not in common:

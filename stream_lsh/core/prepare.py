@@ -361,10 +361,7 @@ class Preparer:
             site_headline=site_headline_key(headline, site),
             site=site_key(site),
             part=part,
-            # names only of what a learner kept: without one, a site's chrome names its site
-            names=NO_NAMES
-            if names is None or learner is None
-            else sketch_of(h for i in kept_at for h in names[i]),
+            names=_names(names, kept_at, learner),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:

@@ -45,15 +45,18 @@ from typing import Any
 import orjson
 
 from ..errors import StateMismatchError
-from .journal import mismatch
+from ..stores.disk_index import DiskIndex
+from .journal import Row, mismatch
 
-__all__ = ["FORMAT", "Plan", "WindowLog", "decode_rows", "encode_rows"]
+__all__ = ["FORMAT", "NOTE", "Plan", "Row", "WindowLog", "decode_rows", "encode_rows"]
 
 #: 7: the decide partition's window on disk, kept as a log of deltas and checkpoints
 #: (6, :class:`~stream_lsh.pipeline.journal.Journal`'s, kept the window whole in snapshots)
 FORMAT = 7
 
-Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key
+#: The directory's note (a state row beside the window) of the delta it ends with and the input
+#: offset that delta covers: written with every delta, read when the directory is opened.
+NOTE = "log"
 
 _HEAD, _DELTA, _CHUNK = b"h", b"d", b"c"
 _PART = struct.Struct(">IIq")  # part, parts, covered input offset (-1: none)
@@ -302,6 +305,21 @@ class WindowLog:
         if covered is not None:
             self.covered = covered
         return out
+
+    def record(
+        self,
+        rows: list[Row],
+        covered: int | None,
+        read: Callable[[bytes, int], tuple[list[Row], bytes | None]],
+    ) -> tuple[list[Row], list[Row]]:
+        """One micro-batch: the directory's ``rows`` with this delta's note (:data:`NOTE`), to write
+        once the table rows are durable, and the table rows that log them: the delta, then the next
+        checkpoint slice (twice the delta's size, at least :attr:`chunk_bytes`; ``read`` as
+        :meth:`copy_step`'s)."""
+        rows = rows + DiskIndex.state_rows([(NOTE, {"delta": self.next_delta, "covered": covered})])
+        logged = self.append(rows, covered)
+        delta = sum(len(value or b"") for _, value in logged)
+        return rows, logged + self.copy_step(read, budget=max(self.chunk_bytes, 2 * delta))
 
     def _pieces(self, blob: bytes, covered: int) -> list[bytes]:
         """A blob in values of at most ``chunk_bytes``, each with its place among them."""

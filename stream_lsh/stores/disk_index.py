@@ -319,11 +319,7 @@ class DiskIndex(WindowIndex):
     def write_rows(self, rows: Iterable[Row], changes: WriteBatch | None = None) -> None:
         """Write ``rows`` (and ``changes``) in one atomic write."""
         changes = changes if changes is not None else WriteBatch(raw_mode=True)
-        for key, value in rows:
-            if value is None:
-                changes.delete(key)
-            else:
-                changes.put(key, value)
+        _into(changes, rows)
         self._db.write(changes)
 
     @staticmethod
@@ -503,20 +499,27 @@ def write_rows(path: str | os.PathLike[str], rows: Iterable[Row], *, batch_bytes
     writes of about ``batch_bytes``; the directory is created if missing."""
     db = Rdict(str(path), _options(16 << 20))
     try:
-        changes, size = WriteBatch(raw_mode=True), 0
-        for key, value in rows:
-            if value is None:
-                changes.delete(key)
-            else:
-                changes.put(key, value)
-                size += len(value)
-            size += len(key)
+        batch: list[Row] = []
+        size = 0
+        for row in rows:
+            batch.append(row)
+            size += len(row[0]) + len(row[1] or b"")
             if size >= batch_bytes:
-                db.write(changes)
-                changes, size = WriteBatch(raw_mode=True), 0
-        db.write(changes)
+                db.write(_into(WriteBatch(raw_mode=True), batch))
+                batch, size = [], 0
+        db.write(_into(WriteBatch(raw_mode=True), batch))
     finally:
         db.close()
+
+
+def _into(changes: WriteBatch, rows: Iterable[Row]) -> WriteBatch:
+    """``changes`` with ``rows`` put in it (a value of None deletes its key)."""
+    for key, value in rows:
+        if value is None:
+            changes.delete(key)
+        else:
+            changes.put(key, value)
+    return changes
 
 
 def _options(cache_bytes: int) -> Options:

@@ -29,16 +29,14 @@ from typing import Any, cast
 
 from ..pipeline.decide import Decider
 from ..pipeline.journal import Replayable
-from ..pipeline.window_log import Row, WindowLog
-from ..stores.disk_index import DiskIndex, read_state_of, write_rows
+from ..pipeline.window_log import NOTE, Row, WindowLog
+from ..stores.disk_index import read_state_of, write_rows
 from .state import StageStore, acting_for
 from .store import is_damage, move_aside
 
 __all__ = ["WindowStore"]
 
 log = logging.getLogger(__name__)
-
-_LOG_ROW = "log"  # the directory's note of the delta it ends with and the input offset it covers
 
 
 class WindowStore(StageStore):
@@ -81,7 +79,7 @@ class WindowStore(StageStore):
             partition, self.guard, compact_bytes=self.compact_bytes, chunk_bytes=self.chunk_bytes
         )
         db = self._db(partition)
-        note = read_state_of(path, _LOG_ROW)
+        note = read_state_of(path, NOTE)
         plan = window_log.load(
             db.get(window_log.head_key), self._rows(partition, window_log.prefix), note and note["delta"]
         )
@@ -90,7 +88,7 @@ class WindowStore(StageStore):
         write_rows(path, WindowLog.replay(plan.keys, db.get))
         decider = cast(Decider, self.make(partition))
         assert decider.disk is not None, "the decide stage keeps its window on disk"
-        note = decider.disk.read_state(_LOG_ROW)
+        note = decider.disk.read_state(NOTE)
         window_log.covered = None if note is None else note["covered"]
         log.info(
             "decide partition %d: window opened in %.1f s (%d pages; %s, %d deltas applied)",
@@ -114,12 +112,7 @@ class WindowStore(StageStore):
         decider, window_log = cast(Decider, opened[0]), cast(WindowLog, opened[1])
         assert decider.disk is not None
         offset = event.message.offset
-        rows = decider.take_rows() + DiskIndex.state_rows(
-            [(_LOG_ROW, {"delta": window_log.next_delta, "covered": offset})]
-        )
-        logged = window_log.append(rows, offset)
-        delta = sum(len(value or b"") for _, value in logged)
-        logged += window_log.copy_step(decider.disk.rows_from, budget=max(self.chunk_bytes, 2 * delta))
+        rows, logged = window_log.record(decider.take_rows(), offset, decider.disk.rows_from)
         self._unwritten.setdefault(partition, []).extend(rows)
         with acting_for(event):
             for key, value in logged:
