@@ -66,11 +66,11 @@ MIN_MISSING = 4  # names each page gives that the other does not, from which the
 MIN_SHARE = 0.35  # ... and the share of its names they must be
 
 # a word that may be a name: one after a space that begins with a digit or a capital of the Latin,
-# Greek or Cyrillic alphabets (Latin Extended-A mixes both cases: asked again in Python); its
-# trailing marks are cut. Most words begin with a small letter, and are skipped in C
-_CANDIDATE = re.compile(r" ([A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я][\w'\-.:]*)")
-# a mark before the space that makes the word a sentence's first
-_OPENS_SENTENCE = frozenset('.!?:;"“”‘(—–-|•')
+# Greek or Cyrillic alphabets (Latin Extended-A mixes both cases: asked again in Python), unless
+# the space follows a mark that opens a sentence (or another space); its trailing marks are cut.
+# Most words begin with a small letter, and are skipped in C: the pattern starts with its space,
+# which the regex engine searches for without trying each position
+_CANDIDATE = re.compile(r""" (?<![\s.!?:;"“”‘(—–\-|•] )([A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я][\w'\-.:]*)""")
 _TRAILING = "'-.:"
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "
@@ -79,6 +79,7 @@ _CALENDAR = frozenset(
     "mr mrs ms dr am pm".split()
 )
 _COMMON = frozenset(package_words("en")) | _CALENDAR
+_ALL = 0xFFFFFFFF  # the largest 32-bit hash: a sketch that holds all its page's names reaches it
 
 
 def names_in(piece: str) -> list[str]:
@@ -92,12 +93,9 @@ def names_in(piece: str) -> list[str]:
         text = text.replace("’", "'")
     if heading(text) or points_elsewhere(text):
         return found  # a headline, byline, dateline or credit; "Related: <another story's headline>"
-    opens, common, trailing = _OPENS_SENTENCE, _COMMON, _TRAILING
-    for match in _CANDIDATE.finditer(text):
-        before = text[match.start() - 1]  # the piece is stripped: never before its start
-        if before in opens or before.isspace():
-            continue
-        word = match.group(1).rstrip(trailing)
+    common, trailing = _COMMON, _TRAILING
+    for word in _CANDIDATE.findall(text):
+        word = word.rstrip(trailing)
         if not word or ":" in word or not (word[0].isupper() or word[0].isdigit()):
             continue
         word = word.lower()  # its trailing marks, full stops included, are cut already
@@ -139,6 +137,11 @@ class NameSketch:
         """The hashes as a set: a sketch holds at most 64, which Python compares faster than numpy."""
         return frozenset(self.hashes.tolist())
 
+    @functools.cached_property
+    def reach(self) -> int:
+        """The largest hash up to which the sketch knows every name of its page (all: not truncated)."""
+        return int(self.hashes[-1]) if self.count > self.hashes.size else _ALL
+
 
 NO_NAMES = NameSketch(np.zeros(0, np.uint32), 0)
 
@@ -146,7 +149,8 @@ NO_NAMES = NameSketch(np.zeros(0, np.uint32), 0)
 def sketch_of(hashes: Iterable[int]) -> NameSketch:
     """The sketch of a page's names, from their hashes (repeats counted once)."""
     unique = sorted(set(hashes))
-    return NameSketch(np.array(unique[:SKETCH_SIZE], dtype=np.uint32), len(unique))
+    kept = unique if len(unique) <= SKETCH_SIZE else unique[:SKETCH_SIZE]
+    return NameSketch(np.array(kept, dtype=np.uint32), len(unique))
 
 
 def named_apart(one: NameSketch, other: NameSketch) -> bool:
@@ -162,15 +166,11 @@ def _misses(one: NameSketch, other: NameSketch) -> bool:
     ``one``'s hashes within both sketches' reach, the share ``other`` lacks."""
     if one.count < MIN_MISSING:
         return False
-    reach = min(_reach(one), _reach(other))
-    seen = [value for value in one.known if value <= reach]
+    seen = one.known
+    reach = min(one.reach, other.reach)
+    if reach != _ALL:
+        seen = frozenset(value for value in seen if value <= reach)
     if not seen:
         return False
-    theirs = other.known
-    share = sum(value not in theirs for value in seen) / len(seen)
+    share = len(seen - other.known) / len(seen)
     return share >= MIN_SHARE and share * one.count >= MIN_MISSING
-
-
-def _reach(sketch: NameSketch) -> int:
-    """The largest hash up to which a sketch knows every name of its page (all: not truncated)."""
-    return int(sketch.hashes[-1]) if sketch.count > sketch.hashes.size else 0xFFFFFFFF

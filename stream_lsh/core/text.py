@@ -210,7 +210,9 @@ _MIN_SENTENCE_WORDS = 4
 _CAPITAL = "A-Z\u00c0-\u00d6\u00d8-\u00de\u0400-\u042f"
 _SMALL = "a-z\u00df-\u00f6\u00f8-\u00ff\u0430-\u045f"
 # A line break that a line starting in lower case follows (not an address): the line goes on.
-_GOES_ON = re.compile(f"[^\\S\\n]*\\n[^\\S\\n]*(?=[{_SMALL}])(?!https?:|www\\.)")
+# (from its newline: a pattern that starts with a literal is searched for in C; the spaces before
+# the newline are collapsed with the others by _split_blocks)
+_GOES_ON = re.compile(f"\\n[^\\S\\n]*(?=[{_SMALL}])(?!https?:|www\\.)")
 _OPENERS = "\"'\u201c\u2018\u00ab(["
 _CLOSERS = "\"'\u201d\u2019\u00bb)]"
 _OPENING, _CLOSING = re.escape(_OPENERS), re.escape(_CLOSERS)  # inside a character class
