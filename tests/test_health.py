@@ -19,7 +19,7 @@ from test_metrics import samples
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import TansuBroker, free_port
 from stream_lsh.stream.client import feed_lines
-from stream_lsh.stream.health import AgentWatch
+from stream_lsh.stream.health import AgentWatch, LoopPauses
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
 from stream_lsh.synthetic import generate_corpus
@@ -65,6 +65,23 @@ def test_an_agent_inside_one_batch_past_the_bound_is_stuck_even_with_nothing_wai
         clock.now += 31
         assert watch.stuck({}) == ["ingest-pages has been handling one batch for 61 s"]
     assert watch.stuck({"ingest-pages": True}) == []  # it just made progress
+
+
+async def test_the_loop_watch_measures_how_long_a_blocking_call_held_the_loop():
+    """A callback that blocks the loop for 80 ms shows as a pause of about that long; the 10 ms
+    wake-ups between are no pause."""
+    seen: list[float] = []
+    watch = LoopPauses(seen.append)
+    task = asyncio.create_task(watch.run())
+    await asyncio.sleep(0.05)
+    time.sleep(0.08)  # a synchronous call on the loop
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert 0.06 <= watch.longest_s < 1.0
+    assert max(seen) == watch.longest_s
+    assert all(pause >= 0.005 for pause in seen)
 
 
 def test_time_not_consuming_does_not_count():
@@ -142,8 +159,12 @@ async def test_ready_is_false_during_recovery_and_true_after_it(broker, tmp_path
         seen = await _poll_ready(port, pool, timeout=90)
         scraped = samples(await asyncio.to_thread(_text, f"http://127.0.0.1:{port}/metrics"))
         records = await _decide(settings, names, after, pool)
+        deciding = samples(await asyncio.to_thread(_text, f"http://127.0.0.1:{port}/metrics"))
     finally:
         pool.stop()
+    # the loop watch runs in the worker: a micro-batch of 16 pages' text work holds the loop 5 ms or more
+    assert deciding[("stream_lsh_event_loop_longest_pause_seconds", ())] >= 0.005
+    assert deciding[("stream_lsh_event_loop_pause_seconds_count", ())] >= 1
     not_ready = [body["reasons"] for _, status, body in seen if status == 503]
     assert not_ready, "the worker was ready at once, before any recovery"
     assert any(reason.startswith("recovering state") for reasons in not_ready for reason in reasons), (

@@ -51,7 +51,7 @@ from .batch_failure import or_exit
 from .claims import InputClaims, fetched_within
 from .connection import KafkaConnection
 from .consumer import RewindingTransport
-from .health import AgentWatch
+from .health import AgentWatch, LoopPauses
 from .metrics import CONTENT_TYPE, PartitionReading, WorkerMetrics, WorkerReading
 from .recovery import SafeRecovery, SafeTableManager
 from .state import StageStore
@@ -203,6 +203,8 @@ class StreamApp:
             self._report_stuck_waits
         )
         self.app.timer(HEALTH_EVERY_S, name="health")(self._check_health)
+        self.pauses = LoopPauses(self.metrics.loop_pauses.observe)
+        self.app.task(self.pauses.run)
         self.status = StatusPublisher(settings, self.metrics)
         if settings.stream.status_interval_s > 0:  # the first at once, then one per interval
             self.app.task(self._publish_status)
@@ -383,6 +385,7 @@ class StreamApp:
             ready=not self._not_ready_because(),
             live=not self._stuck_because(),
             loop_lag_s=self._loop_lag_s,
+            longest_pause_s=self.pauses.longest_s,
         )
 
     def _declare_agents(self) -> None:

@@ -41,6 +41,7 @@ AGE_BUCKETS = (1, 10, 60, 300, 900, 3600, 3 * 3600, 6 * 3600, 86400, 3 * 86400, 
 CANDIDATE_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50, 100, 200, 500)
 BLOCK_BUCKETS = (0, 1, 2, 3, 5, 10, 20, 50)
 SNAPSHOT_BUCKETS = (0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
+PAUSE_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10)
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class WorkerReading:
     ready: bool = False
     live: bool = True
     loop_lag_s: float = 0.0
+    longest_pause_s: float = 0.0  # of the event loop, since the worker started
 
 
 class WorkerMetrics:
@@ -169,6 +171,12 @@ class WorkerMetrics:
             "stream_lsh_boilerplate_dropped_blocks",
             "Boilerplate blocks dropped from a page before shingling",
             buckets=BLOCK_BUCKETS,
+            registry=registry,
+        )
+        self.loop_pauses = Histogram(
+            "stream_lsh_event_loop_pause_seconds",
+            "Times the worker's event loop ran nothing else for 5 ms or more, by how long",
+            buckets=PAUSE_BUCKETS,
             registry=registry,
         )
         self.snapshots = Histogram(
@@ -309,6 +317,11 @@ class _ReadingCollector(Collector):
         yield _gauge("ready", "1 when assigned, recovered and fetching (as /ready)", r.ready)
         yield _gauge("live", "0 when an agent is stuck with input waiting (as /live)", r.live)
         yield _gauge("event_loop_lag_seconds", "How late the worker's 1 s timer last fired", r.loop_lag_s)
+        yield _gauge(
+            "event_loop_longest_pause_seconds",
+            "The longest time the worker's event loop ran nothing else, since it started",
+            r.longest_pause_s,
+        )
 
 
 def _by_partition(name: str, documentation: str) -> GaugeMetricFamily:
