@@ -43,8 +43,10 @@ import tempfile
 import time
 import urllib.request
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 import aiokafka
 import faust
@@ -63,6 +65,7 @@ from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, TopicSpec, topic_specs
 from stream_lsh.synthetic import generate_corpus
 
+T = TypeVar("T")
 STALL_S = 60.0  # stop waiting for outputs after this long without a new one
 BARE = "bare forward"
 
@@ -225,10 +228,10 @@ class ForwardWorker:
 
     def __init__(self, bootstrap: str, app_id: str, source: str, sink: str, log: Path, fetch_wait_ms: int):
         self.log = log
-        script = str(Path(__file__).with_name("forward_worker.py"))
+        script = str(Path(__file__).resolve().with_name("forward_worker.py"))
         command = [sys.executable, script, bootstrap, app_id, source, sink, str(fetch_wait_ms)]
-        with open(log, "ab") as out:
-            self.processes = [subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)]
+        with open(log, "ab") as out:  # run in the benchmark's data directory: Faust makes <app>-data there
+            self.processes = [subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent)]
 
     def check(self) -> None:
         if self.processes[0].poll() is not None:
@@ -392,18 +395,13 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
         start = lambda: ForwardWorker(bootstrap, app, source, sink, data / f"{app}.log", args.fetch_wait_ms)  # noqa: E731
         results.append(await measure(BARE, 1, start, source, sink, corpus, args.baseline_pages, args, broker))
     for count in args.workers:
-        app = f"bench{uuid.uuid4().hex[:6]}w{count}"
-        kinds = ("input", "queries", "decisions", "clusters", "unique", "answers", "dead_letters")
-        topics = {f"{kind}_topic": f"{app}-{kind}" for kind in kinds}
-        settings = Settings.load(
-            broker=bootstrap,
-            app_id=app,
-            data_dir=str(data / app),  # + STREAM_LSH_* of the environment
-            input_partitions=args.partitions,
-            site_partitions=args.partitions,
+        settings = app_settings(
+            f"bench{uuid.uuid4().hex[:6]}w{count}",
+            bootstrap,
+            data,
+            args.partitions,
             fetch_wait_ms=args.fetch_wait_ms,
             web_port=args.web_port,
-            **topics,
         )
         names = TopicNames.from_settings(settings)
         await ensure_topics(bootstrap, topic_specs(settings))
@@ -420,6 +418,36 @@ async def run(args: argparse.Namespace, broker: EmbeddedBroker, data: Path) -> l
             )
         )
     return results
+
+
+def app_settings(app: str, bootstrap: str, data: Path, partitions: int, **more: Any) -> Settings:
+    """A fresh app of the stream: its own id, topics and data directory, ``partitions`` input and
+    site partitions, ``more`` settings, and STREAM_LSH_* of the environment."""
+    kinds = ("input", "queries", "decisions", "clusters", "unique", "answers", "dead_letters")
+    return Settings.load(
+        broker=bootstrap,
+        app_id=app,
+        data_dir=str(data / app),
+        input_partitions=partitions,
+        site_partitions=partitions,
+        **{f"{kind}_topic": f"{app}-{kind}" for kind in kinds},
+        **more,
+    )
+
+
+def on_embedded_broker(kind: str, prefix: str, run: Callable[[EmbeddedBroker, Path], Awaitable[T]]) -> T:
+    """Run a benchmark's coroutine with a fresh embedded broker and a temporary data directory,
+    both gone afterwards; Ctrl-C or SIGTERM exits with "interrupted"."""
+    broker = embedded_broker(kind)
+    with tempfile.TemporaryDirectory(prefix=prefix) as data:
+        try:
+            broker.start()
+            return asyncio.run(run(broker, Path(data)))
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            sys.exit("interrupted")
+        finally:
+            broker.stop()
+            broker.cleanup()
 
 
 def report(results: list[Result]) -> dict:
@@ -509,16 +537,7 @@ def main() -> None:
         f"fetch wait {args.fetch_wait_ms} ms",
         flush=True,
     )
-    broker = embedded_broker(args.embedded)
-    with tempfile.TemporaryDirectory(prefix="bench-stream-") as data:
-        try:
-            broker.start()
-            results = asyncio.run(run(args, broker, Path(data)))
-        except (KeyboardInterrupt, asyncio.CancelledError):
-            sys.exit("interrupted")
-        finally:
-            broker.stop()
-            broker.cleanup()
+    results = on_embedded_broker(args.embedded, "bench-stream-", lambda broker, data: run(args, broker, data))
     checks = report(results)
     if args.json:
         document = {

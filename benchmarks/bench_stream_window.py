@@ -1,0 +1,247 @@
+"""The stream as its window grows: memory, disk, speed, latency and event-loop pauses per window size.
+
+    python benchmarks/bench_stream_window.py [--window 10000,100000] [--burst 2000]
+        [--rate 50] [--rate-pages 1000] [--fill-chunk 2000] [--embedded tansu|kafka] [--json out.json]
+
+One worker process on an embedded broker, fed generated pages (``generate_corpus``; none expires:
+``STREAM_LSH_TTL_HOURS=0``). For each size of ``--window``, in order:
+
+* **fill**: pages are sent in bursts of ``--fill-chunk``, each once the one before is decided,
+  until that many have been decided since the start (a backlog of the whole fill would sit in the
+  worker's fetch buffers, and RSS would count it);
+* **RSS and disk**: the worker's resident memory (``VmRSS``, and its peak ``VmHWM``, Linux /proc)
+  and the size of its data directory (the decide partition's window, the site partitions'
+  journals, Faust's tables), per page decided;
+* **saturated**: ``--burst`` more pages sent at once; pages/s = pages / (last decision - first send);
+* **steady**: ``--rate-pages`` pages at ``--rate`` pages/s, one record per send, as a crawler
+  feeds; p50/p99/max of each page's decision time after its send;
+* **pauses**: from the worker's ``/metrics`` (``stream_lsh_event_loop_pause_seconds``) before and
+  after the burst and the steady feed, for each: how many times the event loop ran nothing else for
+  50 ms or more, and the longest pause as the histogram's bucket bound ("<=250": 100-250 ms). A
+  burst is taken in large micro-batches, each one synchronous step; a steady feed in small ones.
+
+The last lines compare the largest size with the smallest: RSS and disk grown per page between
+them, and the saturated rate and p99 at the largest as a share of the smallest's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+import urllib.request
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import orjson
+from bench_stream import Arrivals, Cpu, app_settings, at_load, on_embedded_broker
+from prometheus_client.parser import text_string_to_metric_families
+
+from stream_lsh.core.clock import FileClock
+from stream_lsh.core.dedup import DedupConfig
+from stream_lsh.stream.admin import ensure_topics
+from stream_lsh.stream.brokers import free_port
+from stream_lsh.stream.client import feed_lines
+from stream_lsh.stream.runner import Workers
+from stream_lsh.stream.topics import TopicNames, topic_specs
+from stream_lsh.synthetic import generate_corpus
+
+LONG_PAUSE_S = 0.05  # the issue's bound: no pause of the event loop over 50 ms
+
+
+@dataclass
+class Row:
+    window: int  # pages decided before the row's measurements
+    rss_mib: float
+    peak_mib: float
+    disk_mb: float
+    saturated: float  # pages/s
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    burst_pauses: str  # "count of LONG_PAUSE_S or more / longest bucket", during the burst
+    steady_pauses: str  # ... during the steady feed
+    missing: int
+
+
+def memory_mib(pid: int) -> tuple[float, float]:
+    """A process's resident and peak resident memory, MiB."""
+    fields = dict(
+        line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
+    )
+    return int(fields["VmRSS"].split()[0]) / 1024, int(fields["VmHWM"].split()[0]) / 1024
+
+
+def disk_mb(root: Path) -> float:
+    return sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) / 1e6
+
+
+def samples(text: str) -> dict[tuple[str, tuple], float]:
+    """(sample name, labels) -> value, of a Prometheus text exposition."""
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+class Pauses:
+    """The worker's event-loop pause histogram at one moment, from its /metrics."""
+
+    def __init__(self, port: int) -> None:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+            scraped = samples(response.read().decode())
+        self.buckets = {
+            float(dict(labels)["le"]): value
+            for (name, labels), value in scraped.items()
+            if name == "stream_lsh_event_loop_pause_seconds_bucket"
+        }
+
+    def since(self, earlier: Pauses) -> str:
+        """'N/<=B': pauses of LONG_PAUSE_S or more since ``earlier``, and the bound (ms) of the
+        smallest bucket that holds every pause since then."""
+        grown = {le: value - earlier.buckets.get(le, 0.0) for le, value in self.buckets.items()}
+        long = grown[float("inf")] - max((v for le, v in grown.items() if le < LONG_PAUSE_S), default=0.0)
+        bound = min((le for le, v in grown.items() if v == grown[float("inf")]), default=0.0)
+        longest = (
+            "0" if not grown[float("inf")] else ">10000" if bound == float("inf") else f"<={bound * 1000:g}"
+        )
+        return f"{long:.0f}/{longest}"
+
+
+async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: Path) -> list[Row]:
+    sizes = sorted(args.window)
+    total = sizes[-1] + len(sizes) * (args.burst + args.rate_pages) + 1
+    started = time.perf_counter()
+    corpus = [(str(p["id"]).encode(), orjson.dumps(p)) for p in generate_corpus(total, seed=args.seed).pages]
+    print(f"# {total:,} generated pages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    settings = app_settings(
+        f"window{uuid.uuid4().hex[:6]}",
+        bootstrap,
+        data,
+        args.partitions,
+        web_port=args.web_port,
+        ttl_hours=0.0,  # nothing expires: the window holds every page fed
+    )
+    names = TopicNames.from_settings(settings)
+    await ensure_topics(bootstrap, topic_specs(settings))
+    reader = await Arrivals(bootstrap, names.decisions).start()
+    clock = FileClock(max_future=DedupConfig().max_future)
+    pool = Workers(settings, bootstrap, 1)
+    rows: list[Row] = []
+    try:
+        fed = 0
+        for size in sizes:
+            began = time.perf_counter()
+            for low in range(fed, size, args.fill_chunk):
+                fill = corpus[low : min(size, low + args.fill_chunk)]
+                await feed_lines(bootstrap, names.input, [line for _, line in fill], clock=clock)
+                await reader.wait([key for key, _ in fill], pool.check)
+            fed = size
+            print(f"  filled to {size:,} in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+            rss, peak = memory_mib(pool.processes[0].pid)
+            disk = disk_mb(Path(settings.stream.data_dir))
+            before_burst = Pauses(args.web_port)
+            burst = corpus[fed : fed + args.burst]
+            fed += args.burst
+            sent = time.perf_counter()
+            await feed_lines(bootstrap, names.input, [line for _, line in burst], clock=clock)
+            await reader.wait([key for key, _ in burst], pool.check)
+            firsts = sorted(reader.times[key][0] for key, _ in burst if key in reader.times)
+            saturated = len(firsts) / (firsts[-1] - sent)
+            after_burst = Pauses(args.web_port)
+            steady = corpus[fed : fed + args.rate_pages]
+            fed += args.rate_pages
+            cpu = Cpu([pool.processes[0].pid], broker_pid)
+            load = await at_load(
+                f"{args.rate:g}/s", args.rate, steady, reader, pool, cpu, bootstrap, names.input, clock
+            )
+            after_steady = Pauses(args.web_port)
+            row = Row(
+                size,
+                rss,
+                peak,
+                disk,
+                saturated,
+                load.p50_ms,
+                load.p99_ms,
+                load.max_ms,
+                after_burst.since(before_burst),
+                after_steady.since(after_burst),
+                load.missing + len(burst) - len(firsts),
+            )
+            print(f"  {asdict(row)}", file=sys.stderr)
+            rows.append(row)
+    finally:
+        pool.stop()
+        await reader.stop()
+    return rows
+
+
+def report(rows: list[Row], rate: float) -> dict:
+    print(
+        f"\n{'window':>9s} {'RSS MiB':>8s} {'peak MiB':>8s} {'disk/page':>9s} {'pages/s':>8s} "
+        f"{'p50 ms':>7s} {'p99 ms':>7s} {'max ms':>7s} {'missing':>7s} {'pauses >=50 ms/longest':>23s} "
+        "(burst; steady)"
+    )
+    for r in rows:
+        print(
+            f"{r.window:9,d} {r.rss_mib:8.0f} {r.peak_mib:8.0f} {1e6 * r.disk_mb / r.window:7,.0f} B "
+            f"{r.saturated:8,.0f} {r.p50_ms:7.0f} {r.p99_ms:7.0f} {r.max_ms:7.0f} {r.missing:7d} "
+            f"{r.burst_pauses:>11s}; {r.steady_pauses:<11s}"
+        )
+    print(f"(latency at {rate:g} pages/s; pause bounds in ms)")
+    if len(rows) < 2:
+        return {}
+    first, last = rows[0], rows[-1]
+    added = last.window - first.window
+    growth = {
+        "rss_kib_per_page": 1024 * (last.rss_mib - first.rss_mib) / added,
+        "disk_bytes_per_page": 1e6 * (last.disk_mb - first.disk_mb) / added,
+        "saturated_ratio": last.saturated / first.saturated,
+        "p99_ratio": last.p99_ms / first.p99_ms,
+    }
+    print(
+        f"\nfrom {first.window:,} to {last.window:,} pages: RSS grew {growth['rss_kib_per_page']:.2f} KiB "
+        f"and disk {growth['disk_bytes_per_page']:,.0f} B per page; at {last.window:,}, the saturated rate "
+        f"is {growth['saturated_ratio']:.2f}x and p99 {growth['p99_ratio']:.2f}x those at {first.window:,}"
+    )
+    return growth
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sizes = lambda text: [int(float(x)) for x in text.split(",") if x.strip()]  # noqa: E731
+    parser.add_argument("--window", type=sizes, default=[10_000, 100_000], help="window sizes, pages")
+    parser.add_argument("--burst", type=int, default=2000, help="pages sent at once at each size")
+    parser.add_argument("--rate", type=float, default=50.0, help="the steady feed's pages/s")
+    parser.add_argument("--rate-pages", type=int, default=1000, help="pages of the steady feed at each size")
+    parser.add_argument("--fill-chunk", type=int, default=2000, help="pages a burst while filling")
+    parser.add_argument("--partitions", type=int, default=8, help="partitions of every topic")
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--embedded", choices=["tansu", "kafka"], default="tansu")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+    args.web_port = free_port("127.0.0.1")
+    print(
+        f"# {os.cpu_count()} CPUs shared by the broker, the worker and this feeder/reader; "
+        f"Python {platform.python_version()}; load average at start {os.getloadavg()[0]:.2f}; "
+        f"{args.partitions} partitions; burst {args.burst:,} pages, then {args.rate_pages:,} "
+        f"at {args.rate:g}/s",
+        flush=True,
+    )
+    rows = on_embedded_broker(
+        args.embedded, "bench-window-", lambda broker, data: run(args, broker.bootstrap, broker.pid, data)
+    )
+    growth = report(rows, args.rate)
+    if args.json:
+        document = {"args": vars(args), "rows": [asdict(r) for r in rows], **growth}
+        args.json.write_text(json.dumps(document, indent=2, default=str))
+
+
+if __name__ == "__main__":
+    main()
