@@ -4,7 +4,10 @@
         [--rate 50] [--rate-pages 1000] [--fill-chunk 2000] [--embedded tansu|kafka] [--json out.json]
 
 One worker process on an embedded broker, fed generated pages (``generate_corpus``; none expires:
-``STREAM_LSH_TTL_HOURS=0``). For each size of ``--window``, in order:
+``STREAM_LSH_TTL_HOURS=0``). Tansu, the default, keeps its topics in memory and slows as they grow
+(5.8 GB and one core's worth of CPU at ~230,000 pages, when it starved the machine): beyond
+~100,000 pages use ``--embedded kafka``. This process holds every page it will send (~7 KB each).
+For each size of ``--window``, in order:
 
 * **fill**: pages are sent in bursts of ``--fill-chunk``, each once the one before is decided,
   until that many have been decided since the start (a backlog of the whole fill would sit in the
