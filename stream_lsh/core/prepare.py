@@ -290,7 +290,8 @@ class Preparer:
         if len(normalized) != len(pieces):  # a piece held a line break: normalise one at a time
             normalized = [" ".join(normalize_blocks([piece])) for piece in pieces]
         kept = [i for i, block in enumerate(normalized) if block]
-        names = name_hashes([pieces[i] for i in kept], self.config.seed)
+        # names are taken from the blocks the learner keeps: none without it (_names)
+        names = name_hashes([pieces[i] for i in kept], self.config.seed) if self.config.boilerplate else None
         return Extracted([normalized[i] for i in kept], flattened(raw_blocks), key, listing, part, names)
 
     def blocks(self, page: Page) -> list[str]:
