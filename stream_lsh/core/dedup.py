@@ -55,7 +55,7 @@ from .decision import (
 )
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .keyed import NO_BAND_KEYS, band_keys_of, empty_signature, is_keyed, keyed_only
-from .names import NO_NAMES, NameSketch, named_apart
+from .names import NO_NAMES, NameSketch, named_apart, sketch_from
 from .opening import holds_earlier_opening, joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
@@ -568,9 +568,9 @@ def _names(arrays: dict[str, np.ndarray]) -> list[NameSketch] | None:
     if "names" not in arrays:
         return None
     bounds = np.concatenate([[0], np.cumsum(arrays["name_sizes"])]).tolist()
-    hashes = arrays["names"].astype(np.uint32)
+    hashes = arrays["names"]
     return [
-        NameSketch(hashes[bounds[i] : bounds[i + 1]].copy(), int(count))
+        sketch_from(hashes[bounds[i] : bounds[i + 1]], int(count))
         for i, count in enumerate(arrays["name_counts"].tolist())
     ]
 

@@ -56,6 +56,7 @@ __all__ = [
     "name_hashes",
     "named_apart",
     "names_in",
+    "sketch_from",
     "sketch_of",
 ]
 
@@ -151,6 +152,12 @@ def sketch_of(hashes: Iterable[int]) -> NameSketch:
     unique = sorted(set(hashes))
     kept = unique if len(unique) <= SKETCH_SIZE else unique[:SKETCH_SIZE]
     return NameSketch(np.array(kept, dtype=np.uint32), len(unique))
+
+
+def sketch_from(hashes: np.ndarray | None, count: int) -> NameSketch:
+    """A sketch as it was stored (its hashes in any unsigned dtype, and its count); :data:`NO_NAMES`
+    for a page that gives none, or was stored before names were kept."""
+    return NO_NAMES if not count else NameSketch(np.asarray(hashes).astype(np.uint32), count)
 
 
 def named_apart(one: NameSketch, other: NameSketch) -> bool:

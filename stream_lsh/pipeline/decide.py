@@ -36,7 +36,7 @@ from ..core.clock import EventTime
 from ..core.config import DedupConfig
 from ..core.decision import Decision
 from ..core.dedup import Deduplicator, export_state, import_state
-from ..core.names import NO_NAMES, NameSketch
+from ..core.names import sketch_from
 from ..core.prepare import PreparedPage, SignedPage
 from ..core.scheme import Scheme
 from ..core.spread import STATE_FORMAT as SPREAD_FORMAT
@@ -284,9 +284,7 @@ class Decider:
             site_headline=page.site_headline,
             site=page.site_key,
             part=page.part,
-            names=NO_NAMES
-            if not page.name_count
-            else NameSketch(cast(np.ndarray, unpack_array(page.names, "<u4", np.uint32)), page.name_count),
+            names=sketch_from(unpack_array(page.names, "<u4", np.uint32), page.name_count),
         )
         return SignedPage(
             prepared,

@@ -33,7 +33,7 @@ import orjson
 
 from ..core.decision import Decision
 from ..core.index import IndexEntry
-from ..core.names import NO_NAMES, NameSketch
+from ..core.names import sketch_from
 
 __all__ = [
     "BUCKET",
@@ -171,9 +171,5 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         headline=headline,
         site_headline=site_headline,
         site=site,
-        names=NameSketch(
-            np.frombuffer(raw, dtype="<u4", count=name_size, offset=names_at).astype(np.uint32), name_count
-        )
-        if name_size or name_count
-        else NO_NAMES,
+        names=sketch_from(np.frombuffer(raw, dtype="<u4", count=name_size, offset=names_at), name_count),
     )
