@@ -120,9 +120,39 @@ def test_a_page_is_never_named_apart_from_itself_nor_from_one_that_names_more(na
     )
 
 
-def test_few_names_never_part_pages():
-    few, other = sketch_of(range(MIN_MISSING - 1)), sketch_of(range(1000, 1040))
-    assert not named_apart(few, other) and not named_apart(other, few)
+def test_a_page_of_few_names_parts_only_from_one_that_shares_none():
+    """A card names some of what its story names; two outlets' terms of use name each its own."""
+    few = sketch_of(range(MIN_MISSING - 1))
+    assert named_apart(few, sketch_of(range(1000, 1040)))
+    assert named_apart(few, sketch_of([1000]))
+    assert not named_apart(few, sketch_of([0, *range(1000, 1040)]))
+    assert not named_apart(few, sketch_of([2, 1000]))
+
+
+def test_a_page_of_few_names_is_not_parted_by_names_beyond_the_other_s_sketch():
+    """The other page names more than its sketch holds: a name past its reach may be among them."""
+    many = sketch_of(range(1000, 1000 + 3 * SKETCH_SIZE))
+    beyond = sketch_of([2000, 2001])  # past the sketch's largest hash, 1063
+    assert many.reach < 2000 and not named_apart(beyond, many)
+    assert named_apart(sketch_of([5, 6]), many)
+
+
+def test_two_outlets_terms_of_use_are_pages_of_their_own():
+    """Each outlet's terms page is one sentence naming it: shingles take them for copies."""
+    engine = Deduplicator(DedupConfig())
+    terms = (
+        "By accessing {paper} you agree to these terms. Content is provided for personal, "
+        "non-commercial use only. Reproduction of any part of this site without permission is prohibited."
+    )
+    pages = [
+        Page(f"terms-{i}", html=CHROME.format(paper=paper, body=f"<p>{terms.format(paper=paper)}</p>"))
+        for i, paper in enumerate(("Prairie Star", "NewsBrief"))
+    ]
+    decisions = engine.process_batch(pages, [1_000, 2_000])
+    assert [d.status for d in decisions] == ["unique", "unique"]
+    first, second = engine.index.get("terms-0"), engine.index.get("terms-1")
+    assert first is not None and second is not None
+    assert engine.measure(first.signature, None, [second]).jaccard[0] >= DedupConfig().threshold
 
 
 def test_a_trimmed_copy_that_adds_a_line_is_not_named_apart():

@@ -19,7 +19,9 @@ least :data:`MIN_MISSING` names the other does not, and at least :data:`MIN_SHAR
 pages so named apart are no copies, whatever their words' resemblance
 (:class:`~.dedup.Deduplicator` measures them as unlike). Both ways, because a trimmed copy names
 less than its story but adds few names, while two items of a template each name what the other
-does not. A page of few names (a card, an alert, a short teaser) is never named apart.
+does not. A page of fewer names (a card, an alert, a short teaser, a site's terms of use) misses
+the other's when it shares none of them: a card names some of what its story names, while one
+outlet's "By accessing Prairie Star you agree to these terms" and another's name nothing alike.
 
 Names are kept as a bottom-k sketch (the :data:`SKETCH_SIZE` smallest 32-bit hashes) and a count,
 ~260 bytes a page: exact for pages of up to that many names (a template's item names 10 to 40),
@@ -170,9 +172,11 @@ def named_apart(one: NameSketch, other: NameSketch) -> bool:
 
 def _misses(one: NameSketch, other: NameSketch) -> bool:
     """Whether many of ``one``'s names are not ``other``'s, estimated from the sketches: among
-    ``one``'s hashes within both sketches' reach, the share ``other`` lacks."""
+    ``one``'s hashes within both sketches' reach, the share ``other`` lacks. A page of fewer than
+    :data:`MIN_MISSING` names (its sketch then holds them all) misses when it shares none, as far
+    as the other's sketch reaches."""
     if one.count < MIN_MISSING:
-        return False
+        return 0 < one.count and int(one.hashes[-1]) <= other.reach and one.known.isdisjoint(other.known)
     seen = one.known
     reach = min(one.reach, other.reach)
     if reach != _ALL:
