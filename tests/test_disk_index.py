@@ -281,3 +281,23 @@ def test_a_window_of_the_first_layout_is_migrated_and_answers_as_before(tmp_path
             assert [e.id for e in disk.query(probe, FP)] == [e.id for e in memory.query(probe, FP)]
         assert [e.id for e in disk] == [e.id for e in memory]
         disk.close()
+
+
+def test_tables_written_after_a_reopen_keep_their_bloom_filters(tmp_path):
+    """Most reads of the window are of keys it lacks (a sentence's opening, a new page's id); a
+    table's bloom filter answers them without reading its blocks. rocksdict, reopening a database,
+    dropped the filter from the options of every table it wrote after (130 us a read at 300,000
+    pages instead of 3)."""
+    for opening in range(3):
+        disk = DiskIndex(tmp_path, SCHEME, BANDING)
+        for n in range(200):
+            disk.insert(entry(f"{opening}-{n}", [n + 1, n + 2], None, opening * 1000 + n, "c"))
+        disk.commit()
+        disk._db.flush()
+        found = dict(
+            part.strip().split("=", 1)
+            for part in disk._db.property_value("rocksdb.aggregated-table-properties").split(";")
+            if "=" in part
+        )
+        disk.close()
+        assert int(found["# entries for filter"]) == int(found["# entries"]) > 0, found
