@@ -6,7 +6,8 @@
 One worker process on an embedded broker, fed generated pages (``generate_corpus``; none expires:
 ``STREAM_LSH_TTL_HOURS=0``). Tansu, the default, keeps its topics in memory and slows as they grow
 (5.8 GB and one core's worth of CPU at ~230,000 pages, when it starved the machine): beyond
-~100,000 pages use ``--embedded kafka``. This process holds every page it will send (~7 KB each).
+~100,000 pages use ``--embedded kafka``. Pages are rendered as they are sent (``iter_pages``):
+holding half a million took this process ~14 GB.
 For each size of ``--window``, in order:
 
 * **fill**: pages are sent in bursts of ``--fill-chunk``, each once the one before is decided,
@@ -30,6 +31,7 @@ them, and the saturated rate and p99 at the largest as a share of the smallest's
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import platform
@@ -51,7 +53,7 @@ from stream_lsh.stream.brokers import free_port
 from stream_lsh.stream.client import feed_lines
 from stream_lsh.stream.runner import Workers
 from stream_lsh.stream.topics import TopicNames, topic_specs
-from stream_lsh.synthetic import generate_corpus
+from stream_lsh.synthetic import iter_pages
 
 LONG_PAUSE_S = 0.05  # the issue's bound: no pause of the event loop over 50 ms
 
@@ -119,9 +121,12 @@ class Pauses:
 async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: Path) -> list[Row]:
     sizes = sorted(args.window)
     total = sizes[-1] + len(sizes) * (args.burst + args.rate_pages) + 1
-    started = time.perf_counter()
-    corpus = [(str(p["id"]).encode(), orjson.dumps(p)) for p in generate_corpus(total, seed=args.seed).pages]
-    print(f"# {total:,} generated pages in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    corpus = ((str(p["id"]).encode(), orjson.dumps(p)) for p in iter_pages(total, seed=args.seed))
+
+    def take(count: int) -> list[tuple[bytes, bytes]]:
+        """The next ``count`` pages of the corpus, rendered as they are sent (none is held after)."""
+        return list(itertools.islice(corpus, count))
+
     settings = app_settings(
         f"window{uuid.uuid4().hex[:6]}",
         bootstrap,
@@ -141,7 +146,7 @@ async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: P
         for size in sizes:
             began = time.perf_counter()
             for low in range(fed, size, args.fill_chunk):
-                fill = corpus[low : min(size, low + args.fill_chunk)]
+                fill = take(min(size, low + args.fill_chunk) - low)
                 await feed_lines(bootstrap, names.input, [line for _, line in fill], clock=clock)
                 await reader.wait([key for key, _ in fill], pool.check)
             fed = size
@@ -149,7 +154,7 @@ async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: P
             rss, peak = memory_mib(pool.processes[0].pid)
             disk = disk_mb(Path(settings.stream.data_dir))
             before_burst = Pauses(args.web_port)
-            burst = corpus[fed : fed + args.burst]
+            burst = take(args.burst)
             fed += args.burst
             sent = time.perf_counter()
             await feed_lines(bootstrap, names.input, [line for _, line in burst], clock=clock)
@@ -157,7 +162,7 @@ async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: P
             firsts = sorted(reader.times[key][0] for key, _ in burst if key in reader.times)
             saturated = len(firsts) / (firsts[-1] - sent)
             after_burst = Pauses(args.web_port)
-            steady = corpus[fed : fed + args.rate_pages]
+            steady = take(args.rate_pages)
             fed += args.rate_pages
             cpu = Cpu([pool.processes[0].pid], broker_pid)
             load = await at_load(

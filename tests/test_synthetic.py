@@ -54,6 +54,7 @@ from stream_lsh.synthetic import (
     SyntheticCorpus,
     generate_corpus,
     generate_corpus_with_truth,
+    iter_pages,
     load_labels,
     write_corpus,
 )
@@ -152,6 +153,16 @@ _PINNED_DIGESTS = {
     (700, 2, True, ("de", "fr")): "250905dd51d99bddf01a340e1d2914a13d35491f757046b0f4c96cc0f1b770ee",
     (1, 0, False, None): "427732f84d481d0b1a20d403dc9c7a0ff50cb788a5c526bb24411a690f029b1b",
 }
+
+
+@pytest.mark.parametrize("prose", ["pseudo", "real"])
+def test_pages_one_at_a_time_are_the_corpus_s_pages(prose: str) -> None:
+    """A benchmark feeds half a million pages without holding them: the same pages, in order."""
+    streamed = iter_pages(300, 5, prose=prose)
+    assert not isinstance(streamed, list)
+    assert list(streamed) == generate_corpus(300, 5, prose=prose).pages
+    two = ("de", "fr")
+    assert list(iter_pages(120, 2, languages=two)) == generate_corpus(120, 2, languages=two).pages
 
 
 @pytest.mark.parametrize(("pages", "seed", "messy_dates", "languages"), list(_PINNED_DIGESTS))

@@ -57,7 +57,7 @@ that spread) and :mod:`.corpus` (the entry points re-exported here).
 
 from __future__ import annotations
 
-from .corpus import generate_corpus, generate_corpus_with_truth, load_labels, write_corpus
+from .corpus import generate_corpus, generate_corpus_with_truth, iter_pages, load_labels, write_corpus
 from .feed import (
     AHEAD_SECONDS,
     CRAWL_DELAY_SECONDS,
@@ -126,6 +126,7 @@ __all__ = [
     "SyntheticCorpus",
     "generate_corpus",
     "generate_corpus_with_truth",
+    "iter_pages",
     "load_labels",
     "write_corpus",
 ]

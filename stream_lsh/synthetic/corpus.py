@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -63,21 +63,13 @@ def generate_corpus_with_truth(
     date really is, and, with ``spreading``, which pages are copies of a spreading story.
     """
     hard = HardCases(teasers=teasers, quotes=quotes, short_stories=short_stories, digests=digests)
-    if languages is None:  # the prose's own: every language of the pseudo-words, English for real news
-        languages = ("en",) if prose == "real" else DEFAULT_LANGUAGES
-    _check_arguments(pages, seed, languages, hard, spreading)
-    if prose not in PROSE:
-        raise ValueError(f"prose must be one of {', '.join(PROSE)}, got {prose!r}")
-    world = PROSE[prose](pages, seed, list(languages), shapes)
-    spread = _SpreadPlanner(world, seed, spreading)
-    spread.add_outlets()
-    renderer = _Renderer(world)
+    renderer, drafts = _drafts(pages, seed, languages, hard, spreading, prose, shapes)
     records: list[dict[str, Any]] = []
     published: list[int] = []
     labels: dict[str, str] = {}
     truth: dict[str, PageTruth] = {}
     early: list[tuple[str, int]] = []
-    for number, draft in enumerate(_plan(world, pages, _HardCasePlanner(world, seed, hard), spread)):
+    for number, draft in enumerate(drafts):
         page_id = f"p{number:06d}"  # in publication order, also when the file is in arrival order
         record, truth[page_id] = renderer.page(page_id, draft)
         if draft.excerpt_of is not None and truth[page_id].excerpt_of is None:
@@ -95,6 +87,38 @@ def generate_corpus_with_truth(
     if shapes.cold_sites:
         records = _sites_first(records, truth)
     return SyntheticCorpus(pages=records, labels=labels), truth
+
+
+def iter_pages(
+    pages: int, seed: int = 0, *, languages: Sequence[str] | None = None, prose: str = "pseudo"
+) -> Iterator[dict[str, Any]]:
+    """The pages of ``generate_corpus(pages, seed, languages=..., prose=...)``, one at a time as
+    they are rendered, in the same order: for a benchmark that feeds more pages than it could hold
+    (half a million rendered pages take ~14 GB). No hard cases, shapes or spreading stories."""
+    renderer, drafts = _drafts(pages, seed, languages, HardCases(), 0, prose, NO_SHAPES)
+    for number, draft in enumerate(drafts):
+        yield renderer.page(f"p{number:06d}", draft)[0]
+
+
+def _drafts(
+    pages: int,
+    seed: int,
+    languages: Sequence[str] | None,
+    hard: HardCases,
+    spreading: int,
+    prose: str,
+    shapes: Shapes,
+) -> tuple[_Renderer, Iterator[Any]]:
+    """The renderer of a corpus and its pages' drafts, in publication order."""
+    if languages is None:  # the prose's own: every language of the pseudo-words, English for real news
+        languages = ("en",) if prose == "real" else DEFAULT_LANGUAGES
+    _check_arguments(pages, seed, languages, hard, spreading)
+    if prose not in PROSE:
+        raise ValueError(f"prose must be one of {', '.join(PROSE)}, got {prose!r}")
+    world = PROSE[prose](pages, seed, list(languages), shapes)
+    spread = _SpreadPlanner(world, seed, spreading)
+    spread.add_outlets()
+    return _Renderer(world), iter(_plan(world, pages, _HardCasePlanner(world, seed, hard), spread))
 
 
 def _sites_first(records: list[dict[str, Any]], truth: dict[str, PageTruth]) -> list[dict[str, Any]]:
