@@ -312,6 +312,48 @@ def test_state_round_trip():
     assert copy.state() == learner.state() and copy.is_boilerplate(1, "a.com")
 
 
+def test_a_page_fetched_again_at_its_address_keeps_its_story():
+    """A short story beside a sidebar of teasers that changed, fetched again once readers' comments
+    filled in: judged by its words alone it is another page, and its paragraphs would be learnt as
+    the site's prose. Its address says it is the same page."""
+    story = [101, 102, 103]
+    first = story + fps(4, 1_000)
+    again = story + fps(4, 2_000) + fps(6, 3_000)  # new teasers, then comments
+    for address, learnt in ((0, True), (77, False)):
+        learner = BoilerplateLearner(min_pages=2)
+        learner.observe("a.com", first, [20, 21, 11, 25, 25, 25, 25], address=address)
+        learner.observe("a.com", again, [20, 21, 11] + [25] * 4 + [6] * 6, address=address)
+        assert all(learner.is_boilerplate(b, "a.com") for b in story) is learnt
+
+
+def test_another_address_still_teaches_the_sites_prose():
+    learner = BoilerplateLearner(min_pages=2)
+    prose = [11_111, 22_222, 33_333]
+    learner.observe("a.com", prose + fps(10, 1_000_000), address=1)
+    learner.observe("a.com", prose + fps(10, 2_000_000), address=2)
+    assert all(learner.is_boilerplate(b, "a.com") for b in prose)
+
+
+def test_state_keeps_each_pages_address_and_reads_the_fourth_format():
+    learner = BoilerplateLearner()
+    learner.observe("a.com", [1, 2, 3], address=9)
+    copy = BoilerplateLearner()
+    copy.load_state(orjson.loads(orjson.dumps(learner.state())))
+    assert copy._contexts["a.com"][1][0].address == 9
+    copy.observe("a.com", [1, 4, 5], address=9)
+    assert not copy.is_boilerplate(1, "a.com")
+    fourth = {
+        "format": 4,
+        "contexts": {
+            "a.com": {"pages": [[3, [[1, 1, 0], [2, 1, 333]], False]], "blocks": [[1, [0]], [2, [0]]]}
+        },
+        "boilerplate": [],
+    }
+    old = BoilerplateLearner()
+    old.load_state(fourth)
+    assert old._contexts["a.com"][1][0].address == 0
+
+
 def test_state_of_the_first_format_keeps_its_boilerplate_for_every_site():
     """Format 1 counted blocks and shared one set of boilerplate: its contexts cannot be compared
     with weighed ones and are learnt afresh; its boilerplate blocks stay everybody's."""
@@ -343,7 +385,7 @@ def test_state_of_the_second_format_is_read_and_its_contexts_shared():
         {"format": 2, "contexts": {"a.com": [[2, [context]], [3, [context]]]}, "boilerplate": []}
     )
     assert learner._contexts["a.com"][2][0] is learner._contexts["a.com"][3][0]
-    assert learner.state()["contexts"]["a.com"] == {"pages": [context], "blocks": [[2, [0]], [3, [0]]]}
+    assert learner.state()["contexts"]["a.com"] == {"pages": [[*context, 0]], "blocks": [[2, [0]], [3, [0]]]}
 
 
 @pytest.mark.parametrize("kwargs", [dict(min_pages=1), dict(min_words=0), dict(max_boilerplate=0)])

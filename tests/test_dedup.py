@@ -483,3 +483,33 @@ def test_any_page_the_input_accepts_is_decided(url, title, body, html):
     page = Page(id="p", url=url, title=title, html=body if html else None, text=None if html else body)
     decided = Deduplicator().process(page)
     assert decided.id == "p" and decided.status in ("unique", "duplicate", "no_content")
+
+
+def test_a_short_story_fetched_again_at_its_address_still_joins_its_copies():
+    """A brief beside related stories' opening paragraphs, which change from one fetch to the next:
+    fetched again, it shares too few of its words with its first fetch to be judged its version.
+    Without its address its paragraphs were learnt as the site's prose, and the page lost its story."""
+
+    def html(body: str, related: list[str]) -> str:
+        paragraphs = "".join(f"<p>{line}</p>" for line in body.split("\n"))
+        teasers = "".join(f"<p>{text.split(chr(10))[0]}</p>" for text in related)
+        return (
+            f"<html><body><article>{paragraphs}</article><div class='related'>{teasers}</div></body></html>"
+        )
+
+    story = prose(1, 120)
+    url = "https://www.a.example/news/story-one/"
+    fetches = [
+        Page(id="a1", html=html(story, [prose(s, 50) for s in (10, 11, 12)]), url=url, source="a.example"),
+        Page(id="b1", text=story, source="b.example"),
+        Page(id="a2", html=html(story, [prose(s, 50) for s in (20, 21, 22)]), url=url, source="a.example"),
+        Page(
+            id="a3",
+            html=html(story, [prose(s, 50) for s in (30, 31, 32)]),
+            url=url + "?utm_source=newsletter",
+            source="a.example",
+        ),
+    ]
+    decisions = Deduplicator().process_batch(fetches)
+    assert [d.status for d in decisions] == ["unique", "duplicate", "duplicate", "duplicate"]
+    assert {d.cluster_id for d in decisions} == {"a1"}

@@ -23,6 +23,7 @@ BY_STAGE = {
         PageToSign("q1", True, "a.example", None, T0, None, "2999-01-01", 1, ()),
         PageToSign("f1", False, "a.example", "en", T0, None, None, 3, ("a",), listing=True),
         PageToSign("t2", False, "a.example", "en", T0, None, None, 3, ("a",), headline=9, part=True),
+        PageToSign("a3", False, "a.example", "en", T0, None, None, 3, ("a",), address=123_456),
         Retraction("p1", T0 + 100_000),
         InputMark(0, [T0, "p1"]),
         InputMark(1, None, idle=True),

@@ -2,7 +2,7 @@ import orjson
 import pytest
 
 from stream_lsh.core.dates import read_date
-from stream_lsh.core.page import PageError, page_from_dict
+from stream_lsh.core.page import PageError, address_key, page_from_dict
 
 
 def test_minimal_page():
@@ -117,3 +117,18 @@ def test_schema_registry_framed_json_is_read_as_its_json():
         assert not isinstance(parsed, Rejected) and parsed.id == "a"
     assert unframe(page) == page and unframe(b"\x00") == b"\x00"
     assert isinstance(parse_record(b"\x00\x00\x00\x00\x07not json", 1_000), Rejected)
+
+
+def test_a_page_fetched_again_has_the_same_address_key():
+    """Tracking parameters, "www." and a trailing slash say nothing about which page it is; the rest
+    of the query does."""
+    key = address_key("https://www.example.com/news/storm-hits/?utm_source=feed&ref=frontpage")
+    assert key == address_key("http://example.com/news/storm-hits") != 0
+    assert address_key("https://example.com/story.php?id=1&utm_medium=x") == address_key(
+        "https://example.com/story.php?id=1"
+    )
+    assert address_key("https://example.com/story.php?id=1") != address_key(
+        "https://example.com/story.php?id=2"
+    )
+    assert address_key("https://example.com/a") != address_key("https://example.org/a")
+    assert address_key(None) == address_key("") == address_key("http://[::1") == address_key("no-host") == 0

@@ -29,6 +29,13 @@ same page as any context stored for that block:
   A page of nothing but site prose (a gallery, a video page) is held by every story page of its
   site too, but after the story: it is no story's lead, and teaches its prose like any page.
 
+A page fetched again at its address (:func:`.page.address_key`) is the same page, whatever else it
+holds this time: a re-crawl with new sidebars, the story once its readers' comments filled a
+section, an update. Judged by its words, a short story beside a sidebar of teasers that changed
+shares too little with its first fetch to be its version, and its paragraphs, seen "in two
+contexts", were learnt as its site's prose and cut from every later copy (the twentieth outside
+set: 11 of 71 pages fetched again with comments, and 5 of 73 re-crawls, lost their story).
+
 Once a block has been seen in ``min_pages`` distinct contexts on one site, it is that site's
 boilerplate, and only that site's: a story's sentence that one site repeats in two contexts (an
 aggregator's digest and its teaser) is cut at that site only, never from the story's copies
@@ -58,11 +65,11 @@ from typing import Any
 
 __all__ = ["BoilerplateLearner", "Context"]
 
-#: The learner's state format: 4 keeps boilerplate per site (a block may be listed for several);
-#: 3 made a block learnt at two sites everybody's (site None); 2 saved a page's context with each
-#: block, not once for all its blocks; 1 counted blocks, and its boilerplate was everybody's (all
-#: are read, see load_state).
-STATE_FORMAT = 4
+#: The learner's state format: 5 keeps the address of each context's page; 4 keeps boilerplate
+#: per site (a block may be listed for several); 3 made a block learnt at two sites everybody's
+#: (site None); 2 saved a page's context with each block, not once for all its blocks; 1 counted
+#: blocks, and its boilerplate was everybody's (all are read, see load_state).
+STATE_FORMAT = 5
 #: How a page relates to a context a block was seen in (see BoilerplateLearner._judge).
 _OTHER, _SAME, _SUPERSEDED = 0, 1, 2
 #: A page's lead: the blocks that start in this part of its words (per mille).
@@ -82,9 +89,10 @@ class Context:
 
     The learner keeps one context per page for as long as any of its blocks is remembered, so the
     sample is held packed (14 bytes a block, not ~160 as tuples of Python numbers) and its
-    priorities, which follow from fingerprints and words, are computed again when it is read."""
+    priorities, which follow from fingerprints and words, are computed again when it is read.
+    ``address``: where the page was fetched (:func:`.page.address_key`; 0: unknown)."""
 
-    __slots__ = ("_packed", "_unpacked", "legacy", "size")
+    __slots__ = ("_packed", "_unpacked", "address", "legacy", "size")
 
     def __init__(
         self,
@@ -93,8 +101,10 @@ class Context:
         legacy: bool = False,
         *,
         unpacked: bool = False,
+        address: int = 0,
     ) -> None:
         self.size = size
+        self.address = address
         self.legacy = legacy  # of state format 1: its k smallest block fingerprints, unweighed
         n = len(sample)
         self._packed = struct.pack(
@@ -123,11 +133,13 @@ class Context:
         )
 
     def saved(self) -> list[Any]:
-        """[size, [[fingerprint, words, at], ...], legacy], as state keeps it."""
-        return [self.size, [[f, w, a] for _, f, w, a in self.sample], self.legacy]
+        """[size, [[fingerprint, words, at], ...], legacy, address], as state keeps it."""
+        return [self.size, [[f, w, a] for _, f, w, a in self.sample], self.legacy, self.address]
 
     def __repr__(self) -> str:
-        return f"Context(size={self.size}, sample={self.sample!r}, legacy={self.legacy})"
+        return (
+            f"Context(size={self.size}, sample={self.sample!r}, legacy={self.legacy}, address={self.address})"
+        )
 
 
 _UNIT = 2.0**-53
@@ -140,11 +152,15 @@ def weighted_context(
     at: Sequence[int] | None = None,
     *,
     unpacked: bool = False,
+    address: int = 0,
 ) -> Context:
     """The context of a page whose distinct blocks have these fingerprints, word counts and starts
-    (per mille of the page's words; all 0 if not given); ``unpacked``: see :class:`Context`."""
+    (per mille of the page's words; all 0 if not given); ``unpacked``, ``address``: see
+    :class:`Context`."""
     starts = at if at is not None else [0] * len(fingerprints)
-    return Context(sum(weights), _prioritised(fingerprints, weights, starts, k), unpacked=unpacked)
+    return Context(
+        sum(weights), _prioritised(fingerprints, weights, starts, k), unpacked=unpacked, address=address
+    )
 
 
 def _prioritised(
@@ -305,11 +321,17 @@ class BoilerplateLearner:
         return block.count(" ") + 1 >= self.min_words
 
     def observe(
-        self, site: str, fingerprints: Iterable[int], weights: Iterable[int] | None = None
+        self,
+        site: str,
+        fingerprints: Iterable[int],
+        weights: Iterable[int] | None = None,
+        *,
+        address: int = 0,
     ) -> list[int]:
         """Record one page's learnable, not yet boilerplate, blocks, in page order: their
         fingerprints, and their words (``weights``; one each if not given). A block repeated on
-        the page counts once, where it first appears.
+        the page counts once, where it first appears. ``address``: where the page was fetched
+        (:func:`.page.address_key`; 0: unknown): a context of the same address is the same page.
 
         Returns the blocks this page made boilerplate of ``site``."""
         fingerprints = list(fingerprints)
@@ -332,6 +354,7 @@ class BoilerplateLearner:
             self.sketch_size,
             [starts_at[block] * 1000 // words for block in blocks],
             unpacked=True,
+            address=address,
         )
         relations: dict[Context, int] = {}  # blocks first seen together share their stored contexts
         known = [block for block in blocks if block in table]
@@ -368,11 +391,14 @@ class BoilerplateLearner:
         self, context: Context, old: Context, relations: dict[Context, int], blocks: list[int]
     ) -> int:
         """How a page (its context, its sorted distinct blocks) relates to an older context:
-        :data:`_SAME` page (a version of it, or a part of it), :data:`_SUPERSEDED` (it holds the
-        older page: a story after its teaser or early version), or :data:`_OTHER`."""
+        :data:`_SAME` page (a version of it, a part of it, or it fetched again),
+        :data:`_SUPERSEDED` (it holds the older page: a story after its teaser or early version),
+        or :data:`_OTHER`."""
         relation = relations.get(old)
         if relation is None:
-            if old.legacy:
+            if context.address and old.address == context.address:
+                relation = _SAME  # the same address fetched again
+            elif old.legacy:
                 relation = self._judge_legacy(tuple(blocks[: self.sketch_size]), old)
             else:
                 relation = self._judge(context, old)
@@ -493,8 +519,8 @@ class BoilerplateLearner:
         self._contexts = {}
         for site, saved in sites:
             pages = [
-                Context(int(size), _resampled(sample, k), bool(legacy))
-                for size, sample, legacy in saved["pages"]
+                Context(int(size), _resampled(sample, k), bool(legacy), address=int(rest[0]) if rest else 0)
+                for size, sample, legacy, *rest in saved["pages"]  # format 4 and before: no address
             ]
             self._contexts[site] = {int(block): tuple(pages[i] for i in at) for block, at in saved["blocks"]}
 

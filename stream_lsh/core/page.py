@@ -15,18 +15,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import SplitResult, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
 
 from ..errors import PageError
 from .dates import DateReading, read_date
 from .hashing import xxh64_text
 
-__all__ = ["Page", "PageError", "address", "page_from_dict", "site_key"]
+__all__ = ["Page", "PageError", "address", "address_key", "page_from_dict", "site_key"]
 
 MAX_ID_LENGTH = 1024
 #: Where <title>, <link rel=canonical> and og: tags live; bounded so odd pages stay cheap.
 HEAD_BYTES = 65_536
 _SITE_SEED = 0x517E  # a site key's own seed: it never equals another key of the same name
+_ADDRESS_SEED = 0xADD5  # an address key's own seed
+#: Query parameters that say where a reader came from, not which page it is: a page fetched
+#: again from a front ("?ref=frontpage") or a newsletter ("?utm_source=...") is the same page.
+_TRACKING = frozenset(
+    "ref ref_src referrer fbclid gclid gclsrc dclid msclkid yclid igshid mc_cid mc_eid smid cmpid".split()
+)
 _SITE_TAG = re.compile(
     r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
     re.IGNORECASE,
@@ -100,6 +106,24 @@ def address(url: str | None) -> SplitResult | None:
     except ValueError:
         return None
     return parts
+
+
+def address_key(url: str | None) -> int:
+    """Where a page was fetched, as one number (0: no address, or one that cannot be read): its
+    host without "www.", its path without a trailing slash, and its query without the parameters
+    that only track a reader (:data:`_TRACKING`, ``utm_*``), in order. A page fetched again at its
+    address is the same page, whatever it holds this time (:mod:`.boilerplate`); the rest of the
+    query stays, since ``story.php?id=1`` and ``story.php?id=2`` are two stories."""
+    parts = address(url)
+    if parts is None or not parts.hostname:
+        return 0
+    query = sorted(
+        (name, value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        if name.lower() not in _TRACKING and not name.lower().startswith("utm_")
+    )
+    host = parts.hostname.removeprefix("www.")
+    return xxh64_text(f"{host}{parts.path.rstrip('/')}?{urlencode(query)}", _ADDRESS_SEED) or 1
 
 
 def _host(url: str) -> str:

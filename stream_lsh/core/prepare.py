@@ -36,7 +36,7 @@ from .minhash import MinHasher
 from .names import NAMES_RULE, NO_NAMES, NameSketch, name_hashes, sketch_of
 from .notice import notice_kind
 from .opening import openings, sentence_openings
-from .page import Page, site_key
+from .page import Page, address_key, site_key
 from .roundup import is_listing, lists_stories
 from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
@@ -101,6 +101,7 @@ class Extracted(NamedTuple):
     listing: bool = False
     part: bool = False
     names: list[tuple[int, ...]] | None = None  # each block's names, hashed (.names)
+    address: int = 0  # where it was fetched (.page.address_key): a page fetched again is the same page
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,14 +142,14 @@ class SignedPage:
 
 
 def drop_boilerplate(
-    blocks: list[str], learner: BoilerplateLearner | None, site: str, *, learn: bool
+    blocks: list[str], learner: BoilerplateLearner | None, site: str, *, learn: bool, address: int = 0
 ) -> tuple[list[int], list[int]]:
     """Which blocks are left once the boilerplate known for ``site`` is dropped (their indexes),
     and the blocks this page made boilerplate.
 
     With ``learn``, the blocks first teach the learner, so the page is already filtered with what
     it showed (the learner never looks at decisions: a page can be prepared before the pages
-    before it are decided).
+    before it are decided). ``address``: where the page was fetched (.page.address_key; 0: unknown).
     """
     if learner is None:
         return list(range(len(blocks))), []
@@ -159,7 +160,7 @@ def drop_boilerplate(
     flagged: list[int] = []
     if learn:
         taught = [(f, n) for f, n, new in zip(fingerprints, sizes, fresh) if new and f is not None]
-        flagged = learner.observe(site, [f for f, _ in taught], [n for _, n in taught])
+        flagged = learner.observe(site, [f for f, _ in taught], [n for _, n in taught], address=address)
     dropped = set(flagged)  # this page made them boilerplate of its site
     return [
         i for i, (f, new) in enumerate(zip(fingerprints, fresh)) if f is None or (new and f not in dropped)
@@ -292,7 +293,15 @@ class Preparer:
         kept = [i for i, block in enumerate(normalized) if block]
         # names are taken from the blocks the learner keeps: none without it (_names)
         names = name_hashes([pieces[i] for i in kept], self.config.seed) if self.config.boilerplate else None
-        return Extracted([normalized[i] for i in kept], flattened(raw_blocks), key, listing, part, names)
+        return Extracted(
+            [normalized[i] for i in kept],
+            flattened(raw_blocks),
+            key,
+            listing,
+            part,
+            names,
+            address_key(page.url),
+        )
 
     def blocks(self, page: Page) -> list[str]:
         """:meth:`extract`'s blocks."""
@@ -323,11 +332,12 @@ class Preparer:
         listing: bool = False,
         part: bool = False,
         names: Sequence[Sequence[int]] | None = None,
+        address: int = 0,
     ) -> tuple[PreparedPage, list[int]]:
-        """A page's text steps from its blocks (and its headline key and whether it is a listing,
-        :meth:`extract`'s): the prepared page, and the blocks it made boilerplate. A notice
-        (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
-        kept_at, flagged = drop_boilerplate(blocks, learner, site, learn=learn)
+        """A page's text steps from its blocks (and its headline key, whether it is a listing and
+        its address key, :meth:`extract`'s): the prepared page, and the blocks it made boilerplate.
+        A notice (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
+        kept_at, flagged = drop_boilerplate(blocks, learner, site, learn=learn, address=address)
         kept = [blocks[i] for i in kept_at]
         notice = notice_kind(kept) if self.config.drop_chrome else None
         if notice is not None:
@@ -422,6 +432,7 @@ class Preparer:
             listing=extracted.listing,
             part=extracted.part,
             names=extracted.names,
+            address=extracted.address,
         )
         return prepared
 

@@ -242,6 +242,7 @@ class Ingest:
             extracted.listing,
             extracted.part,
             tuple(extracted.names or ()),
+            extracted.address,
         )
         return self._too_large(to_sign) or to_sign
 

@@ -212,6 +212,7 @@ class PageToSign:
     listing: bool = False  # a listing of stories, as extraction tells it (core/roundup.py)
     part: bool = False  # page 2 or later of an article (core/headline.py later_part)
     names: tuple[tuple[int, ...], ...] = ()  # each block's names, hashed (core/names.py)
+    address: int = 0  # where it was fetched (core/page.py address_key); 0: unknown
 
     @property
     def KIND(self) -> str:
@@ -241,6 +242,8 @@ class PageToSign:
             wire["pt"] = True
         if any(self.names):
             wire["nm"] = cast(Any, [list(names) for names in self.names])
+        if self.address:
+            wire["ad"] = self.address
         return wire
 
     @classmethod
@@ -261,6 +264,7 @@ class PageToSign:
             bool(wire.get("ls", False)),  # ... and before extraction told listings
             bool(wire.get("pt", False)),  # ... and before later pages of an article
             tuple(tuple(names) for names in wire.get("nm", ())),  # ... and before names
+            wire.get("ad", 0),  # ... and before addresses
         )
 
 

@@ -182,6 +182,7 @@ class Signer:
             listing=page.listing,
             part=page.part,
             names=page.names or None,
+            address=page.address,
         )
         return prepared
 
