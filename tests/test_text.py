@@ -771,6 +771,24 @@ def test_runs_of_headlines_are_dropped_as_lists():
     assert T.without_lists(two) == two  # a headline and a byline are no list
 
 
+def test_a_box_of_headlines_over_teasers_cut_short_is_a_list():
+    """A "More from" box gives other stories' headlines over their first words, cut short; beside
+    a brief of one paragraph it is most of the page."""
+    box = [
+        "More from the Coastal Times",
+        "Zapata won't pay interest on debentures",
+        "Zapata Corp said it does not intend to pay the interest due March 15 on its notes...",
+        "Lawyers for the company asked a federal judge to unseal all papers filed in court here\u2026",
+        "Ghana lifts rice import ban",
+        "Ghana has lifted a ban on rice and maize imports due to crop problems caused by...",
+    ]
+    after = "Sign up for our newsletter to get the news every day."
+    assert T.without_lists([LEAD, *box, after]) == [LEAD, after]
+    # a paragraph that trails off, alone or beside one headline, is no list
+    trailing = ["Storm hits the coast", LEAD, "And then, as the water rose, she said: 'We thought...'"]
+    assert T.without_lists(trailing) == trailing
+
+
 def test_a_list_on_one_line_is_dropped_as_a_list():
     """A ticker of headlines joined by " | " over every page, new each time, or a menu."""
     ticker = (
