@@ -96,6 +96,25 @@ NOTICES = [
         "not_found",
         ["Nothing Found", "It seems we can’t find what you’re looking for. Perhaps searching can help."],
     ),
+    # found on the twenty-first: a soft 404 whose later sentences (split as a long block is) name
+    # no page, and a CDN's error page
+    (
+        "not_found",
+        [
+            "Sorry, we couldn't find the page you were looking for.",
+            "It may have been moved or deleted, or the address may have been typed incorrectly.",
+            "Try searching for what you need, or go back to the homepage.",
+        ],
+    ),
+    (
+        "server_error",
+        [
+            "Error 520",
+            "Web server is returning an unknown error",
+            "There is an unknown connection issue between Cloudflare and the origin web server.",
+            "Cloudflare Ray ID: 456139b372dacafd",
+        ],
+    ),
 ]
 
 
