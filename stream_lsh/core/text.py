@@ -443,33 +443,17 @@ _CHROME_ROLES = frozenset("navigation banner contentinfo complementary dialog al
 # Readers' comments are no part of the article (the outside sets' labels say so too), and every
 # copy has its own: kept, they made a teaser with a few comments too long to be all lead, and
 # copies less alike. A comment section is known by its container's id or class, as blogging
-# platforms and comment services name it: one of these words, or a word that begins with
-# "comments" and a hyphen or underscore ("comments-wrap", "comments_container"). Whole words and
-# the plural only: "category-comment" (a post in an opinion section) and "commentary" are no
-# comment section.
+# platforms and comment services name it (each a whole word: "category-comment", a post in an
+# opinion section, is no comment section).
 _COMMENT_SECTIONS = frozenset(
     """comments comments-area comment-list commentlist comments-section comment-section
     story-comments article-comments reader-comments user-comments disqus_thread""".split()
 )
-_COMMENT_PREFIXES = ("comments-", "comments_")
 _HIDDEN_CSS = "[hidden], [aria-hidden='true' i]"
 _ROLE_CSS = ", ".join(f"[role~='{r}' i]" for r in sorted(_CHROME_ROLES))
 _COMMENTS_CSS = ", ".join(
-    [f"[{attribute}~='{word}' i]" for word in sorted(_COMMENT_SECTIONS) for attribute in ("id", "class")]
-    + [
-        f"[{attribute}{match}='{space}{prefix}' i]"
-        for prefix in _COMMENT_PREFIXES
-        for attribute in ("id", "class")
-        for match, space in (("^", ""), ("*", " "))
-    ]
+    f"[{attribute}~='{word}' i]" for word in sorted(_COMMENT_SECTIONS) for attribute in ("id", "class")
 )
-
-
-def _is_comment_section(words: list[str]) -> bool:
-    """Whether an element whose id and class hold these (lower-case) words holds readers' comments."""
-    return any(word in _COMMENT_SECTIONS or word.startswith(_COMMENT_PREFIXES) for word in words)
-
-
 _HEADER_CSS = "header:not(article header, main header)"
 
 # Work bound for Lexbor: each start/end tag may walk the stack of open elements, measured
@@ -825,7 +809,10 @@ def _hidden_by_attrs(attrs: str, drop_chrome: bool) -> bool:
         "hidden" in found
         or found.get("aria-hidden") == "true"
         or (drop_chrome and not _CHROME_ROLES.isdisjoint(found.get("role", "").split()))
-        or (drop_chrome and _is_comment_section(found.get("id", "").split() + found.get("class", "").split()))
+        or (
+            drop_chrome
+            and not _COMMENT_SECTIONS.isdisjoint(found.get("id", "").split() + found.get("class", "").split())
+        )
     )
 
 
