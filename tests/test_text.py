@@ -784,9 +784,16 @@ def test_a_box_of_headlines_over_teasers_cut_short_is_a_list():
     ]
     after = "Sign up for our newsletter to get the news every day."
     assert T.without_lists([LEAD, *box, after]) == [LEAD, after]
-    # a paragraph that trails off, alone or beside one headline, is no list
+    # one block cut short is no box: a teaser page's excerpt, a quote that trails off
     trailing = ["Storm hits the coast", LEAD, "And then, as the water rose, she said: 'We thought...'"]
     assert T.without_lists(trailing) == trailing
+    teaser = ["Storm hits the coast", "Police said the storm had flooded the town centre...", "Read more"]
+    assert T.without_lists(teaser) == teaser
+    quoted = ["What comes next", '"We will see..."', "The vote", LEAD]
+    assert T.without_lists(quoted) == quoted
+    # beside one, a run of headlines goes as it did
+    trending = ["Trending now", "Rates cut again", "Storm hits the coast", "He said the storm...", LEAD]
+    assert T.without_lists(trending) == ["He said the storm...", LEAD]
 
 
 def test_a_list_on_one_line_is_dropped_as_a_list():

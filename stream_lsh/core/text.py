@@ -233,8 +233,10 @@ MIN_LIST_ITEMS = 3
 #: A title-like block has at most this many words.
 MAX_ITEM_WORDS = 20
 _SENTENCE_FINAL = ".!\u2026"
-#: A teaser in a list of stories has at most this many words.
+#: A teaser in a list of stories has at most this many words...
 MAX_TEASER_WORDS = 60
+#: ...and a run of title-like blocks and teasers is a list of stories when it holds this many.
+MIN_TEASERS = 2
 _CUT_SHORT = re.compile(r"(?:\.\.\.|\u2026)$")
 
 
@@ -314,17 +316,47 @@ def without_lists(blocks: list[str]) -> list[str]:
     Four sites of the seventeenth outside set print one over each page (249 pages), new each time.
 
     A teaser cut short (:func:`_cut_short`: "Zapata Corp said it does not intend to pay...") is an
-    item of such a list too, so a "More from" box of headlines over the first words of their
-    stories goes. On a wire brief of one or two paragraphs such a box is most of the page: kept, it
-    made the page a copy of no version of its story (the twentieth outside set: recall 0.89).
-    An article's paragraph ends in an ellipsis rarely, and three such blocks in a row never.
+    item of such a list too when the run holds :data:`MIN_TEASERS` of them: a "More from" box of
+    headlines over the first words of their stories. On a wire brief of one or two paragraphs such
+    a box is most of the page: kept, it made the page a copy of no version of its story (the
+    twentieth outside set: recall 0.89). One such block is no box: a teaser page's excerpt under
+    its headline and over its "Read more", a quote that trails off under a subheading; then only
+    the runs of headlines around it go, as they did.
     """
     kept: list[str] = []
     run: list[str] = []
+    teasers = 0
+
+    def close() -> None:
+        if teasers >= MIN_TEASERS and len(run) >= MIN_LIST_ITEMS:
+            return  # a box of stories with their teasers
+        if teasers:
+            kept.extend(_without_runs_of_headlines(run))
+        elif len(run) < MIN_LIST_ITEMS:
+            kept.extend(run)
+
     for block in blocks:
         if " | " in block and inline_list(block):
             continue
-        if _title_like(block) or _cut_short(block):
+        cut = _cut_short(block)
+        if cut or _title_like(block):
+            run.append(block)
+            teasers += cut
+            continue
+        close()
+        run, teasers = [], 0
+        kept.append(block)
+    close()
+    return kept
+
+
+def _without_runs_of_headlines(blocks: list[str]) -> list[str]:
+    """Blocks without their runs of ``MIN_LIST_ITEMS`` or more title-like blocks (the others stop a
+    run)."""
+    kept: list[str] = []
+    run: list[str] = []
+    for block in blocks:
+        if _title_like(block):
             run.append(block)
             continue
         if len(run) < MIN_LIST_ITEMS:
