@@ -139,6 +139,11 @@ STORIES = [
     ["The 404 bus route will run again from Monday, the council said."],
     ["Ferry service temporarily unavailable after storm, operator says."],
     ["Redirecting funds to schools was the mayor's first act, aides say."],
+    ["Statue vanishes", "Police said the statue may have been moved or removed by scrap metal thieves."],
+    ["Records lost", "Records on the bank's servers may have been moved or deleted before the search."],
+    ["Outage", "A connection issue between Cloudflare and the origin servers took sites down."],
+    ["Vote fails", "The vote failed because the address was mistyped by an official."],
+    ["Battle", "Researchers could not find the page describing the 1815 battle."],
 ]
 
 
