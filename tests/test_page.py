@@ -132,3 +132,9 @@ def test_a_page_fetched_again_has_the_same_address_key():
     )
     assert address_key("https://example.com/a") != address_key("https://example.org/a")
     assert address_key(None) == address_key("") == address_key("http://[::1") == address_key("no-host") == 0
+    # a script-built site's route is part of the address, a port too; an anchor is not
+    assert address_key("https://x.example/#!/story/1") != address_key("https://x.example/#!/story/2")
+    assert address_key("https://x.example:8080/a") != address_key("https://x.example/a")
+    assert address_key("https://x.example/a#comments") == address_key("https://x.example/a")
+    # a lone surrogate (from the Python API) is hashed, not refused
+    assert address_key("https://x.example/story?title=caf\udce9") != 0

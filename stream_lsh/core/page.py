@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import SplitResult, parse_qsl, urlencode, urlsplit
+from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 from ..errors import PageError
 from .dates import DateReading, read_date
@@ -110,20 +110,22 @@ def address(url: str | None) -> SplitResult | None:
 
 def address_key(url: str | None) -> int:
     """Where a page was fetched, as one number (0: no address, or one that cannot be read): its
-    host without "www.", its path without a trailing slash, and its query without the parameters
-    that only track a reader (:data:`_TRACKING`, ``utm_*``), in order. A page fetched again at its
+    host and port without "www.", its path without a trailing slash, its query without the
+    parameters that only track a reader (:data:`_TRACKING`, ``utm_*``), in order, and a fragment
+    that routes a script-built site ("#!/story/1", "#/a/slug"). A page fetched again at its
     address is the same page, whatever it holds this time (:mod:`.boilerplate`); the rest of the
     query stays, since ``story.php?id=1`` and ``story.php?id=2`` are two stories."""
     parts = address(url)
     if parts is None or not parts.hostname:
         return 0
-    query = sorted(
-        (name, value)
-        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+    query = "&".join(
+        f"{name}={value}"
+        for name, value in sorted(parse_qsl(parts.query, keep_blank_values=True))
         if name.lower() not in _TRACKING and not name.lower().startswith("utm_")
     )
-    host = parts.hostname.removeprefix("www.")
-    return xxh64_text(f"{host}{parts.path.rstrip('/')}?{urlencode(query)}", _ADDRESS_SEED) or 1
+    host = parts.netloc.rpartition("@")[2].lower().removeprefix("www.")
+    route = parts.fragment if parts.fragment.startswith(("!", "/")) else ""
+    return xxh64_text(f"{host}{parts.path.rstrip('/')}?{query}#{route}", _ADDRESS_SEED) or 1
 
 
 def _host(url: str) -> str:
