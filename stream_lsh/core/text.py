@@ -328,12 +328,8 @@ def without_lists(blocks: list[str]) -> list[str]:
     teasers = 0
 
     def close() -> None:
-        if teasers >= MIN_TEASERS and len(run) >= MIN_LIST_ITEMS:
-            return  # a box of stories with their teasers
-        if teasers:
+        if teasers < MIN_TEASERS or len(run) < MIN_LIST_ITEMS:  # else a box of stories and teasers
             kept.extend(_without_runs_of_headlines(run))
-        elif len(run) < MIN_LIST_ITEMS:
-            kept.extend(run)
 
     for block in blocks:
         if " | " in block and inline_list(block):
