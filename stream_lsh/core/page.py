@@ -21,17 +21,28 @@ from ..errors import PageError
 from .dates import DateReading, read_date
 from .hashing import xxh64_text
 
-__all__ = ["Page", "PageError", "address", "address_key", "page_from_dict", "site_key"]
+__all__ = [
+    "Page",
+    "PageError",
+    "address",
+    "address_key",
+    "is_route",
+    "page_from_dict",
+    "site_key",
+    "tracks_reader",
+]
 
 MAX_ID_LENGTH = 1024
 #: Where <title>, <link rel=canonical> and og: tags live; bounded so odd pages stay cheap.
 HEAD_BYTES = 65_536
 _SITE_SEED = 0x517E  # a site key's own seed: it never equals another key of the same name
 _ADDRESS_SEED = 0xADD5  # an address key's own seed
-#: Query parameters that say where a reader came from, not which page it is: a page fetched
-#: again from a front ("?ref=frontpage") or a newsletter ("?utm_source=...") is the same page.
-_TRACKING = frozenset(
-    "ref ref_src referrer fbclid gclid gclsrc dclid msclkid yclid igshid mc_cid mc_eid smid cmpid".split()
+#: Query keys that say where a reader came from, not which page it is (with ``utm_*``): a page
+#: fetched again from a front ("?ref=frontpage") or a newsletter is the same page, and a site's
+#: root with one ("/?ref=logo") is still its front.
+_TRACKING_KEYS = frozenset(
+    "ref ref_src ref_url src cmp cmpid fbclid gclid dclid msclkid mc_cid mc_eid ocid s_cid smid share "
+    "igshid yclid".split()
 )
 _SITE_TAG = re.compile(
     r"<(?:link|meta)\b[^>]*?(?:\brel\s*=\s*[\"']?canonical|\bproperty\s*=\s*[\"']og:(?:url|site_name))[^>]*>",
@@ -108,23 +119,36 @@ def address(url: str | None) -> SplitResult | None:
     return parts
 
 
+def tracks_reader(key: str) -> bool:
+    """Whether a query key only tracks where the reader came from (:data:`_TRACKING_KEYS`,
+    ``utm_*``), saying nothing of which page it is."""
+    key = key.lower()
+    return key.startswith("utm_") or key in _TRACKING_KEYS
+
+
+def is_route(fragment: str) -> bool:
+    """Whether an address's fragment is a script-built site's route ("#!/story/1", "#/a/slug"),
+    which names a page, not a place on one."""
+    return fragment.startswith(("!", "/"))
+
+
 def address_key(url: str | None) -> int:
     """Where a page was fetched, as one number (0: no address, or one that cannot be read): its
-    host and port without "www.", its path without a trailing slash, its query without the
-    parameters that only track a reader (:data:`_TRACKING`, ``utm_*``), in order, and a fragment
-    that routes a script-built site ("#!/story/1", "#/a/slug"). A page fetched again at its
-    address is the same page, whatever it holds this time (:mod:`.boilerplate`); the rest of the
-    query stays, since ``story.php?id=1`` and ``story.php?id=2`` are two stories."""
+    host and port without "www.", its path without a trailing slash, its query without the keys
+    that only track a reader (:func:`tracks_reader`), in order, and its route (:func:`is_route`).
+    A page fetched again at its address is the same page, whatever it holds this time
+    (:mod:`.boilerplate`); the rest of the query stays, since ``story.php?id=1`` and
+    ``story.php?id=2`` are two stories."""
     parts = address(url)
     if parts is None or not parts.hostname:
         return 0
     query = "&".join(
         f"{name}={value}"
         for name, value in sorted(parse_qsl(parts.query, keep_blank_values=True))
-        if name.lower() not in _TRACKING and not name.lower().startswith("utm_")
+        if not tracks_reader(name)
     )
     host = parts.netloc.rpartition("@")[2].lower().removeprefix("www.")
-    route = parts.fragment if parts.fragment.startswith(("!", "/")) else ""
+    route = parts.fragment if is_route(parts.fragment) else ""
     return xxh64_text(f"{host}{parts.path.rstrip('/')}?{query}#{route}", _ADDRESS_SEED) or 1
 
 

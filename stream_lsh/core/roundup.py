@@ -82,7 +82,7 @@ from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qsl
 
 from .notice import says_notice
-from .page import address
+from .page import address, is_route, tracks_reader
 from .text import byline, heading, normalize
 
 _LONG_WORD = re.compile(r"\w{5,}")
@@ -108,11 +108,7 @@ _DIGIT = re.compile(r"[0-9]")
 _SEARCH_STEPS = frozenset("search suche recherche buscar busca ricerca zoeken zoek".split())
 _SEARCH_KEYS = frozenset(("q", "query"))
 _TAG_STEPS = frozenset("tag tags topic topics author authors category categories".split())
-# query keys that only track where a reader came from, and a site's index pages
-_TRACKING_KEYS = frozenset(
-    "ref ref_src ref_url src cmp cmpid fbclid gclid dclid msclkid mc_cid mc_eid ocid s_cid smid share "
-    "igshid yclid".split()
-)
+# a site's index pages
 _INDEX_STEPS = frozenset(
     "index.html index.htm index.php index.shtml index.asp default.asp default.aspx home".split()
 )
@@ -302,10 +298,9 @@ def is_front(url: str | None) -> bool:
     steps = [step for step in parts.path.lower().split("/") if step]
     if len(steps) > 1 or (steps and steps[0] not in _INDEX_STEPS):
         return False
-    if parts.fragment.startswith(("/", "!")):
+    if is_route(parts.fragment):
         return False
-    keys = [key.lower() for key, _ in parse_qsl(parts.query, keep_blank_values=True)]
-    return all(key.startswith("utm_") or key in _TRACKING_KEYS for key in keys)
+    return all(tracks_reader(key) for key, _ in parse_qsl(parts.query, keep_blank_values=True))
 
 
 def dateline(block: str) -> bool:
