@@ -392,3 +392,42 @@ def test_state_of_the_second_format_is_read_and_its_contexts_shared():
 def test_bad_parameters_are_refused(kwargs):
     with pytest.raises(ValueError):
         BoilerplateLearner(**kwargs)
+
+
+def test_a_listing_that_teases_a_story_teaches_its_site_nothing():
+    """A section page gives each story's headline over its first sentence: beside the story's own
+    page that sentence is a block in two contexts, and the site learnt its stories' leads as
+    chrome. A listing is filtered with what its site knows, and teaches nothing."""
+    from conftest import prose
+
+    from stream_lsh.core.dedup import Deduplicator
+    from stream_lsh.core.page import Page
+
+    lead = "Taylor Park Primary School will be closed today due to severe storm damage and power outages."
+    story = f"{lead}\n{prose(71, 60)}\n{prose(72, 50)}"
+    cards = "\n".join(
+        [
+            "Taylor Park Primary School closed today",
+            lead,
+            "Cougars too strong for the Rovers",
+            "The Cougars defeated the Rovers by two points in round twelve of the valley league.",
+            "Council approves the new library",
+            "The council approved the new library on Monday night after a long debate in chambers.",
+        ]
+    )
+    engine = Deduplicator()
+    site = "mail.example"
+    engine.process_batch(
+        [
+            Page(id="story", text=story, url=f"https://{site}/story/585813/school-closed", source=site),
+            Page(id="section", text=cards, url=f"https://{site}/news/education/", source=site),
+            Page(id="front", text=cards, url=f"https://{site}/", source=site),
+        ]
+    )
+    again = engine.prepare(
+        Page(
+            id="print", text=story, url=f"https://{site}/story/585813/school-closed?print=true", source=site
+        ),
+        None,
+    )
+    assert again.text.startswith("taylor park primary school will be closed"), again.text[:80]

@@ -25,6 +25,7 @@ from stream_lsh.core.roundup import (
     is_listing,
     is_roundup,
     is_search,
+    is_section,
     is_tag,
     lists_stories,
     may_copy,
@@ -520,12 +521,102 @@ def test_a_tag_topic_or_author_page_is_a_listing_by_its_address(url):
     [
         "https://news.example/topics/politics/2017/03/16/budget-cuts",
         "https://www.independent.example/news/people/a-royal-wedding-a1234.html",
-        "https://news.example/tag",
         "https://news.example/world/tagged-and-released",
     ],
 )
 def test_a_story_s_address_is_no_tag_page(url):
     assert not is_tag(url) and not lists_stories(url)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://news.example/news/",
+        "https://news.example/news/politics/?page=2",
+        "https://news.example/sport/rugby-league/",
+        "https://news.example/obituaries/",
+        "https://news.example/privacy-policy",
+        "https://news.example/tag",
+        "https://www.news.example/world/?utm_source=nav",
+    ],
+)
+def test_a_section_index_or_a_site_s_own_page_is_a_listing_by_its_address(url):
+    for headline in ("Politics", "Local news | The Bulletin", "Terms of use - The Bulletin"):
+        assert is_section(url, headline)
+    # a story at a short address has a headline of its own, and a page without one is not told
+    for headline in ("Council votes to extend the bus network | The Bulletin", None, ""):
+        assert not is_section(url, headline)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        None,
+        "https://news.example/news/local-news/school-closed-today-510227/",
+        "https://news.example/news/council-votes-to-extend-the-bus-network",
+        "https://news.example/2017/03/16/budget",
+        "https://news.example/world/story.html",
+        "https://news.example/widgets/story-card?id=73554184",  # a query that names the story
+        "https://news.example/rss/text#item-37384505",  # ... or a fragment
+        "https://news.example/section/7",
+        "https://news.example/a/b/c",
+    ],
+)
+def test_a_story_s_address_is_no_section(url):
+    assert not is_section(url, "Politics")
+
+
+def _story_html(headline: str, paragraphs: list[str]) -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return f"<html><body><main><article><h1>{headline}</h1>{body}</article></main></body></html>"
+
+
+def _section_html(cards: list[tuple[str, str]]) -> str:
+    items = "".join(
+        f'<li class="card"><a href="https://news.example/story/{n}/x"><h3>{title}</h3></a><p>{lead}</p></li>'
+        for n, (title, lead) in enumerate(cards, 100)
+    )
+    listing = f'<section class="section-index"><h1>Politics</h1><ul class="cards">{items}</ul></section>'
+    return f"<html><body><main>{listing}</main></body></html>"
+
+
+def test_a_section_of_two_cards_is_no_copy_of_the_story_it_teases():
+    """Two cards, each a headline over its story's first sentence, are too few items to be a
+    listing by their shape; the section's address tells it. Before, it joined the story's cluster
+    by its opening, and the story's later copies followed it there (the nineteenth outside set)."""
+    lead = (
+        "The state emergency service says it has now received five thousand calls for help after the storms."
+    )
+    story = [lead, prose(63, 70), prose(64, 60)]
+    other = (
+        "Cougars too strong for the Rovers in round twelve",
+        "The Cougars defeated the Rovers by two points in the twelfth round of the league",
+    )
+    engine = Deduplicator()
+    _, section, copy = engine.process_batch(
+        [
+            Page(
+                id="story",
+                html=_story_html("Storm calls pass five thousand", story),
+                url="https://news.example/story/100/storm-calls",
+                source="news.example",
+            ),
+            Page(
+                id="section",
+                html=_section_html([("Storm calls pass five thousand", lead), other]),
+                url="https://news.example/news/politics/",
+                source="news.example",
+            ),
+            Page(
+                id="copy",
+                html=_story_html("Five thousand calls after the storm", story[:2]),
+                url="https://other.example/news/storm-calls-5000",
+                source="other.example",
+            ),
+        ]
+    )
+    assert section.roundup and section.cluster_id != "story", section
+    assert copy.cluster_id == "story", copy
 
 
 def test_a_listing_copies_a_roundup_of_its_own_site_only():

@@ -37,7 +37,7 @@ from .names import NAMES_RULE, NO_NAMES, NameSketch, name_hashes, sketch_of
 from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page, address_key, site_key
-from .roundup import is_listing, lists_stories
+from .roundup import is_listing, is_section, lists_stories
 from .scheme import Scheme
 from .shingles import ShingleBatch, ShingleKind, Shingler
 from .stopwords import StopWordLists
@@ -282,7 +282,9 @@ class Preparer:
             raw_blocks = text_blocks(text or "")
         headline = headline_text(title=page.title, html=markup, text=text, site=page.site)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
-        listing = document or lists_stories(page.url) or is_listing(raw_blocks)
+        listing = (
+            document or lists_stories(page.url) or is_section(page.url, headline) or is_listing(raw_blocks)
+        )
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))
         pieces = [piece for block in raw_blocks for piece in sentences(block)]
@@ -336,7 +338,15 @@ class Preparer:
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks (and its headline key, whether it is a listing and
         its address key, :meth:`extract`'s): the prepared page, and the blocks it made boilerplate.
-        A notice (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text."""
+        A notice (:mod:`.notice`, judged on what the site's boilerplate leaves) keeps no text.
+
+        A listing (a front, a section, a tag page: :mod:`.roundup`) is filtered with what its site
+        has learnt but teaches nothing: each of its items is a story's headline over that story's
+        first sentence, which, seen beside the story's own page, read as a block in two contexts,
+        and the site learnt its stories' leads as its chrome. On the nineteenth outside set the
+        leads of its template items (one school's closure and another's) were cut so, which left
+        their names out and joined them."""
+        learn = learn and not listing
         kept_at, flagged = drop_boilerplate(blocks, learner, site, learn=learn, address=address)
         kept = [blocks[i] for i in kept_at]
         notice = notice_kind(kept) if self.config.drop_chrome else None
