@@ -113,13 +113,19 @@ def stages(lines: list[bytes], config: DedupConfig, batch_size: int = DEFAULT_BA
 
 
 def forget_sentences() -> None:
-    """Empty the cache of each sentence's names, so that a pass over pages the stage pass read does
-    not find their article sentences there (a site's chrome repeats; a story's sentences do not)."""
+    """Empty the caches of each sentence's names and slots, so that a pass over pages the stage
+    pass read does not find their article sentences there (a site's chrome repeats; a story's
+    sentences do not)."""
     try:
         from stream_lsh.core.names import _hashed
     except ImportError:  # a checkout from before names were kept, run for comparison
         return
     _hashed.cache_clear()
+    try:
+        from stream_lsh.core.wording import _slots
+    except ImportError:  # ... or before their wording was
+        return
+    _slots.cache_clear()
 
 
 def end_to_end(lines: list[bytes], config: DedupConfig) -> tuple[float, int]:

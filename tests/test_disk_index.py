@@ -98,6 +98,7 @@ def test_the_disk_store_answers_as_the_memory_store(tmp_path_factory, steps, cap
 
 def test_an_entry_comes_back_as_it_went_in():
     from stream_lsh.core.decision import Decision
+    from stream_lsh.core.names import sketch_of
 
     decision = Decision(id="p", status="duplicate", cluster_id="q", duplicate_of="q", similarity=0.8)
     original = IndexEntry(
@@ -111,8 +112,11 @@ def test_an_entry_comes_back_as_it_went_in():
         body_hash=12,
         shingles=np.array([3, 2**64 - 1], dtype=np.uint64),
         decision=decision,
+        names=sketch_of([4, 1, 9], np.array([7 << 16 | 9, 8 << 16 | 1], dtype=np.uint32)),
     )
     copy = decode_entry(encode_entry(original), keep_shingles=True)
+    assert np.array_equal(copy.names.hashes, [1, 4, 9]) and copy.names.count == 3
+    assert np.array_equal(copy.names.slots, original.names.slots)
     assert copy.id == original.id and copy.cluster_id == "q#2" and copy.event_time == -1.5
     assert copy.content_hash == original.content_hash and copy.body_hash == 12 and copy.decision == decision
     assert np.array_equal(copy.signature, original.signature) and copy.signature.dtype == np.uint32

@@ -55,13 +55,14 @@ from .decision import (
 )
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .keyed import NO_BAND_KEYS, band_keys_of, empty_signature, is_keyed, keyed_only
-from .names import NO_NAMES, NameSketch, named_apart, sketch_from
+from .names import NO_NAMES, NameSketch, sketch_from
 from .opening import holds_earlier_opening, joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .roundup import is_roundup
 from .scheme import Scheme, check_compatible
 from .verification import Measures, measure, measure_sets
+from .wording import different_items
 
 __all__ = [
     "DUPLICATE",
@@ -429,11 +430,11 @@ class _Neighbours:
         self.entries = {entry.id: entry for entry in entries}
 
     def measured(self, entries: Sequence[IndexEntry], *, sizes: bool = True) -> list[Match]:
-        """The entries as the rule sees them, measured against the page: one that the page is
-        named apart from (:mod:`.names`: another item of a template) matches it by no similarity
-        or containment; with ``sizes``, its shares still say how large each is, for the
-        fuller-member check (.fuller: a fuller member that refuses the page need not resemble
-        it), without ``sizes`` not (an opening joins by them, .opening)."""
+        """The entries as the rule sees them, measured against the page: one that is another item
+        of a template (:mod:`.names`, :mod:`.wording`) matches it by no similarity or containment;
+        with ``sizes``, its shares still say how large each is, for the fuller-member check
+        (.fuller: a fuller member that refuses the page need not resemble it), without ``sizes``
+        not (an opening joins by them, .opening)."""
         found = self.engine.measure(self.signature, self.page.shingles, entries)
         names = self.page.prepared.names
         return [
@@ -448,7 +449,7 @@ class _Neighbours:
                 other_site=_other_site(self.page, entry),
             )
             for entry, j, k, p, q in zip(entries, *found, strict=True)
-            for apart in (named_apart(names, entry.names),)
+            for apart in (different_items(names, entry.names),)
         ]
 
     def agree(self, first: Match, second: Match) -> bool:
@@ -512,6 +513,8 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "name_counts": np.array([e.names.count for e in entries], dtype=np.int64),
         "name_sizes": np.array([e.names.hashes.size for e in entries], dtype=np.int64),
         "names": np.concatenate([e.names.hashes for e in entries]) if entries else np.zeros(0, np.uint32),
+        "slot_sizes": np.array([e.names.slots.size for e in entries], dtype=np.int64),
+        "slots": np.concatenate([e.names.slots for e in entries]) if entries else np.zeros(0, np.uint32),
     }
     return header, arrays
 
@@ -564,14 +567,19 @@ def import_state(dedup: Deduplicator, header: dict[str, Any], arrays: dict[str, 
 
 
 def _names(arrays: dict[str, np.ndarray]) -> list[NameSketch] | None:
-    """Each entry's names, from the state's arrays (None: saved before names were kept)."""
+    """Each entry's names and slots, from the state's arrays (None: saved before names were kept;
+    no slots: saved before they were)."""
     if "names" not in arrays:
         return None
+    counts = arrays["name_counts"].tolist()
     bounds = np.concatenate([[0], np.cumsum(arrays["name_sizes"])]).tolist()
-    hashes = arrays["names"]
+    slot_bounds = np.concatenate(
+        [[0], np.cumsum(arrays.get("slot_sizes", np.zeros(len(counts), np.int64)))]
+    ).tolist()
+    hashes, slots = arrays["names"], arrays.get("slots", np.zeros(0, np.uint32))
     return [
-        sketch_from(hashes[bounds[i] : bounds[i + 1]], int(count))
-        for i, count in enumerate(arrays["name_counts"].tolist())
+        sketch_from(hashes[bounds[i] : bounds[i + 1]], int(count), slots[slot_bounds[i] : slot_bounds[i + 1]])
+        for i, count in enumerate(counts)
     ]
 
 

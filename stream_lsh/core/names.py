@@ -31,7 +31,8 @@ Measured on three sets built blind from real news (docs/accuracy.md, "What makes
 network of sister papers' funeral notices, police appeals and school closures, F1 0.69 to 0.88; a
 media-monitoring crawl's templated corporate notices, 0.968 to 0.986; a wire aggregator's edited
 copies, 0.929 to 0.932. Items of a template that differ in one or two names (one school's closure
-and another's) stay joined.
+and another's) are not named apart; the wording those names are set in tells them apart
+(:mod:`.wording`).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import xxhash
@@ -55,6 +56,7 @@ __all__ = [
     "NO_NAMES",
     "SKETCH_SIZE",
     "NameSketch",
+    "common_word",
     "name_hashes",
     "named_apart",
     "names_in",
@@ -83,6 +85,13 @@ _CALENDAR = frozenset(
 )
 _COMMON = frozenset(package_words("en")) | _CALENDAR
 _ALL = 0xFFFFFFFF  # the largest 32-bit hash: a sketch that holds all its page's names reaches it
+_NO_SLOTS = np.zeros(0, np.uint32)
+
+
+def common_word(word: str) -> bool:
+    """Whether a word (lower-cased) is no name however it is written: a stop word, a day, a
+    month or a title."""
+    return word in _COMMON
 
 
 def names_in(piece: str) -> list[str]:
@@ -124,14 +133,16 @@ def _hashed(piece: str, seed: int) -> tuple[int, ...]:
 @dataclass(frozen=True, eq=False)
 class NameSketch:
     """The names of a page: the smallest :data:`SKETCH_SIZE` of their hashes, sorted, and how many
-    names there are."""
+    names there are; and the wording each is set in (``slots``: :mod:`.wording`)."""
 
     hashes: np.ndarray  # uint32, sorted, unique
     count: int
+    slots: np.ndarray = field(default_factory=lambda: _NO_SLOTS)  # uint32, sorted, unique (.wording)
 
     def __post_init__(self) -> None:
-        if self.hashes.dtype != np.uint32 or self.hashes.ndim != 1:
-            raise ValueError("a name sketch's hashes must be a 1-d uint32 array")
+        for array, what in ((self.hashes, "hashes"), (self.slots, "slots")):
+            if array.dtype != np.uint32 or array.ndim != 1:
+                raise ValueError(f"a name sketch's {what} must be a 1-d uint32 array")
         if self.count < self.hashes.size or self.hashes.size > SKETCH_SIZE:
             raise ValueError(f"a name sketch holds at most {SKETCH_SIZE} of its count's hashes")
 
@@ -149,17 +160,23 @@ class NameSketch:
 NO_NAMES = NameSketch(np.zeros(0, np.uint32), 0)
 
 
-def sketch_of(hashes: Iterable[int]) -> NameSketch:
-    """The sketch of a page's names, from their hashes (repeats counted once)."""
+def sketch_of(hashes: Iterable[int], slots: np.ndarray = _NO_SLOTS) -> NameSketch:
+    """The sketch of a page's names, from their hashes (repeats counted once), with its slots
+    (:func:`.wording.page_slots`)."""
     unique = sorted(set(hashes))
     kept = unique if len(unique) <= SKETCH_SIZE else unique[:SKETCH_SIZE]
-    return NameSketch(np.array(kept, dtype=np.uint32), len(unique))
+    if not unique and not slots.size:
+        return NO_NAMES
+    return NameSketch(np.array(kept, dtype=np.uint32), len(unique), slots)
 
 
-def sketch_from(hashes: np.ndarray | None, count: int) -> NameSketch:
-    """A sketch as it was stored (its hashes in any unsigned dtype, and its count); :data:`NO_NAMES`
-    for a page that gives none, or was stored before names were kept."""
-    return NO_NAMES if not count else NameSketch(np.asarray(hashes).astype(np.uint32), count)
+def sketch_from(hashes: np.ndarray | None, count: int, slots: np.ndarray | None = None) -> NameSketch:
+    """A sketch as it was stored (its hashes and slots in any unsigned dtype, and its count);
+    :data:`NO_NAMES` for a page that gives none, or was stored before names were kept."""
+    slots = _NO_SLOTS if slots is None else np.asarray(slots).astype(np.uint32)
+    if not count and not slots.size:
+        return NO_NAMES
+    return NameSketch(np.asarray(hashes if count else _NO_SLOTS).astype(np.uint32), count, slots)
 
 
 def named_apart(one: NameSketch, other: NameSketch) -> bool:

@@ -53,6 +53,7 @@ from .text import (
     text_blocks,
     without_lists,
 )
+from .wording import WORDING_RULE, page_slots, slot_hashes
 
 __all__ = ["Extracted", "PreparedPage", "Preparer", "SignedPage", "drop_boilerplate"]
 
@@ -102,6 +103,7 @@ class Extracted(NamedTuple):
     part: bool = False
     names: list[tuple[int, ...]] | None = None  # each block's names, hashed (.names)
     address: int = 0  # where it was fetched (.page.address_key): a page fetched again is the same page
+    slots: list[tuple[int, ...]] | None = None  # each block's slots: its names' wording (.wording)
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,13 +170,18 @@ def drop_boilerplate(
 
 
 def _names(
-    names: Sequence[Sequence[int]] | None, kept_at: list[int], learner: BoilerplateLearner | None
+    names: Sequence[Sequence[int]] | None,
+    slots: Sequence[Sequence[int]] | None,
+    kept_at: list[int],
+    learner: BoilerplateLearner | None,
 ) -> NameSketch:
-    """The names of the blocks a page keeps (.names); none without a learner, whose absence leaves
-    a site's chrome, which names the site, in every page."""
+    """The names of the blocks a page keeps (.names) and the wording they are set in (.wording);
+    none without a learner, whose absence leaves a site's chrome, which names the site, in every
+    page."""
     if names is None or learner is None:
         return NO_NAMES
-    return sketch_of(h for i in kept_at for h in names[i])
+    wording = page_slots(slots[i] for i in kept_at) if slots else None
+    return sketch_of((h for i in kept_at for h in names[i]), *(() if wording is None else (wording,)))
 
 
 def _prose_spans(blocks: list[str], starts: list[int]) -> tuple[tuple[int, int], ...]:
@@ -257,7 +264,7 @@ class Preparer:
             stop_words_languages=stop_words.languages if stop_words else (),
             lead_share=config.lead_share,
             lead_rule=LEAD_RULE if config.lead_share else "",
-            names_rule=NAMES_RULE,
+            names_rule=f"{NAMES_RULE}+{WORDING_RULE}",
         )
         self.no_text = xxh64_text("", config.seed)  # the content hash of a page with no text left
 
@@ -294,7 +301,10 @@ class Preparer:
             normalized = [" ".join(normalize_blocks([piece])) for piece in pieces]
         kept = [i for i, block in enumerate(normalized) if block]
         # names are taken from the blocks the learner keeps: none without it (_names)
-        names = name_hashes([pieces[i] for i in kept], self.config.seed) if self.config.boilerplate else None
+        names = slots = None
+        if self.config.boilerplate:
+            article, seed = [pieces[i] for i in kept], self.config.seed
+            names, slots = name_hashes(article, seed), slot_hashes(article, seed)
         return Extracted(
             [normalized[i] for i in kept],
             flattened(raw_blocks),
@@ -303,6 +313,7 @@ class Preparer:
             part,
             names,
             address_key(page.url),
+            slots,
         )
 
     def blocks(self, page: Page) -> list[str]:
@@ -335,6 +346,7 @@ class Preparer:
         part: bool = False,
         names: Sequence[Sequence[int]] | None = None,
         address: int = 0,
+        slots: Sequence[Sequence[int]] | None = None,
     ) -> tuple[PreparedPage, list[int]]:
         """A page's text steps from its blocks (and its headline key, whether it is a listing and
         its address key, :meth:`extract`'s): the prepared page, and the blocks it made boilerplate.
@@ -382,7 +394,7 @@ class Preparer:
             site_headline=site_headline_key(headline, site),
             site=site_key(site),
             part=part,
-            names=_names(names, kept_at, learner),
+            names=_names(names, slots, kept_at, learner),
         ), flagged
 
     def _tokens(self, blocks: list[str]) -> int:
@@ -442,6 +454,7 @@ class Preparer:
             listing=extracted.listing,
             part=extracted.part,
             names=extracted.names,
+            slots=extracted.slots,
             address=extracted.address,
         )
         return prepared

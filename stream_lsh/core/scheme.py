@@ -67,10 +67,11 @@ class Scheme:
 def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> None:
     """Raise :class:`StateMismatchError` unless ``offered`` equals ``expected``.
 
-    State built before pages kept their names (``names_rule`` empty) is of the same scheme: names
-    do not change signatures, and a page without names is never named apart from another
-    (:mod:`.names`), so its entries are compared as they were."""
-    if offered.names_rule == "" and expected.names_rule:
+    State built before pages kept their names (``names_rule`` empty), or before they kept the
+    wording their names are set in (the rule without its ``+wording`` part), is of the same
+    scheme: neither changes signatures, and a page without names or slots is never named or worded
+    apart from another (:mod:`.names`, :mod:`.wording`), so its entries are compared as they were."""
+    if _names_rule_before(offered.names_rule, expected.names_rule):
         offered = replace(offered, names_rule=expected.names_rule)
     if expected == offered:
         return
@@ -81,3 +82,9 @@ def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> 
         f"{expected.fingerprint}; differing parameters: {'; '.join(diffs)}. Signatures from different "
         "schemes cannot be compared: rebuild the state with the same parameters, or start from empty state."
     )
+
+
+def _names_rule_before(older: str, newer: str) -> bool:
+    """Whether a names rule is the start of another: none at all, or the rule before a part of it
+    (``+wording-...``) was added."""
+    return older == "" or newer.startswith(older + "+")

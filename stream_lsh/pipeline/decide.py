@@ -284,7 +284,11 @@ class Decider:
             site_headline=page.site_headline,
             site=page.site_key,
             part=page.part,
-            names=sketch_from(unpack_array(page.names, "<u4", np.uint32), page.name_count),
+            names=sketch_from(
+                unpack_array(page.names, "<u4", np.uint32),
+                page.name_count,
+                unpack_array(page.slots, "<u4", np.uint32),
+            ),
         )
         return SignedPage(
             prepared,

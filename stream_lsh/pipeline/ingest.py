@@ -243,6 +243,7 @@ class Ingest:
             extracted.part,
             tuple(extracted.names or ()),
             extracted.address,
+            tuple(extracted.slots or ()),
         )
         return self._too_large(to_sign) or to_sign
 

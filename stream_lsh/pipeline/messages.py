@@ -120,6 +120,7 @@ class SignedForDecision:
     part: bool = False  # page 2 or later of an article (core/headline.py later_part)
     names: str | None = None  # the sketch of the names it gives (core/names.py), packed uint32
     name_count: int = 0
+    slots: str | None = None  # the wording its names are set in (core/wording.py), packed uint32
 
     def to_wire(self) -> Wire:
         wire: Wire = {
@@ -157,6 +158,8 @@ class SignedForDecision:
             wire["pt"] = True
         if self.name_count:
             wire["nm"], wire["nc"] = self.names, self.name_count
+        if self.slots is not None:
+            wire["ns"] = self.slots
         return wire
 
     @classmethod
@@ -186,6 +189,7 @@ class SignedForDecision:
             bool(wire.get("pt", False)),  # ... and before later pages of an article
             wire.get("nm"),  # ... and before names
             wire.get("nc", 0),
+            wire.get("ns"),  # ... and before their wording
         )
 
 
@@ -213,6 +217,7 @@ class PageToSign:
     part: bool = False  # page 2 or later of an article (core/headline.py later_part)
     names: tuple[tuple[int, ...], ...] = ()  # each block's names, hashed (core/names.py)
     address: int = 0  # where it was fetched (core/page.py address_key); 0: unknown
+    slots: tuple[tuple[int, ...], ...] = ()  # each block's slots: its names' wording (core/wording.py)
 
     @property
     def KIND(self) -> str:
@@ -244,6 +249,8 @@ class PageToSign:
             wire["nm"] = cast(Any, [list(names) for names in self.names])
         if self.address:
             wire["ad"] = self.address
+        if any(self.slots):
+            wire["sl"] = cast(Any, [list(slots) for slots in self.slots])
         return wire
 
     @classmethod
@@ -265,6 +272,7 @@ class PageToSign:
             bool(wire.get("pt", False)),  # ... and before later pages of an article
             tuple(tuple(names) for names in wire.get("nm", ())),  # ... and before names
             wire.get("ad", 0),  # ... and before addresses
+            tuple(tuple(slots) for slots in wire.get("sl", ())),  # ... and before wording
         )
 
 

@@ -183,6 +183,7 @@ class Signer:
             part=page.part,
             names=page.names or None,
             address=page.address,
+            slots=page.slots or None,
         )
         return prepared
 
@@ -222,4 +223,5 @@ def _for_decision(page: PageToSign, signed: SignedPage) -> SignedForDecision:
         prepared.part,
         pack_array(prepared.names.hashes, "<u4") if prepared.names.count else None,
         prepared.names.count,
+        pack_array(prepared.names.slots, "<u4") if prepared.names.slots.size else None,
     )

@@ -93,7 +93,8 @@ def expiry_time(key: bytes) -> float:
 
 
 def encode_entry(entry: IndexEntry) -> bytes:
-    """One indexed page: its fields as JSON, then its signature, band keys and shingles as arrays."""
+    """One indexed page: its fields as JSON, then its signature, band keys, names, slots and
+    shingles as arrays."""
     head = orjson.dumps(
         [
             entry.id,
@@ -111,6 +112,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             entry.site,
             entry.names.count,
             entry.names.hashes.size,
+            entry.names.slots.size,
         ]
     )
     shingles = b"" if entry.shingles is None else entry.shingles.astype("<u8").tobytes()
@@ -121,6 +123,7 @@ def encode_entry(entry: IndexEntry) -> bytes:
             entry.signature.astype("<u4").tobytes(),
             entry.band_keys.astype("<u8").tobytes(),
             entry.names.hashes.astype("<u4").tobytes(),
+            entry.names.slots.astype("<u4").tobytes(),
             shingles,
         )
     )
@@ -146,9 +149,11 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
     site_headline = fields[11] if len(fields) > 11 else 0  # ... and before headlines at their site
     site = fields[12] if len(fields) > 12 else 0  # ... and before sites
     name_count, name_size = fields[13:15] if len(fields) > 14 else (0, 0)  # ... and before names
+    slot_size = fields[15] if len(fields) > 15 else 0  # ... and before their wording
     keys_at = start + 4 * width
     names_at = keys_at + 8 * bands
-    shingles_at = names_at + 4 * name_size
+    slots_at = names_at + 4 * name_size
+    shingles_at = slots_at + 4 * slot_size
     signature = np.frombuffer(raw, dtype="<u4", count=width, offset=start).astype(np.uint32)
     band_keys = np.frombuffer(raw, dtype="<u8", count=bands, offset=keys_at).astype(np.uint64)
     shingles = None
@@ -171,5 +176,9 @@ def decode_entry(raw: bytes, *, keep_shingles: bool) -> IndexEntry:
         headline=headline,
         site_headline=site_headline,
         site=site,
-        names=sketch_from(np.frombuffer(raw, dtype="<u4", count=name_size, offset=names_at), name_count),
+        names=sketch_from(
+            np.frombuffer(raw, dtype="<u4", count=name_size, offset=names_at),
+            name_count,
+            np.frombuffer(raw, dtype="<u4", count=slot_size, offset=slots_at),
+        ),
     )

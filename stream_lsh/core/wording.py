@@ -1,0 +1,261 @@
+"""Wording: two items of one template say the same thing of different names.
+
+A funeral notice, a police appeal, a school closure, a road notice, a company's results: each
+item fills the same sentences with its own person, street, school or company. "Taylor Park
+Primary School will be closed today, Tuesday 12 November, due to severe storm damage" and
+"Millbrook Primary School will be closed today, ..." share 85% of their shingles, and the names
+rule (:mod:`.names`) needs each page to give four names the other does not, which two items
+that differ in a school's name, a town or a company do not reach.
+
+What does tell them apart is *where* they differ. An edited copy of a story adds sentences (a
+local intro, a credit line), cuts them (a trimmed ending), or rewrites them; it does not put
+another name into a sentence it keeps word for word. So each page keeps its *slots*: for each
+clause of its article, the clause's wording with its names blanked out (its *skeleton*: the words
+in small letters, one blank for each run of words with a capital or a digit), and the names set
+in it. Two pages are *worded apart* when skeletons both give set, in each page, names that the
+other page never gives anywhere (not in that clause, not in its names), :data:`OWN_NAMES` or
+more between them: one school of two words and another of one, one town and street and another.
+
+What keeps copies together:
+
+* only clauses of at least :data:`MIN_WORDS` words in small letters have a skeleton ("Smith
+  said on Tuesday" has none);
+* a sentence's first word is written with a capital whatever it is: it is a name only at the
+  head of a run of them ("Millbrook Primary School will ...", not "Officers attended ...");
+* a skeleton said twice on one page is no slot: a live page's "Goal! X scores for Y" lines, a
+  results table, a list of like items (a page fetched again with new entries is still the page);
+* a wire dateline before a dash ("SYDNEY (AAP) -", "CHARLOTTE, N.C., March 13 (Business
+  Newsline) --") is not read: one agency's copy and another's credit differ there;
+* a name the other page gives anywhere does not count: an edited copy moves names between
+  sentences; numbers do not count either (a toll updated from 12 to 15 is the same story), nor do
+  days, months and titles;
+* a name present on one side only (a copy that drops "Mr" or adds a town) is an addition, not
+  another item: each page must set a name of its own;
+* one word for one word is as often an edit as another item (a copy-editor's "Yesterday" for
+  "Today" before a name, the generated grid's word swaps): at two names between them (every
+  clause read), the grid's plain copies of real prose fell from F1 0.992 to 0.988, its
+  pseudo-word rows by 0.005; at three they are as before, and the nineteenth's two schools of one
+  word each stay joined.
+
+Only the pieces that begin within an article's first :data:`LEAD_WORDS` words are read: an item
+sets its own names in its lead (the person, the school, the company, the street), and reading
+every clause of a 600-word story ran batch at 0.55× its speed before, its first 100 words at
+0.81–0.84× (docs/speed.md), and the outside sets score the same.
+
+The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
+low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
+sketch), for the :data:`SKELETONS` smallest skeletons of the page: a sample that two versions of
+one text draw alike, at most :data:`MAX_SLOTS` values, about 100 bytes a page.
+
+Copies can still part: two sister sites whose learners have not yet seen their chrome, each
+printing "Follow <its name> on social media" inside a flattened article, set their own names in
+one wording (the grid's real-prose one-line bodies: F1 0.989 to 0.987). A town's paper names its
+town in its template items, so a site's own name cannot be left out (left out, the nineteenth's
+F1 fell from 0.981 to 0.951, seed 1).
+
+Measured (docs/accuracy.md), with the rules on listings (:mod:`.roundup`, :mod:`.prepare`), means
+of seeds 1-3: the nineteenth outside set, a network of sister papers' template items, precision
+0.787 to 0.965; the twenty-first, whose "template variants" swap a company's name and figures in
+real BBC items, 0.952 to 0.992.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import xxhash
+
+from .names import NameSketch, common_word, named_apart
+from .roundup import points_elsewhere
+from .text import heading
+
+__all__ = [
+    "LEAD_WORDS",
+    "MAX_SLOTS",
+    "MIN_WORDS",
+    "OWN_NAMES",
+    "SKELETONS",
+    "WORDING_RULE",
+    "different_items",
+    "page_slots",
+    "slot_hashes",
+    "slots_in",
+    "worded_apart",
+]
+
+#: The rule's version and constants, part of the scheme (through :data:`.names.NAMES_RULE`).
+WORDING_RULE = "wording-1:3:16:64:3:100"
+MIN_WORDS = 3  # words in small letters a clause needs to have a skeleton
+SKELETONS = 16  # skeletons a page keeps: the smallest hashes
+MAX_SLOTS = 64  # ... and at most this many slots in all
+OWN_NAMES = 3  # names of their own the two pages set in shared wording, between them
+LEAD_WORDS = 100  # the pieces that begin within an article's first this many words are read
+_REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on one page
+_NO_SLOTS = np.zeros(0, np.uint32)
+
+# a sentence ends at . ! or ? (and closing quotes or brackets) before a space and a capital or
+# digit (captured: the cut after a clause that ends a sentence), a clause at a comma, semicolon or
+# colon, or at a spaced dash
+_CUT = re.compile(r"((?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9À-ÖØ-Þ]))|[,;:]\s+|\s+(?:--|—|–)\s+")
+# a wire dateline: words that all start with a capital, a digit or a bracket, then a spaced dash
+_CAPITAL_WORD = r"[(\[]?[A-Z0-9À-ÖØ-Þ]\S*\s+"
+_DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
+# a word with a capital or a digit after a space or an opening mark: a piece without one names nothing
+_INNER_CAPITAL = re.compile(r"[\s(\[\"'“‘][A-Z0-9À-ÖØ-Þ]")
+# a word that starts with a capital or a digit; a run of them, whatever marks stand between
+_CAPITALISED = r"[A-Z0-9À-ÖØ-Þ][\w'.\-]*"
+_CAPITAL = re.compile(rf"(?<![\w'.\-]){_CAPITALISED}")
+_RUN = re.compile(rf"(?<![\w'.\-]){_CAPITALISED}(?:[^\w_]+{_CAPITALISED})*")
+# a clause's first word, and whether the word after it has a capital (a run of them)
+_LEAD = re.compile(rf"[^\w]*{_CAPITALISED}[^\w]+([A-ZÀ-ÖØ-Þ])?")
+_PLAIN = re.compile(r"[^\W\d_][\w']*|_")  # a word of the skeleton, or a blank
+_BLANKS = re.compile(r"_(?: _)+")
+_TRAILING = "'’.-"
+
+
+def slots_in(piece: str, seed: int) -> tuple[int, ...]:
+    """A piece of an article's text (a paragraph or a sentence, as written)'s slots: for each of
+    its clauses with a skeleton, one value per name set in it. A skeleton said twice in the piece
+    gives one value marking it repeated. None from a heading or a line pointing to another story,
+    as in :mod:`.names`."""
+    return _slots(piece, seed & 0xFFFFFFFF)
+
+
+@functools.lru_cache(maxsize=1 << 15)  # a site's chrome, on every page: its pieces are read once
+def _slots(piece: str, seed: int) -> tuple[int, ...]:
+    text = piece.strip().replace("’", "'")
+    if _INNER_CAPITAL.search(text) is None or heading(text) or points_elsewhere(text):
+        return ()  # no name but a sentence's first word (most paragraphs of most stories)
+    digest = xxhash.xxh32_intdigest
+    found: dict[int, set[int]] = {}
+    said: dict[int, int] = {}
+    parts = _CUT.split(
+        _DATELINE.sub("", text, count=1)
+    )  # a clause, the cut after it (a sentence's end; None: a clause's), ...
+    for at in range(0, len(parts), 2):
+        skeleton, names = _skeleton(parts[at], at == 0 or parts[at - 1] is not None)
+        if skeleton is None:
+            continue
+        key = digest(skeleton.encode("utf-8", "surrogatepass"), seed) >> 16
+        said[key] = said.get(key, 0) + 1
+        found.setdefault(key, set()).update(_low_hash(name, seed) for name in names)
+    values = {
+        key << 16 | (name if said[key] == 1 else _REPEATED) for key, names in found.items() for name in names
+    }
+    return tuple(sorted(values))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _low_hash(name: str, seed: int) -> int:
+    """The low half of a name's hash (:mod:`.names`), never :data:`_REPEATED`."""
+    return (xxhash.xxh32_intdigest(name.encode("utf-8", "surrogatepass"), seed) & 0xFFFF) or 1
+
+
+def _skeleton(clause: str, opens_sentence: bool) -> tuple[str | None, list[str]]:
+    """A clause's skeleton and the names set in it; no skeleton for a clause of fewer than
+    :data:`MIN_WORDS` words in small letters, or one that sets no name. A sentence's first word
+    is written with a capital whatever it is: it is a name only at the head of a run of them
+    ("Millbrook Primary School will ..."; "Officers attended ..." sets none). The words are read
+    by the regular expressions; only the names pass through Python one by one."""
+    capitals = _CAPITAL.findall(clause)
+    if not capitals:
+        return None, []
+    if opens_sentence and (lead := _LEAD.match(clause)) is not None and not lead.group(1):
+        capitals = capitals[1:]  # the sentence's first word, alone: no name
+    names = [name for name in map(_name, capitals) if name]
+    if not names:
+        return None, names
+    words = _PLAIN.findall(_RUN.sub(" _ ", clause))
+    if len(words) - words.count("_") < MIN_WORDS:
+        return None, names
+    return _BLANKS.sub("_", " ".join(words)), names
+
+
+@functools.lru_cache(maxsize=1 << 14)  # names repeat: a town, a minister, "Police"
+def _name(word: str) -> str:
+    """A word with a capital as a name (lower-cased, its trailing marks and "'s" cut), or "" for
+    a number, a stop word, a day, a month or a title."""
+    name = word.rstrip(_TRAILING).lower()
+    if name.endswith("'s"):
+        name = name[:-2]
+    return name if any(c.isalpha() for c in name) and not common_word(name) else ""
+
+
+def slot_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:
+    """Each piece's slots (:func:`slots_in`), for the pieces that begin within the article's first
+    :data:`LEAD_WORDS` words (none for the rest): what a page's blocks carry to the site partition
+    that keeps some of them."""
+    found: list[tuple[int, ...]] = []
+    words = 0
+    for piece in pieces:
+        found.append(slots_in(piece, seed) if words < LEAD_WORDS else ())
+        words += piece.count(" ") + 1
+    return found
+
+
+def page_slots(blocks: Iterable[Sequence[int]]) -> np.ndarray:
+    """The slots of a page from those of the blocks it keeps: a skeleton said in two blocks, or
+    twice in one, is dropped; of the rest, those of the :data:`SKELETONS` smallest skeletons, at
+    most :data:`MAX_SLOTS` values (uint32, sorted)."""
+    by_skeleton: dict[int, list[int]] = {}
+    repeated: set[int] = set()
+    for values in blocks:
+        if not values:  # most blocks: past the lead, or without a name
+            continue
+        keys = {value >> 16 for value in values}
+        repeated.update(keys & by_skeleton.keys())  # said in an earlier block too
+        for value in values:
+            if value & 0xFFFF == _REPEATED:
+                repeated.add(value >> 16)
+            by_skeleton.setdefault(value >> 16, []).append(value)
+    if not by_skeleton:
+        return _NO_SLOTS
+    kept: list[int] = []
+    for key in sorted(by_skeleton.keys() - repeated)[:SKELETONS]:
+        kept.extend(by_skeleton[key])
+    return np.array(sorted(set(kept))[:MAX_SLOTS], dtype=np.uint32)
+
+
+def worded_apart(one: NameSketch, other: NameSketch) -> bool:
+    """Whether two pages each set names of their own in wording both give, :data:`OWN_NAMES` or
+    more between them (see the module doc). Two copies of one text give the same slots, and pages
+    that share no wording none, which are told at once; nothing is kept on the sketches (the
+    window holds them by the million)."""
+    if not one.slots.size or not other.slots.size:
+        return False
+    mine, theirs = one.slots.tolist(), other.slots.tolist()
+    if mine == theirs or {value >> 16 for value in mine}.isdisjoint({value >> 16 for value in theirs}):
+        return False
+    my_wording, their_wording = _by_skeleton(mine), _by_skeleton(theirs)
+    my_names, their_names = _low_names(one), _low_names(other)
+    own: set[int] = set()
+    their_own: set[int] = set()
+    for key in my_wording.keys() & their_wording.keys():
+        own |= my_wording[key] - their_names
+        their_own |= their_wording[key] - my_names
+    return bool(own) and bool(their_own) and len(own) + len(their_own) >= OWN_NAMES
+
+
+def _by_skeleton(slots: list[int]) -> dict[int, set[int]]:
+    """Slots by skeleton: the low halves of the names set in each."""
+    found: dict[int, set[int]] = {}
+    for value in slots:
+        found.setdefault(value >> 16, set()).add(value & 0xFFFF)
+    return found
+
+
+def _low_names(sketch: NameSketch) -> set[int]:
+    """The low halves of the hashes of every name a page is known to give: its sketch's and its
+    slots' (a name that opens a sentence is in its slots only)."""
+    return {value & 0xFFFF for value in sketch.hashes.tolist()} | {
+        value & 0xFFFF for value in sketch.slots.tolist()
+    }
+
+
+def different_items(one: NameSketch, other: NameSketch) -> bool:
+    """Whether two pages are different items of a template, however alike their words: named
+    apart (:func:`.names.named_apart`) or worded apart (:func:`worded_apart`)."""
+    return named_apart(one, other) or worded_apart(one, other)

@@ -1,0 +1,234 @@
+"""The wording a page's names are set in (stream_lsh.core.wording): two items of one template
+put other names into the same clauses, an edited copy of a story does not."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stream_lsh.core.config import DedupConfig
+from stream_lsh.core.dedup import Deduplicator, export_state, import_state
+from stream_lsh.core.names import NO_NAMES, name_hashes, sketch_of
+from stream_lsh.core.page import Page
+from stream_lsh.core.scheme import Scheme, check_compatible
+from stream_lsh.core.wording import (
+    LEAD_WORDS,
+    MAX_SLOTS,
+    SKELETONS,
+    different_items,
+    page_slots,
+    slot_hashes,
+    slots_in,
+    worded_apart,
+)
+
+SEED = 1
+
+CLOSURE = [
+    "{school} will be closed today, Tuesday 12 November, due to severe storm damage and power outages.",
+    "The Department of Education said the decision was made in the interest of student and staff safety. "
+    "Parents and carers are advised not to send children to school.",
+    "School bus services on the {run} run will not operate.",
+]
+APPEAL = [
+    "Police are appealing for information after a silver Holden Commodore sedan was stolen from "
+    "{street}, {town}, between 10pm on Sunday and 8am on Monday.",
+    "Officers from {town} Police Station attended and are investigating. Inquiries are continuing.",
+    "Anyone with information or dashcam footage is urged to contact Crime Stoppers on 1800 333 000.",
+]
+
+
+def sketch(paragraphs: list[str]) -> object:
+    """A page's names and slots as the engine keeps them, from its paragraphs."""
+    names = name_hashes(paragraphs, SEED)
+    return sketch_of((h for block in names for h in block), page_slots(slot_hashes(paragraphs, SEED)))
+
+
+def closure(school: str, run: str = "western") -> list[str]:
+    return [p.format(school=school, run=run) for p in CLOSURE]
+
+
+def appeal(town: str, street: str = "Railway Pde") -> list[str]:
+    return [p.format(town=town, street=street) for p in APPEAL]
+
+
+def test_a_slot_is_a_clause_s_wording_over_a_name_set_in_it():
+    (lead,) = [slots_in(closure("Millbrook Primary School")[0], SEED)]
+    skeletons = {value >> 16 for value in lead}
+    assert len(skeletons) == 1 and len(lead) == 3  # millbrook, primary, school; no day nor number
+    other = slots_in(closure("Taylor Park Primary School")[0], SEED)
+    assert {value >> 16 for value in other} == skeletons  # the same wording ...
+    assert set(lead) != set(other)  # ... around other names
+
+
+def test_clauses_without_wording_or_names_have_no_slot():
+    assert slots_in("Smith said on Tuesday.", SEED) == ()  # fewer than three words in small letters
+    assert slots_in("it was a quiet night in the town and nobody was hurt.", SEED) == ()  # no name
+    assert slots_in("Related: Millbrook Primary School closed after the storm", SEED) == ()  # a pointer
+    assert slots_in("Millbrook School Closed By Storm", SEED) == ()  # a heading
+
+
+def test_a_wire_dateline_is_not_read():
+    """One agency's copy and another's: "SYDNEY (AAP) -" against "SYDNEY (Reuters) -"."""
+    body = "Police said a man had been arrested near the Harbour Bridge after the chase."
+    one, other = (
+        slots_in(f"SYDNEY (AAP) - {body}", SEED),
+        slots_in(f"SYDNEY, Nov 12 (Reuters) -- {body}", SEED),
+    )
+    assert one == other == slots_in(body, SEED)
+
+
+def test_two_items_of_a_template_are_worded_apart():
+    assert worded_apart(
+        sketch(closure("Millbrook Primary School")), sketch(closure("Taylor Park Primary School"))
+    )
+    assert worded_apart(sketch(appeal("Yarran")), sketch(appeal("Cobalt Springs")))
+    assert worded_apart(sketch(appeal("Yarran", "Station St")), sketch(appeal("Larkspur", "Main St")))
+    # one word for one word is as often an edit ("Yesterday" for "Today" before a name) as another
+    # item: it takes three names of their own between the two pages
+    one, other = sketch(closure("Ironbark Primary School")), sketch(closure("Millbrook Primary School"))
+    assert not worded_apart(one, other)
+    assert worded_apart(one, sketch(closure("North Millbrook Primary School")))
+
+
+def test_a_story_s_copies_are_not_worded_apart():
+    story = closure("Millbrook Primary School")
+    copies = {
+        "itself": story,
+        "trimmed": story[:2],
+        "a local intro": ["Storms hit the Cobalt Springs district overnight.", *story],
+        "an intro and a trim": ["Storms hit the Cobalt Springs district overnight.", *story[:2]],
+        "the title dropped": [story[0], story[1].replace("The Department", "the department"), story[2]],
+        "a name moved": [story[0], story[1] + " Millbrook families were told by text.", story[2]],
+        "a number updated": [story[0].replace("12 November", "13 November"), *story[1:]],
+    }
+    for edit, copy in copies.items():
+        assert not worded_apart(sketch(story), sketch(copy)), edit
+        assert not worded_apart(sketch(copy), sketch(story)), edit
+
+
+def test_a_wording_said_twice_on_a_page_is_no_slot():
+    """A live page's entries, a table of results: a page fetched again with new entries and some
+    old ones gone is still the page."""
+    entries = ["Goal! {0} 1, Rovers 0. {1} scores with a header from the left side of the box."]
+    first = [entries[0].format("Cougars", name) for name in ("Andrew Sullivan", "Mark Hill")]
+    later = [entries[0].format("Cougars", name) for name in ("Mark Hill", "Tom Price")]
+    assert not page_slots(slot_hashes(first, SEED)).size
+    assert not worded_apart(sketch(first), sketch(later))
+    repeated_in_one_block = slots_in(" ".join(first), SEED)
+    assert {value & 0xFFFF for value in repeated_in_one_block} == {0}  # marked said twice
+
+
+def test_a_page_keeps_the_slots_of_its_smallest_skeletons_at_most():
+    words = [chr(97 + i // 26) + chr(97 + i % 26) for i in range(40)]  # a wording of its own each
+    paragraphs = [
+        f"The council of {w.title()}ville approved the plan for the {w}field road today." for w in words
+    ]
+    slots = page_slots(slots_in(paragraph, SEED) for paragraph in paragraphs)
+    assert 0 < slots.size <= MAX_SLOTS and len({v >> 16 for v in slots.tolist()}) <= SKELETONS
+    assert np.all(np.diff(slots.astype(np.int64)) > 0)
+    fewer = page_slots(slots_in(paragraph, SEED) for paragraph in paragraphs[:30])  # a trimmed copy
+    shared = {v >> 16 for v in slots.tolist()} & {v >> 16 for v in fewer.tolist()}
+    assert len(shared) >= SKELETONS // 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(CLOSURE + APPEAL), min_size=1, max_size=6),
+    st.sampled_from(["Millbrook", "Taylor Park", "Yarran", "Cobalt Springs"]),
+    st.data(),
+)
+def test_a_page_is_never_worded_apart_from_itself_nor_from_a_part_of_it(templates, town, data):
+    paragraphs = [
+        t.format(school=f"{town} School", run="northern", town=town, street="High St") for t in templates
+    ]
+    kept = data.draw(st.lists(st.sampled_from(paragraphs), min_size=1, max_size=len(paragraphs)))
+    page, part = sketch(paragraphs), sketch(kept)
+    assert not worded_apart(page, page)
+    assert not worded_apart(page, part) and not worded_apart(part, page)
+    assert worded_apart(page, part) == worded_apart(part, page)
+
+
+def test_only_the_lead_is_read():
+    """The pieces that begin within the article's first LEAD_WORDS words have slots; an item sets
+    its own names there."""
+    filler = "the council met again on the matter of the road and heard from the residents there."
+    paragraphs = [*closure("Millbrook Primary School"), *[filler] * (LEAD_WORDS // 16), *appeal("Yarran")]
+    found = slot_hashes(paragraphs, SEED)
+    assert found[0] and all(not slots for slots in found[-3:])
+
+
+def test_pages_without_slots_are_never_worded_apart():
+    assert not worded_apart(NO_NAMES, sketch(closure("Millbrook Primary School")))
+    assert not different_items(NO_NAMES, NO_NAMES)
+
+
+CHROME = (
+    "<html><head><title>{title} | The {paper}</title></head><body><nav><a href='/'>Home</a></nav>"
+    "<main><article><h1>{title}</h1>{body}</article></main>"
+    "<footer><p>The {paper} is published by Meridian Country Press. All rights reserved.</p></footer>"
+    "</body></html>"
+)
+
+
+def closure_page(page_id: str, school: str, paper: str) -> Page:
+    body = "".join(f"<p>{p}</p>" for p in closure(school))
+    slug = school.lower().replace(" ", "-")
+    return Page(
+        page_id,
+        html=CHROME.format(title=f"{school} closed today due to storm", paper=paper, body=body),
+        url=f"https://{paper.lower()}.example/news/local-news/{slug}-closed-today-{len(page_id)}0{ord(page_id[-1])}/",
+        source=f"{paper.lower()}.example",
+    )
+
+
+def test_closures_of_two_schools_are_stories_of_their_own_and_a_closure_s_copy_joins_it():
+    """Through the engine: two schools' closures at two papers, alike as shingles (Jaccard ~0.8),
+    decide unique; the first printed again by a third paper is its copy."""
+    engine = Deduplicator(DedupConfig())
+    first, second, copy = engine.process_batch(
+        [
+            closure_page("a", "Millbrook Primary School", "Gazette"),
+            closure_page("b", "Taylor Park Primary School", "Echo"),
+            closure_page("c", "Millbrook Primary School", "Star"),
+        ],
+        [1_000, 2_000, 3_000],
+    )
+    assert (first.status, second.status) == ("unique", "unique"), second
+    assert copy.status == "duplicate" and copy.duplicate_of == "a", copy
+    one, other = engine.index.get("a"), engine.index.get("b")
+    assert one is not None and other is not None
+    assert engine.measure(one.signature, None, [other]).jaccard[0] >= DedupConfig().threshold
+
+
+def test_saved_state_keeps_the_slots_and_state_saved_before_them_is_read(tmp_path):
+    engine = Deduplicator(DedupConfig())
+    engine.process_batch([closure_page("a", "Millbrook Primary School", "Gazette")], [1_000])
+    header, arrays = export_state(engine)
+    again = Deduplicator(DedupConfig())
+    import_state(again, header, arrays)
+    saved, loaded = engine.index.get("a"), again.index.get("a")
+    assert saved is not None and loaded is not None and saved.names.slots.size
+    assert np.array_equal(saved.names.slots, loaded.names.slots)
+
+    older = {key: value for key, value in arrays.items() if key not in ("slots", "slot_sizes")}
+    scheme = dict(header["scheme"], names_rule=header["scheme"]["names_rule"].split("+")[0])
+    before = Deduplicator(DedupConfig())
+    import_state(before, {**header, "scheme": scheme}, older)
+    entry = before.index.get("a")
+    assert entry is not None and entry.names.count and not entry.names.slots.size
+
+
+def test_a_scheme_before_wording_is_the_same_scheme_and_another_names_rule_is_not():
+    import pytest
+
+    from stream_lsh.core.scheme import StateMismatchError
+
+    current = Deduplicator(DedupConfig()).scheme
+    base, _, wording = current.names_rule.partition("+")
+    assert wording.startswith("wording-")
+    for older in ("", base):
+        check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": older}))
+    with pytest.raises(StateMismatchError):
+        check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": "names-0:1"}))
