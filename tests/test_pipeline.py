@@ -599,3 +599,38 @@ def test_records_equal_batch_with_the_learner_on_real_prose_whatever_the_interle
 
 def _without_latency(record: dict) -> dict:
     return {key: value for key, value in record.items() if key != "latency_ms"}
+
+
+def test_items_whose_names_follow_a_colon_are_told_apart_as_in_batch():
+    """A page whose every name follows a colon gives no names by the names rule (a colon opens a
+    line), while its clauses still set names in their wording (core/wording.py). The stream sent
+    no names for such a page and dropped its slots with them; batch kept them, and joined the two
+    items apart where the stream joined them."""
+    template = (
+        "Due to severe storm damage overnight one school in the district will stay shut today: {school} "
+        "will not open and all of its students should stay at home. School buses on the following run "
+        "will not operate this morning: {run} buses will resume when the roads are cleared by council "
+        "crews. The regional office said the closure was made in the interest of safety: {school} "
+        "families will be told by text message when the school is safe to reopen."
+    )
+    pages = [
+        {
+            "id": page_id,
+            "text": template.format(school=school, run=run),
+            "url": f"https://{site}/news/2024/closure-{n}",
+            "source": site,
+            "published_at": f"2026-03-01T12:0{n}:00Z",
+        }
+        for n, (page_id, school, run, site) in enumerate(
+            [("a", "Millbrook", "Westvale", "gazette.example"), ("b", "Ironbark", "Eastvale", "echo.example")]
+        )
+    ]
+    lines = [orjson.dumps(p) for p in pages]
+    out = DecisionRecords()
+    run_batch(lines, Deduplicator(DedupConfig()), out=out, rejects=RejectSink(io.BytesIO))
+    pipe = LocalPipeline(DedupConfig(), Layout(1))
+    for line in lines:
+        pipe.feed([line])
+        pipe.run()
+    assert [(d["id"], d["status"]) for d in out.records] == [("a", "unique"), ("b", "unique")]
+    assert decisions(pipe) == out.records

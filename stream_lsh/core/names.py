@@ -54,6 +54,7 @@ __all__ = [
     "MIN_SHARE",
     "NAMES_RULE",
     "NO_NAMES",
+    "NO_SLOTS",
     "SKETCH_SIZE",
     "NameSketch",
     "common_word",
@@ -85,7 +86,7 @@ _CALENDAR = frozenset(
 )
 _COMMON = frozenset(package_words("en")) | _CALENDAR
 _ALL = 0xFFFFFFFF  # the largest 32-bit hash: a sketch that holds all its page's names reaches it
-_NO_SLOTS = np.zeros(0, np.uint32)
+NO_SLOTS = np.zeros(0, np.uint32)  # a page whose names are set in no wording kept (.wording)
 
 
 def common_word(word: str) -> bool:
@@ -137,7 +138,7 @@ class NameSketch:
 
     hashes: np.ndarray  # uint32, sorted, unique
     count: int
-    slots: np.ndarray = field(default_factory=lambda: _NO_SLOTS)  # uint32, sorted, unique (.wording)
+    slots: np.ndarray = field(default_factory=lambda: NO_SLOTS)  # uint32, sorted, unique (.wording)
 
     def __post_init__(self) -> None:
         for array, what in ((self.hashes, "hashes"), (self.slots, "slots")):
@@ -160,7 +161,7 @@ class NameSketch:
 NO_NAMES = NameSketch(np.zeros(0, np.uint32), 0)
 
 
-def sketch_of(hashes: Iterable[int], slots: np.ndarray = _NO_SLOTS) -> NameSketch:
+def sketch_of(hashes: Iterable[int], slots: np.ndarray = NO_SLOTS) -> NameSketch:
     """The sketch of a page's names, from their hashes (repeats counted once), with its slots
     (:func:`.wording.page_slots`)."""
     unique = sorted(set(hashes))
@@ -173,10 +174,11 @@ def sketch_of(hashes: Iterable[int], slots: np.ndarray = _NO_SLOTS) -> NameSketc
 def sketch_from(hashes: np.ndarray | None, count: int, slots: np.ndarray | None = None) -> NameSketch:
     """A sketch as it was stored (its hashes and slots in any unsigned dtype, and its count);
     :data:`NO_NAMES` for a page that gives none, or was stored before names were kept."""
-    slots = _NO_SLOTS if slots is None else np.asarray(slots).astype(np.uint32)
+    slots = NO_SLOTS if slots is None else np.asarray(slots).astype(np.uint32)
     if not count and not slots.size:
         return NO_NAMES
-    return NameSketch(np.asarray(hashes if count else _NO_SLOTS).astype(np.uint32), count, slots)
+    found = np.asarray(hashes).astype(np.uint32) if count else np.zeros(0, np.uint32)
+    return NameSketch(found, count, slots)
 
 
 def named_apart(one: NameSketch, other: NameSketch) -> bool:

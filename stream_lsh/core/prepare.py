@@ -33,7 +33,7 @@ from .hashing import TokenHasher, word_indexes_in, words, xxh64_text
 from .headline import from_headline, headline_key, headline_text, later_part, site_headline_key
 from .lead import LEAD_RULE, with_lead
 from .minhash import MinHasher
-from .names import NAMES_RULE, NO_NAMES, NameSketch, name_hashes, sketch_of
+from .names import NAMES_RULE, NO_NAMES, NO_SLOTS, NameSketch, name_hashes, sketch_of
 from .notice import notice_kind
 from .opening import openings, sentence_openings
 from .page import Page, address_key, site_key
@@ -177,11 +177,12 @@ def _names(
 ) -> NameSketch:
     """The names of the blocks a page keeps (.names) and the wording they are set in (.wording);
     none without a learner, whose absence leaves a site's chrome, which names the site, in every
-    page."""
-    if names is None or learner is None:
+    page. Either may be absent where the other is not: the stream sends no names for a page none
+    of whose blocks gives one, while its lead may still set some (after a colon, a quote)."""
+    if learner is None:
         return NO_NAMES
-    wording = page_slots(slots[i] for i in kept_at) if slots else None
-    return sketch_of((h for i in kept_at for h in names[i]), *(() if wording is None else (wording,)))
+    hashes = [h for i in kept_at for h in names[i]] if names else []
+    return sketch_of(hashes, page_slots(slots[i] for i in kept_at) if slots else NO_SLOTS)
 
 
 def _prose_spans(blocks: list[str], starts: list[int]) -> tuple[tuple[int, int], ...]:

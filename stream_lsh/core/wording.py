@@ -68,7 +68,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import xxhash
 
-from .names import NameSketch, common_word, named_apart
+from .names import NO_SLOTS, NameSketch, common_word, named_apart
 from .roundup import points_elsewhere
 from .text import heading
 
@@ -94,7 +94,6 @@ MAX_SLOTS = 64  # ... and at most this many slots in all
 OWN_NAMES = 3  # names of their own the two pages set in shared wording, between them
 LEAD_WORDS = 100  # the pieces that begin within an article's first this many words are read
 _REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on one page
-_NO_SLOTS = np.zeros(0, np.uint32)
 
 # a sentence ends at . ! or ? (and closing quotes or brackets) before a space and a capital or
 # digit (captured: the cut after a clause that ends a sentence), a clause at a comma, semicolon or
@@ -212,7 +211,7 @@ def page_slots(blocks: Iterable[Sequence[int]]) -> np.ndarray:
                 repeated.add(value >> 16)
             by_skeleton.setdefault(value >> 16, []).append(value)
     if not by_skeleton:
-        return _NO_SLOTS
+        return NO_SLOTS
     kept: list[int] = []
     for key in sorted(by_skeleton.keys() - repeated)[:SKELETONS]:
         kept.extend(by_skeleton[key])
