@@ -541,11 +541,52 @@ def test_a_story_s_address_is_no_tag_page(url):
     ],
 )
 def test_a_section_index_or_a_site_s_own_page_is_a_listing_by_its_address(url):
-    for headline in ("Politics", "Local news | The Bulletin", "Terms of use - The Bulletin"):
-        assert is_section(url, headline)
+    for headline in (
+        "Politics",
+        "Local news | The Bulletin",
+        "Terms of use - The Bulletin",
+        "The Bulletin | Sport",
+    ):
+        assert is_section(url, headline, CARDS, "bulletin.example")
     # a story at a short address has a headline of its own, and a page without one is not told
-    for headline in ("Council votes to extend the bus network | The Bulletin", None, ""):
-        assert not is_section(url, headline)
+    for headline in (
+        "Council votes to extend the bus network | The Bulletin",
+        "Opinion | The case for a four-day week",
+        "BREAKING - Prime minister resigns after crisis",
+        "東京都知事選挙で新人が初当選",  # written without spaces: two characters a word
+        None,
+        "",
+    ):
+        assert not is_section(url, headline, CARDS, "bulletin.example"), headline
+
+
+def test_a_story_at_a_short_address_has_paragraphs_of_prose_and_a_site_s_own_page_may():
+    """ "/heatwave-warning/" or "/obituaries/john-smith" under a short headline is a story when it
+    holds paragraphs of prose; a site's terms or privacy policy hold prose and are no story."""
+    for url in (
+        "https://bulletin.example/heatwave-warning/",
+        "https://bulletin.example/obituaries/john-smith",
+    ):
+        assert is_section(url, "Heatwave warning", CARDS, "bulletin.example")
+        assert not is_section(url, "Heatwave warning", STORY, "bulletin.example")
+    assert is_section("https://bulletin.example/privacy-policy", "Privacy policy", STORY, "bulletin.example")
+
+
+CARDS = [
+    "Storm calls pass five thousand",
+    "The state emergency service says it has received five thousand calls for help.",
+    "Cougars too strong for the Rovers",
+    "The Cougars defeated the Rovers by two points in round twelve of the league.",
+]
+STORY = [
+    "The heatwave will continue through the weekend, forecasters said on Friday, with temperatures "
+    "expected to reach 44C in the west and warnings in place along the coast.",
+    "Residents were told to stay indoors during the afternoon and to check on elderly neighbours, "
+    "and the council opened three cooling centres in its libraries until Monday night.",
+    "Hospitals said they had treated more than forty people for heat stress since Wednesday.",
+    "The power company asked households to run washing machines and dishwashers after nine at night, "
+    "when demand falls, and said it had crews ready in every district in case lines came down.",
+]
 
 
 @pytest.mark.parametrize(
@@ -563,7 +604,7 @@ def test_a_section_index_or_a_site_s_own_page_is_a_listing_by_its_address(url):
     ],
 )
 def test_a_story_s_address_is_no_section(url):
-    assert not is_section(url, "Politics")
+    assert not is_section(url, "Politics", CARDS)
 
 
 def _story_html(headline: str, paragraphs: list[str]) -> str:

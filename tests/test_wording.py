@@ -232,3 +232,24 @@ def test_a_scheme_before_wording_is_the_same_scheme_and_another_names_rule_is_no
         check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": older}))
     with pytest.raises(StateMismatchError):
         check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": "names-0:1"}))
+
+
+def test_copy_editors_changes_are_not_other_items():
+    """Found by review: a figure updated (44C to 45C), a rank cut short ("Det Sgt" for "Detective
+    Sergeant"), accents an ASCII feed drops ("Sao Paulo" for "São Paulo") set no name of their own."""
+    pairs = [
+        (
+            "Forecasters said Perth would reach 44C on Saturday and Kalgoorlie 41C, with fire bans set.",
+            "Forecasters said Perth would reach 45C on Saturday and Kalgoorlie 42C, with fire bans set.",
+        ),
+        (
+            "Detective Sergeant Jane Walsh said officers from Ballarat had searched the property at night.",
+            "Det Sgt Jane Walsh said officers from Ballarat had searched the property at night.",
+        ),
+        (
+            "President Luiz Inácio Lula da Silva flew to São Paulo after the floods in Paraná and Bahia.",
+            "President Luiz Inacio Lula da Silva flew to Sao Paulo after the floods in Parana and Bahia.",
+        ),
+    ]
+    for story, copy in pairs:
+        assert not worded_apart(sketch([story]), sketch([copy])), copy

@@ -50,6 +50,7 @@ from .stopwords import package_words
 from .text import heading
 
 __all__ = [
+    "CAPITALS",
     "MIN_MISSING",
     "MIN_SHARE",
     "NAMES_RULE",
@@ -76,7 +77,11 @@ MIN_SHARE = 0.35  # ... and the share of its names they must be
 # the space follows a mark that opens a sentence (or another space); its trailing marks are cut.
 # Most words begin with a small letter, and are skipped in C: the pattern starts with its space,
 # which the regex engine searches for without trying each position
-_CANDIDATE = re.compile(r""" (?<![\s.!?:;"“”‘(—–\-|•] )([A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я][\w'\-.:]*)""")
+#: The first letters of a word that may be a name: a digit, or a capital of the Latin, Greek or
+#: Cyrillic alphabets (Latin Extended-A mixes both cases: asked again in Python). :mod:`.wording`
+#: reads capitals with the same class.
+CAPITALS = "A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я"
+_CANDIDATE = re.compile(rf""" (?<![\s.!?:;"“”‘(—–\-|•] )([{CAPITALS}][\w'\-.:]*)""")
 _TRAILING = "'-.:"
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "

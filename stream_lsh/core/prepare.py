@@ -291,7 +291,10 @@ class Preparer:
         headline = headline_text(title=page.title, html=markup, text=text, site=page.site)
         key = headline_key(headline, url=page.url, site=page.site, seed=self.config.seed)
         listing = (
-            document or lists_stories(page.url) or is_section(page.url, headline) or is_listing(raw_blocks)
+            document
+            or lists_stories(page.url)
+            or is_section(page.url, headline, raw_blocks, page.site)
+            or is_listing(raw_blocks)
         )
         if self.config.drop_chrome:
             raw_blocks = without_lists(from_headline(raw_blocks, headline, key))

@@ -105,6 +105,13 @@ def points_elsewhere(block: str) -> bool:
 _DATELINE_WORDS = 12
 _DATELINE_CHARS = 80
 _DIGIT = re.compile(r"[0-9]")
+# the pages a site has of its own, named so in their address ("/privacy-policy", "/contact-us")
+_SITE_PAGE_WORDS = frozenset(
+    """about contact privacy terms conditions cookies cookie policy legal disclaimer accessibility
+    imprint impressum advertise advertising careers jobs subscribe subscription newsletters faq help
+    sitemap copyright corrections complaints ethics standards""".split()
+)
+_SITE_WORD = re.compile(r"[^\W_]{4,}")  # a word of a site's name that its domain spells
 _SECTION_STEP = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)?")  # one or two words, no digit
 _SITE_NAME = re.compile(r"\s+[|\-–—:•·]\s+")  # between a page's own title and its site's name
 _SEARCH_STEPS = frozenset("search suche recherche buscar busca ricerca zoeken zoek".split())
@@ -132,6 +139,7 @@ __all__ = [
     "DATED_ITEMS",
     "HOLDS",
     "LISTING_ITEMS",
+    "SECTION_PROSE",
     "SECTION_WORDS",
     "STORIES",
     "SUMMARY_WORDS",
@@ -161,6 +169,8 @@ SUMMARY_WORDS: Final = 60
 DATED_ITEMS: Final = 3
 #: A section's index names the section in at most this many words ("Local news", "Terms of use").
 SECTION_WORDS: Final = 3
+#: ... and holds less prose than this many words (two cards' summaries; a story has paragraphs).
+SECTION_PROSE: Final = 100
 
 
 def is_roundup(opened: Collection[str]) -> bool:
@@ -283,22 +293,26 @@ def is_tag(url: str | None) -> bool:
     return len(steps) >= 2 and steps[-2] in _TAG_STEPS
 
 
-def is_section(url: str | None, headline: str | None) -> bool:
+def is_section(url: str | None, headline: str | None, blocks: Sequence[str], site: str = "") -> bool:
     """Whether a page is a section's index, or a site's page of its own: its address is one or
     two steps of at most two plain words each ("/news/", "/news/politics/", "/sport/rugby-league/",
     "/obituaries/", "/privacy-policy"), with no digit, no file, no query but one that tracks the
-    reader or pages the index ("?page=2") and no fragment, and its headline is the section's
-    name: at most :data:`SECTION_WORDS` words before the site's ("Politics | The Bulletin").
+    reader or pages the index ("?page=2") and no fragment; its headline is the section's name, at
+    most :data:`SECTION_WORDS` words beside the name of its ``site`` ("Politics | The Bulletin" on
+    bulletin.example; in a script written without spaces, two characters count as a word); and
+    its blocks hold less than
+    :data:`SECTION_PROSE` words of prose (blocks that are no heading).
 
     A story's address names it: a slug of its headline's words, a number, or both
-    ("/news/local-news/school-closed-today-510227/", "/2017/03/16/slug", "?id=73554184"), and a
-    story at a short address ("/news/storm-hits/") has a headline of its own. A section page of two
-    cards, each a headline over its story's first sentence, is too few items to be a listing by
-    its shape (:func:`is_listing`): it joined the first story's copies by its opening, and its
-    teased leads taught its site's learner that they were chrome. On the nineteenth outside set
-    such were 37 of its 83 section pages and its 18 obituary listings; on the eighteenth to
-    twenty-first sets no page of a story is a section so."""
-    if not headline or len(_SITE_NAME.split(headline, maxsplit=1)[0].split()) > SECTION_WORDS:
+    ("/news/local-news/school-closed-today-510227/", "/2017/03/16/slug", "?id=73554184"). A story
+    at a short address ("/heatwave-warning/", "/obituaries/john-smith", "/p/inflation-explained")
+    has paragraphs of prose, and most have a headline of their own. A section page of two cards,
+    each a headline over its story's first sentence, is too few items to be a listing by its shape
+    (:func:`is_listing`): it joined the first story's copies by its opening, and its teased leads
+    taught its site's learner that they were chrome. On the nineteenth outside set such were 37 of
+    its 83 section pages and its 18 obituary listings; on the eighteenth to twenty-second sets no
+    page of a story is a section so."""
+    if not headline or _headline_words(headline, site) > SECTION_WORDS:
         return False
     parts = address(url)
     if parts is None or parts.fragment:
@@ -307,7 +321,43 @@ def is_section(url: str | None, headline: str | None) -> bool:
     if not 0 < len(steps) <= 2 or not all(_SECTION_STEP.fullmatch(step) for step in steps):
         return False
     query = parse_qsl(parts.query, keep_blank_values=True)
-    return all(tracks_reader(key) or key == "page" for key, _ in query)
+    if not all(tracks_reader(key) or key == "page" for key, _ in query):
+        return False
+    if _SITE_PAGE_WORDS.intersection(re.split(r"[-_]", steps[-1])):
+        return True  # the site's own page: its terms or its privacy policy hold prose, no story
+    prose = 0
+    for block in blocks:
+        if not heading(block):
+            prose += block.count(" ") + 1
+            if prose >= SECTION_PROSE:
+                return False
+    return True
+
+
+def _headline_words(headline: str, site: str) -> int:
+    """A page's own title's words: its headline less the part that names its site, first or last
+    ("Politics | The Bulletin" on bulletin.example has 1, "Opinion | The case for a four-day
+    week" 8); in a script written without spaces, two characters a word."""
+    parts = _SITE_NAME.split(headline)
+    title = " ".join(parts)
+    if len(parts) > 1:
+        domain = "".join(c for c in site.lower() if c.isalnum())
+        if _names_site(parts[-1], domain):
+            title = " ".join(parts[:-1])
+        elif _names_site(parts[0], domain):
+            title = " ".join(parts[1:])
+    words = len(title.split())
+    if any(ord(c) >= 0x2E80 for c in title):  # CJK: no spaces between words
+        words = max(words, len(title.replace(" ", "")) // 2)
+    return words
+
+
+def _names_site(part: str, domain: str) -> bool:
+    """Whether a part of a title names the site whose domain's letters are ``domain``: one of its
+    words of four letters or more is in them ("The Bulletin", bulletin.example)."""
+    return bool(domain) and any(
+        len(word) >= 4 and word in domain for word in _LONG_WORD.findall(part.lower())
+    )
 
 
 def lists_stories(url: str | None) -> bool:

@@ -45,7 +45,8 @@ every clause of a 600-word story ran batch at 0.55× its speed before, its first
 The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
 low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
 sketch), for the :data:`SKELETONS` smallest skeletons of the page: a sample that two versions of
-one text draw alike, at most :data:`MAX_SLOTS` values, about 100 bytes a page.
+one text draw alike, at most :data:`MAX_SLOTS` values: about 50 bytes a page on disk, 170 in
+memory with the array's header.
 
 Copies can still part: two sister sites whose learners have not yet seen their chrome, each
 printing "Follow <its name> on social media" inside a flattened article, set their own names in
@@ -63,12 +64,13 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import xxhash
 
-from .names import NO_SLOTS, NameSketch, common_word, named_apart
+from .names import CAPITALS, NO_SLOTS, NameSketch, common_word, named_apart
 from .roundup import points_elsewhere
 from .text import heading
 
@@ -98,21 +100,29 @@ _REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on
 # a sentence ends at . ! or ? (and closing quotes or brackets) before a space and a capital or
 # digit (captured: the cut after a clause that ends a sentence), a clause at a comma, semicolon or
 # colon, or at a spaced dash
-_CUT = re.compile(r"((?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[A-Z0-9À-ÖØ-Þ]))|[,;:]\s+|\s+(?:--|—|–)\s+")
+_CUT = re.compile(rf"((?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[{CAPITALS}]))|[,;:]\s+|\s+(?:--|—|–)\s+")
 # a wire dateline: words that all start with a capital, a digit or a bracket, then a spaced dash
-_CAPITAL_WORD = r"[(\[]?[A-Z0-9À-ÖØ-Þ]\S*\s+"
+_CAPITAL_WORD = rf"[(\[]?[{CAPITALS}]\S*\s+"
 _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
 # a word with a capital or a digit after a space or an opening mark: a piece without one names nothing
-_INNER_CAPITAL = re.compile(r"[\s(\[\"'“‘][A-Z0-9À-ÖØ-Þ]")
+_INNER_CAPITAL = re.compile(rf"[\s(\[\"'“‘][{CAPITALS}]")
 # a word that starts with a capital or a digit; a run of them, whatever marks stand between
-_CAPITALISED = r"[A-Z0-9À-ÖØ-Þ][\w'.\-]*"
+_CAPITALISED = rf"[{CAPITALS}][\w'.\-]*"
 _CAPITAL = re.compile(rf"(?<![\w'.\-]){_CAPITALISED}")
 _RUN = re.compile(rf"(?<![\w'.\-]){_CAPITALISED}(?:[^\w_]+{_CAPITALISED})*")
 # a clause's first word, and whether the word after it has a capital (a run of them)
-_LEAD = re.compile(rf"[^\w]*{_CAPITALISED}[^\w]+([A-ZÀ-ÖØ-Þ])?")
+_LEAD = re.compile(rf"[^\w]*{_CAPITALISED}[^\w]+([{CAPITALS.replace('0-9', '')}])?")
 _PLAIN = re.compile(r"[^\W\d_][\w']*|_")  # a word of the skeleton, or a blank
 _BLANKS = re.compile(r"_(?: _)+")
 _TRAILING = "'’.-"
+# ranks, offices and titles, written out or cut short: each outlet's style writes them its way
+_RANKS = frozenset(
+    """det detective sgt sergeant insp inspector supt superintendent const constable cst commissioner
+    commander cmdr chief officer prof professor sen senator rep representative gov governor cr cllr
+    councillor councilman councilwoman mayor lt lieutenant col colonel gen general capt captain cpl
+    corporal pte private maj major adm admiral rev reverend hon honourable honorable sir dame lord lady
+    judge justice president minister premier secretary ambassador dr mr mrs ms mx""".split()
+)
 
 
 def slots_in(piece: str, seed: int) -> tuple[int, ...]:
@@ -175,23 +185,32 @@ def _skeleton(clause: str, opens_sentence: bool) -> tuple[str | None, list[str]]
 
 @functools.lru_cache(maxsize=1 << 14)  # names repeat: a town, a minister, "Police"
 def _name(word: str) -> str:
-    """A word with a capital as a name (lower-cased, its trailing marks and "'s" cut), or "" for
-    a number, a stop word, a day, a month or a title."""
+    """A word with a capital as a name (lower-cased, its accents and trailing marks and "'s" cut),
+    or "" for a word that starts with a digit (44C, 2.30pm, 5km: a figure updated), a stop word,
+    a day, a month, a title, a rank or an office ("Det Sgt" for "Detective Sergeant" is a
+    copy-editor's change), or a word whose first letter is small after all."""
+    if word[0].isdigit() or not word[0].isupper():
+        return ""
     name = word.rstrip(_TRAILING).lower()
     if name.endswith("'s"):
         name = name[:-2]
-    return name if any(c.isalpha() for c in name) and not common_word(name) else ""
+    if not name.isascii():  # "São Paulo" and "Sao Paulo" are one place: ASCII feeds drop accents
+        name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return name if any(c.isalpha() for c in name) and not common_word(name) and name not in _RANKS else ""
 
 
 def slot_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:
-    """Each piece's slots (:func:`slots_in`), for the pieces that begin within the article's first
-    :data:`LEAD_WORDS` words (none for the rest): what a page's blocks carry to the site partition
-    that keeps some of them."""
+    """Each piece's slots (:func:`slots_in`), for the pieces that begin within the first
+    :data:`LEAD_WORDS` words of prose (none for the rest): what a page's blocks carry to the site
+    partition that keeps some of them. Headings do not count ("Listen to this article", "Share",
+    a byline); sentences of chrome above the article do, for the boilerplate learner, which would
+    tell them, keeps its state at the site partition, after this is read."""
     found: list[tuple[int, ...]] = []
     words = 0
     for piece in pieces:
         found.append(slots_in(piece, seed) if words < LEAD_WORDS else ())
-        words += piece.count(" ") + 1
+        if not heading(piece):
+            words += piece.count(" ") + 1
     return found
 
 
