@@ -37,10 +37,10 @@ What keeps copies together:
   pseudo-word rows by 0.005; at three they are as before, and the nineteenth's two schools of one
   word each stay joined.
 
-Only the pieces that begin within an article's first :data:`LEAD_WORDS` words are read: an item
-sets its own names in its lead (the person, the school, the company, the street), and reading
-every clause of a 600-word story ran batch at 0.55× its speed before, its first 100 words at
-0.81–0.84× (docs/speed.md), and the outside sets score the same.
+Only the pieces that begin within the first :data:`LEAD_WORDS` words of prose are read (headings
+do not count): an item sets its own names in its lead (the person, the school, the company, the
+street), and reading every clause of a 600-word story ran batch at 0.55× its speed before, its
+first 100 words at about 0.8× (docs/speed.md), and the outside sets score the same.
 
 The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
 low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
