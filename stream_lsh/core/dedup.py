@@ -55,7 +55,7 @@ from .decision import (
 )
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .keyed import NO_BAND_KEYS, band_keys_of, empty_signature, is_keyed, keyed_only
-from .names import NO_NAMES, NameSketch, sketch_from
+from .names import NO_NAMES, NO_SLOTS, NameSketch, sketch_from
 from .opening import holds_earlier_opening, joins_by_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
@@ -514,7 +514,7 @@ def export_state(dedup: Deduplicator) -> tuple[dict[str, Any], dict[str, np.ndar
         "name_sizes": np.array([e.names.hashes.size for e in entries], dtype=np.int64),
         "names": np.concatenate([e.names.hashes for e in entries]) if entries else np.zeros(0, np.uint32),
         "slot_sizes": np.array([e.names.slots.size for e in entries], dtype=np.int64),
-        "slots": np.concatenate([e.names.slots for e in entries]) if entries else np.zeros(0, np.uint32),
+        "slots": np.concatenate([e.names.slots for e in entries]) if entries else NO_SLOTS,
     }
     return header, arrays
 
@@ -576,7 +576,7 @@ def _names(arrays: dict[str, np.ndarray]) -> list[NameSketch] | None:
     slot_bounds = np.concatenate(
         [[0], np.cumsum(arrays.get("slot_sizes", np.zeros(len(counts), np.int64)))]
     ).tolist()
-    hashes, slots = arrays["names"], arrays.get("slots", np.zeros(0, np.uint32))
+    hashes, slots = arrays["names"], arrays.get("slots", NO_SLOTS)
     return [
         sketch_from(hashes[bounds[i] : bounds[i + 1]], int(count), slots[slot_bounds[i] : slot_bounds[i + 1]])
         for i, count in enumerate(counts)

@@ -59,6 +59,7 @@ __all__ = [
     "SKETCH_SIZE",
     "NameSketch",
     "common_word",
+    "name_hash",
     "name_hashes",
     "named_apart",
     "names_in",
@@ -132,8 +133,12 @@ def name_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:
 
 @functools.lru_cache(maxsize=1 << 15)
 def _hashed(piece: str, seed: int) -> tuple[int, ...]:
-    digest = xxhash.xxh32_intdigest
-    return tuple(sorted({digest(name.encode(), seed) for name in names_in(piece)}))
+    return tuple(sorted({name_hash(name, seed) for name in names_in(piece)}))
+
+
+def name_hash(name: str, seed: int) -> int:
+    """A name's 32-bit hash, as the sketch keeps it (:mod:`.wording` keeps its low half)."""
+    return xxhash.xxh32_intdigest(name.encode(), seed)
 
 
 @dataclass(frozen=True, eq=False)

@@ -72,7 +72,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import xxhash
 
-from .names import CAPITALS, NO_SLOTS, NameSketch, common_word, named_apart
+from .names import CAPITALS, NO_SLOTS, NameSketch, common_word, name_hash, named_apart
 from .roundup import points_elsewhere
 from .text import heading
 
@@ -117,13 +117,14 @@ _LEAD = re.compile(rf"[^\w]*{_CAPITALISED}[^\w]+([{CAPITALS.replace('0-9', '')}]
 _PLAIN = re.compile(r"[^\W\d_][\w']*|_")  # a word of the skeleton, or a blank
 _BLANKS = re.compile(r"_(?: _)+")
 _TRAILING = "'’.-"
-# ranks, offices and titles, written out or cut short: each outlet's style writes them its way
+# ranks, offices and titles, written out or cut short, beside those that are common words
+# (.names: mr, mrs, ms, dr): each outlet's style writes them its way
 _RANKS = frozenset(
     """det detective sgt sergeant insp inspector supt superintendent const constable cst commissioner
     commander cmdr chief officer prof professor sen senator rep representative gov governor cr cllr
     councillor councilman councilwoman mayor lt lieutenant col colonel gen general capt captain cpl
     corporal pte private maj major adm admiral rev reverend hon honourable honorable sir dame lord lady
-    judge justice president minister premier secretary ambassador dr mr mrs ms mx""".split()
+    judge justice president minister premier secretary ambassador mx""".split()
 )
 
 
@@ -143,9 +144,8 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
     digest = xxhash.xxh32_intdigest
     found: dict[int, set[int]] = {}
     said: dict[int, int] = {}
-    parts = _CUT.split(
-        _DATELINE.sub("", text, count=1)
-    )  # a clause, the cut after it (a sentence's end; None: a clause's), ...
+    # a clause, the cut after it (a sentence's end; None: a clause's), the next clause, ...
+    parts = _CUT.split(_DATELINE.sub("", text, count=1))
     for at in range(0, len(parts), 2):
         skeleton, names = _skeleton(parts[at], at == 0 or parts[at - 1] is not None)
         if skeleton is None:
@@ -161,8 +161,8 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
 
 @functools.lru_cache(maxsize=1 << 14)
 def _low_hash(name: str, seed: int) -> int:
-    """The low half of a name's hash (:mod:`.names`), never :data:`_REPEATED`."""
-    return (xxhash.xxh32_intdigest(name.encode("utf-8", "surrogatepass"), seed) & 0xFFFF) or 1
+    """The low half of a name's hash (:func:`.names.name_hash`), never :data:`_REPEATED`."""
+    return (name_hash(name, seed) & 0xFFFF) or 1
 
 
 def _skeleton(clause: str, opens_sentence: bool) -> tuple[str | None, list[str]]:
