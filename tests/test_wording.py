@@ -150,6 +150,32 @@ def test_a_page_is_never_worded_apart_from_itself_nor_from_a_part_of_it(template
     assert worded_apart(page, part) == worded_apart(part, page)
 
 
+def _worded_apart_as_defined(one, other) -> bool:
+    """The rule as the module doc states it, skeleton by skeleton, without shortcuts."""
+    mine, theirs = one.slots.tolist(), other.slots.tolist()
+    my_names = {v & 0xFFFF for v in one.hashes.tolist() + mine}
+    their_names = {v & 0xFFFF for v in other.hashes.tolist() + theirs}
+    own, their_own = set(), set()
+    for key in {v >> 16 for v in mine} & {v >> 16 for v in theirs}:
+        own |= {v & 0xFFFF for v in mine if v >> 16 == key} - their_names
+        their_own |= {v & 0xFFFF for v in theirs if v >> 16 == key} - my_names
+    return bool(own) and bool(their_own) and len(own) + len(their_own) >= 3
+
+
+_SLOT = st.builds(lambda key, name: key << 16 | name, st.integers(1, 3), st.integers(0, 5))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(_SLOT, max_size=5), st.sets(_SLOT, max_size=5), st.sets(st.integers(0, 5), max_size=2))
+def test_the_shortcuts_of_worded_apart_decide_as_the_rule_reads(mine, theirs, names):
+    """worded_apart looks only at the slots one page has and the other lacks; on any two sets of
+    slots (names of small hashes, so that they collide) it decides as the rule reads."""
+    one = sketch_of(names, np.array(sorted(mine), dtype=np.uint32))
+    other = sketch_of((), np.array(sorted(theirs), dtype=np.uint32))
+    assert worded_apart(one, other) == _worded_apart_as_defined(one, other)
+    assert worded_apart(other, one) == _worded_apart_as_defined(other, one)
+
+
 def test_only_the_lead_is_read():
     """The pieces that begin within the article's first LEAD_WORDS words have slots; an item sets
     its own names there."""

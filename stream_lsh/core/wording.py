@@ -41,7 +41,7 @@ What keeps copies together:
 Only the pieces that begin within the first :data:`LEAD_WORDS` words of prose are read (headings
 do not count): an item sets its own names in its lead (the person, the school, the company, the
 street), and reading every clause of a 600-word story ran batch at 0.55× its speed before, its
-first 100 words at about 0.8× (docs/speed.md), and the outside sets score the same.
+first 100 words at 0.86-0.90× (docs/speed.md), and the outside sets score the same.
 
 The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
 low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
@@ -101,8 +101,13 @@ _REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on
 
 # a sentence ends at . ! or ? (and closing quotes or brackets) before a space and a capital or
 # digit (captured: the cut after a clause that ends a sentence), a clause at a comma, semicolon or
-# colon, or at a spaced dash
-_CUT = re.compile(rf"((?<=[.!?])[\"”')\]]*\s+(?=[\"“'(\[]?[{CAPITALS}]))|[,;:]\s+|\s+(?:--|—|–)\s+")
+# colon, or at a spaced dash. Each pattern here that is searched for opens with the class of its
+# first character, and looks behind only after it: the regex engine then skips in C to where a
+# match may start, where a look-behind first is tried at every character (the lead's slots took
+# a third longer so)
+_CUT = re.compile(
+    rf"[.!?,;:—–-](?:(?<=[.!?])([\"”')\]]*)\s+(?=[\"“'(\[]?[{CAPITALS}])|(?<=[,;:])\s+|(?<=\s[—–])\s+|(?<=\s-)-\s+)"
+)
 # a wire dateline: words that all start with a capital, a digit or a bracket, then a spaced dash
 _CAPITAL_WORD = rf"[(\[]?[{CAPITALS}]\S*\s+"
 _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
@@ -110,11 +115,11 @@ _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
 _INNER_CAPITAL = re.compile(rf"[\s(\[\"'“‘][{CAPITALS}]")
 # a word that starts with a capital or a digit; a run of them, whatever marks stand between
 _CAPITALISED = rf"[{CAPITALS}][\w'.\-]*"
-_CAPITAL = re.compile(rf"(?<![\w'.\-]){_CAPITALISED}")
-_RUN = re.compile(rf"(?<![\w'.\-]){_CAPITALISED}(?:[^\w_]+{_CAPITALISED})*")
+_CAPITAL = re.compile(rf"[{CAPITALS}](?<![\w'.\-].)[\w'.\-]*")
+_RUN = re.compile(rf"[{CAPITALS}](?<![\w'.\-].)[\w'.\-]*(?:[^\w_]+{_CAPITALISED})*")
 # a clause's first word, and whether the word after it has a capital (a run of them)
 _LEAD = re.compile(rf"[^\w]*{_CAPITALISED}[^\w]+([{CAPITALS.replace('0-9', '')}])?")
-_PLAIN = re.compile(r"[^\W\d_][\w']*|_")  # a word of the skeleton, or a blank
+_PLAIN = re.compile(r"[^\W\d](?:(?<!_)[\w']*)?")  # a word of the skeleton, or a blank (a lone "_")
 _BLANKS = re.compile(r"_(?: _)+")
 _TRAILING = "'’.-"
 # ranks, offices and titles, written out or cut short, beside those that are common words
@@ -138,14 +143,17 @@ def slots_in(piece: str, seed: int) -> tuple[int, ...]:
 
 @functools.lru_cache(maxsize=1 << 15)  # a site's chrome, on every page: its pieces are read once
 def _slots(piece: str, seed: int) -> tuple[int, ...]:
-    text = piece.strip().replace("’", "'")
+    text = piece.strip()
+    if "’" in text:
+        text = text.replace("’", "'")
     if _INNER_CAPITAL.search(text) is None or heading(text) or points_elsewhere(text):
         return ()  # no name but a sentence's first word (most paragraphs of most stories)
     digest = xxhash.xxh32_intdigest
     found: dict[int, set[int]] = {}
     said: dict[int, int] = {}
     # a clause, the cut after it (a sentence's end; None: a clause's), the next clause, ...
-    parts = _CUT.split(_DATELINE.sub("", text, count=1))
+    dateline = _DATELINE.match(text)
+    parts = _CUT.split(text[dateline.end() :] if dateline else text)
     for at in range(0, len(parts), 2):
         skeleton, names = _skeleton(parts[at], at == 0 or parts[at - 1] is not None)
         if skeleton is None:
@@ -210,7 +218,9 @@ def slot_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:
     found: list[tuple[int, ...]] = []
     words = 0
     for piece in pieces:
-        found.append(slots_in(piece, seed) if words < LEAD_WORDS else ())
+        if words >= LEAD_WORDS:
+            return found + [()] * (len(pieces) - len(found))
+        found.append(slots_in(piece, seed))
         if not heading(piece):
             words += piece.count(" ") + 1
     return found
@@ -241,30 +251,24 @@ def page_slots(blocks: Iterable[Sequence[int]]) -> np.ndarray:
 
 def worded_apart(one: NameSketch, other: NameSketch) -> bool:
     """Whether two pages each set names of their own in wording both give, :data:`OWN_NAMES` or
-    more between them (see the module doc). Two copies of one text give the same slots, and pages
-    that share no wording none, which are told at once; nothing is kept on the sketches (the
-    window holds them by the million)."""
+    more between them (see the module doc). Only a slot one page has and the other lacks can set a
+    name of its own (a slot both have sets a name both give), so two copies of one text, and pages
+    that differ in fewer slots than it takes, are told at once; nothing is kept on the sketches
+    (the window holds them by the million)."""
     if not one.slots.size or not other.slots.size:
         return False
-    mine, theirs = one.slots.tolist(), other.slots.tolist()
-    if mine == theirs or {value >> 16 for value in mine}.isdisjoint({value >> 16 for value in theirs}):
+    mine, theirs = set(one.slots.tolist()), set(other.slots.tolist())
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    if not only_mine or not only_theirs or len(only_mine) + len(only_theirs) < OWN_NAMES:
         return False
-    my_wording, their_wording = _by_skeleton(mine), _by_skeleton(theirs)
-    my_names, their_names = _low_names(one), _low_names(other)
-    own: set[int] = set()
-    their_own: set[int] = set()
-    for key in my_wording.keys() & their_wording.keys():
-        own |= my_wording[key] - their_names
-        their_own |= their_wording[key] - my_names
+    shared = {value >> 16 for value in mine} & {value >> 16 for value in theirs}
+    own = {value & 0xFFFF for value in only_mine if value >> 16 in shared}
+    their_own = {value & 0xFFFF for value in only_theirs if value >> 16 in shared}
+    if not own or not their_own or len(own) + len(their_own) < OWN_NAMES:
+        return False
+    own -= _low_names(other)
+    their_own -= _low_names(one)
     return bool(own) and bool(their_own) and len(own) + len(their_own) >= OWN_NAMES
-
-
-def _by_skeleton(slots: list[int]) -> dict[int, set[int]]:
-    """Slots by skeleton: the low halves of the names set in each."""
-    found: dict[int, set[int]] = {}
-    for value in slots:
-        found.setdefault(value >> 16, set()).add(value & 0xFFFF)
-    return found
 
 
 def _low_names(sketch: NameSketch) -> set[int]:
