@@ -3,6 +3,7 @@ with other parameters (the scheme guard). One line and exit code 2, never a trac
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ import pytest
 from stream_helpers import stream_settings
 
 from stream_lsh.core.prepare import Preparer
+from stream_lsh.core.scheme import Scheme
 from stream_lsh.pipeline.journal import StateMismatchError
 from stream_lsh.stream.app import state_guard
 from stream_lsh.stream.brokers import free_port
@@ -60,6 +62,26 @@ async def test_state_built_with_another_scheme_is_refused_before_the_worker_star
     relaid = settings.replace(site_partitions=5)
     with pytest.raises(Exception, match="partitions"):  # the topics' shape says so first
         await prepare(relaid, broker.bootstrap, state_guard(Preparer(relaid.dedup_config()), relaid))
+
+
+async def test_a_stream_upgraded_to_the_wording_of_names_takes_the_state_before_it(broker, tmp_path):
+    """The version before wrote the same guard but for its scheme's names rule, which lacked the
+    "+wording" part (docs/operating.md, "Upgrading"): this version's worker reads it and decides;
+    the version before would refuse this one's."""
+    settings = stream_settings(broker, tmp_path)
+    guard = state_guard(Preparer(settings.dedup_config()), settings)
+    scheme = Scheme.from_dict(guard["scheme_params"])
+    older = dataclasses.replace(scheme, names_rule=scheme.names_rule.split("+")[0])
+    before = {**guard, "scheme": older.fingerprint, "scheme_params": older.to_dict()}
+    await prepare(settings, broker.bootstrap, before)  # as the version before claimed the app
+
+    page = {"id": "a", "text": " ".join(["The council said that the plan would go ahead in spring."] * 6)}
+    decided = await run_stream(settings, workers=1, feed=[orjson.dumps(page)], until_idle=True, timeout=90)
+    assert list(decided.decisions) == ["a"]
+    newer = settings.replace(app_id=f"{settings.stream.app_id}n")
+    await prepare(newer, broker.bootstrap, guard)
+    with pytest.raises(StateMismatchError, match=r"scheme_params\.names_rule"):
+        await prepare(newer, broker.bootstrap, before)
 
 
 def test_the_topics_command_creates_every_topic_once_and_refuses_another_shape(broker, tmp_path):

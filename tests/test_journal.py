@@ -8,6 +8,7 @@ were not durable yet, resumes at its committed offset and gets again what it han
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
@@ -18,9 +19,10 @@ from crashing_pipeline import CrashingPipeline
 from stream_helpers import batch_reference
 
 from stream_lsh.core.dedup import DedupConfig
+from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.spread import AlertRules
 from stream_lsh.pipeline import codec
-from stream_lsh.pipeline.journal import Journal, StateMismatchError
+from stream_lsh.pipeline.journal import Journal, StateMismatchError, guard_accepts
 from stream_lsh.pipeline.local import LocalPipeline
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.pipeline.routing import Layout
@@ -231,6 +233,34 @@ def test_state_built_with_other_parameters_is_refused_with_what_differs():
     running = Journal(0, {"scheme": "bbbb", "layout": [1]})
     with pytest.raises(StateMismatchError, match=r"scheme: stored 'aaaa', running 'bbbb'"):
         running.load(rows, LocalPipeline(DedupConfig(), layout).stages[Stage.DECIDE][0])
+
+
+def _guards() -> tuple[dict, dict]:
+    """The guard this version writes, and the one the version before the wording of names wrote
+    (its scheme's names rule without the "+wording" part)."""
+    scheme = Preparer(DedupConfig()).scheme
+    older = dataclasses.replace(scheme, names_rule=scheme.names_rule.split("+")[0])
+    guard = {"scheme": scheme.fingerprint, "scheme_params": scheme.to_dict(), "layout": [1]}
+    return guard, {**guard, "scheme": older.fingerprint, "scheme_params": older.to_dict()}
+
+
+def test_a_guard_that_lacks_only_the_wording_of_names_is_accepted_and_nothing_else_is():
+    running, before = _guards()
+    assert guard_accepts(running, running) and guard_accepts(before, running)
+    assert not guard_accepts(running, before)  # state of the newer rule, read by the older
+    assert not guard_accepts({**before, "layout": [2]}, running)
+    seeded = {**before["scheme_params"], "seed": 7}
+    assert not guard_accepts({**before, "scheme_params": seeded}, running)
+    assert not guard_accepts({"scheme": before["scheme"], "layout": [1]}, running)  # no parameters
+
+
+def test_a_journal_written_before_the_wording_of_names_is_loaded():
+    running, before = _guards()
+    stage = LocalPipeline(DedupConfig(), Layout(1)).stages[Stage.DECIDE][0]
+    rows = rows_of(Journal(0, before), stage)
+    Journal(0, running).load(rows, LocalPipeline(DedupConfig(), Layout(1)).stages[Stage.DECIDE][0])
+    with pytest.raises(StateMismatchError, match=r"scheme_params\.names_rule"):
+        Journal(0, before).load(rows_of(Journal(0, running), stage), stage)
 
 
 def test_rows_without_a_head_or_with_a_missing_chunk_are_refused():

@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_decide import CONFIG, STORY, T0, mark, signed
 
+from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.spread import AlertRules, SpreadLevel
 from stream_lsh.errors import StateMismatchError
 from stream_lsh.pipeline.decide import Decider
@@ -73,9 +74,11 @@ class Logged:
     """A decide partition as the stream's store runs it, with a dict for the Faust table: each
     micro-batch's rows logged (delta and checkpoint slice), then written to the directory."""
 
-    def __init__(self, path: Path, table: dict[bytes, bytes], *, compact_bytes: int = 3000) -> None:
+    def __init__(
+        self, path: Path, table: dict[bytes, bytes], *, compact_bytes: int = 3000, guard: dict = GUARD
+    ) -> None:
         self.path, self.table, self.compact_bytes = path, table, compact_bytes
-        self.log = WindowLog(0, GUARD, compact_bytes=compact_bytes, chunk_bytes=2048)
+        self.log = WindowLog(0, guard, compact_bytes=compact_bytes, chunk_bytes=2048)
         note = read_state_of(path, NOTE)
         plan = self.log.load(
             self.table.get(self.log.head_key), sorted(self.table.items()), note and note["delta"]
@@ -199,3 +202,23 @@ def test_state_of_another_guard_or_format_is_refused(tmp_path):
     journal_head = b'{"format": 6, "guard": {"test": 1}}'
     with pytest.raises(StateMismatchError, match="earlier stream-lsh"):
         WindowLog(0, GUARD).load(journal_head, [], None)
+
+
+def test_a_window_written_before_the_wording_of_names_is_read_and_decides_on(tmp_path):
+    """A stream upgraded to the wording of names loads the window the version before wrote (its
+    guard's names rule lacks the "+wording" part), as batch reads its state file; a window written
+    under the newer rule is refused by the older one."""
+    scheme = Preparer(CONFIG).scheme
+    older = dataclasses.replace(scheme, names_rule=scheme.names_rule.split("+")[0])
+    running = {"scheme": scheme.fingerprint, "scheme_params": scheme.to_dict()}
+    stored = {"scheme": older.fingerprint, "scheme_params": older.to_dict()}
+    table: dict[bytes, bytes] = {}
+    before = Logged(tmp_path / "w", table, guard=stored)
+    before.handle([signed("a", STORY, T0), mark(0, T0)], 0)
+    before.close()
+    upgraded = Logged(tmp_path / "w", table, guard=running)
+    decisions, _, _ = upgraded.handle([signed("b", STORY, T0 + 5), mark(0, T0 + 5)], 1)
+    upgraded.close()
+    assert [(d["id"], d["status"], d["duplicate_of"]) for _, d in decisions] == [("b", "duplicate", "a")]
+    with pytest.raises(StateMismatchError, match=r"scheme_params\.names_rule"):
+        Logged(tmp_path / "w", table, guard=stored)

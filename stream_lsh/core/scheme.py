@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import StateMismatchError
 
-__all__ = ["Scheme", "StateMismatchError", "check_compatible"]
+__all__ = ["Scheme", "StateMismatchError", "check_compatible", "same_scheme"]
 
 #: Bump when normalisation or tokenisation changes the tokens a text yields.
 TEXT_PIPELINE_VERSION = "nfkc-casefold-ws1/words-v1"
@@ -71,9 +71,7 @@ def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> 
     wording their names are set in (the rule without its ``+wording`` part), is of the same
     scheme: neither changes signatures, and a page without names or slots is never named or worded
     apart from another (:mod:`.names`, :mod:`.wording`), so its entries are compared as they were."""
-    if _names_rule_before(offered.names_rule, expected.names_rule):
-        offered = replace(offered, names_rule=expected.names_rule)
-    if expected == offered:
+    if same_scheme(expected, offered):
         return
     mine, theirs = expected.to_dict(), offered.to_dict()
     diffs = [f"{key}: {theirs[key]!r} (expected {mine[key]!r})" for key in mine if mine[key] != theirs[key]]
@@ -82,6 +80,14 @@ def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> 
         f"{expected.fingerprint}; differing parameters: {'; '.join(diffs)}. Signatures from different "
         "schemes cannot be compared: rebuild the state with the same parameters, or start from empty state."
     )
+
+
+def same_scheme(expected: Scheme, offered: Scheme) -> bool:
+    """Whether state built under ``offered`` may be probed under ``expected``: the same scheme, or
+    one whose names rule is an earlier part of this one's (:func:`check_compatible`)."""
+    if _names_rule_before(offered.names_rule, expected.names_rule):
+        offered = replace(offered, names_rule=expected.names_rule)
+    return expected == offered
 
 
 def _names_rule_before(older: str, newer: str) -> bool:

@@ -36,10 +36,11 @@ from typing import Any, Protocol
 
 import orjson
 
+from ..core.scheme import Scheme, same_scheme
 from ..errors import StateMismatchError
 from . import codec
 
-__all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "mismatch"]
+__all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "guard_accepts", "mismatch"]
 
 # 6: boilerplate learnt per site, site partitions hold pages for their release point (5 shared
 # flags between site partitions, which 6 does not replay); 5: one decide partition in place of band
@@ -49,6 +50,24 @@ READS = (6,)  # formats a journal loads
 Row = tuple[bytes, "bytes | None"]  # a value of None deletes the key (a changelog tombstone)
 
 _HEAD, _SEGMENT, _CHUNK = b"h", b"j", b"s"
+
+
+def guard_accepts(stored: dict[str, Any], running: dict[str, Any]) -> bool:
+    """Whether state stored under one guard may be loaded under another: the same guard, or one
+    whose scheme differs only in lacking a later part of the names rule
+    (:func:`..core.scheme.same_scheme`). A stream upgraded to the wording of names so reads the
+    window and the journals of the version before, whose pages are never worded apart, as batch
+    reads a state file saved by it."""
+    if stored == running:
+        return True
+    differing = {key for key in set(stored) | set(running) if stored.get(key) != running.get(key)}
+    if not differing <= {"scheme", "scheme_params"}:
+        return False
+    try:
+        mine, theirs = Scheme.from_dict(running["scheme_params"]), Scheme.from_dict(stored["scheme_params"])
+    except (KeyError, TypeError):  # a guard without its scheme's parameters
+        return False
+    return same_scheme(mine, theirs)
 
 
 def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:
@@ -225,7 +244,7 @@ class Journal:
                 "from empty state (a new app id)."
             )
         theirs = head.get("guard", {})
-        if theirs != self.guard:
+        if not guard_accepts(theirs, self.guard):
             raise StateMismatchError(f"partition {self.partition}: {mismatch(theirs, self.guard)}")
 
     # -- writing ------------------------------------------------------------------------------

@@ -46,7 +46,7 @@ import orjson
 
 from ..errors import StateMismatchError
 from ..stores.disk_index import DiskIndex
-from .journal import Row, mismatch
+from .journal import Row, guard_accepts, mismatch
 
 __all__ = ["FORMAT", "NOTE", "Plan", "Row", "WindowLog", "decode_rows", "encode_rows"]
 
@@ -262,7 +262,7 @@ class WindowLog:
                 )
             )
         theirs = head.get("guard", {})
-        if theirs != self.guard:
+        if not guard_accepts(theirs, self.guard):
             raise StateMismatchError(f"decide partition {self.partition}: {mismatch(theirs, self.guard)}")
         self.checkpoint = head.get("checkpoint")
 

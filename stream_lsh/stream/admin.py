@@ -12,7 +12,7 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 from aiokafka.errors import KafkaError, TopicAlreadyExistsError, for_code
 
 from ..errors import BrokerUnreachableError, StateMismatchError, TopicShapeError
-from ..pipeline.journal import mismatch
+from ..pipeline.journal import guard_accepts, mismatch
 from .client import read_topic
 from .connection import KafkaConnection, start_client
 from .topics import TopicSpec
@@ -35,7 +35,7 @@ async def claim_state(target: KafkaConnection | str, topic: str, guard: dict[str
         if key == GUARD_KEY and value is not None:
             stored = orjson.loads(value)
     if stored is not None:
-        if stored != guard:
+        if not guard_accepts(stored, guard):
             raise StateMismatchError(f"{topic}: {mismatch(stored, guard)}")
         return
     producer = AIOKafkaProducer(**kafka.producer_options())
