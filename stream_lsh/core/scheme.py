@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import StateMismatchError
+from .wording import EARLIER_RULES
 
 __all__ = ["Scheme", "StateMismatchError", "check_compatible", "same_scheme"]
 
@@ -70,7 +71,9 @@ def check_compatible(expected: Scheme, offered: Scheme, what: str = "state") -> 
     State built before pages kept their names (``names_rule`` empty), or before they kept the
     wording their names are set in (the rule without its ``+wording`` part), is of the same
     scheme: neither changes signatures, and a page without names or slots is never named or worded
-    apart from another (:mod:`.names`, :mod:`.wording`), so its entries are compared as they were."""
+    apart from another (:mod:`.names`, :mod:`.wording`), so its entries are compared as they were.
+    So is state built under an earlier wording whose slots the current one reads
+    (:data:`.wording.EARLIER_RULES`)."""
     if same_scheme(expected, offered):
         return
     mine, theirs = expected.to_dict(), offered.to_dict()
@@ -91,6 +94,10 @@ def same_scheme(expected: Scheme, offered: Scheme) -> bool:
 
 
 def _names_rule_before(older: str, newer: str) -> bool:
-    """Whether a names rule is the start of another: none at all, or the rule before a part of it
-    (``+wording-...``) was added."""
-    return older == "" or newer.startswith(older + "+")
+    """Whether a names rule is an earlier form of another: none at all, the rule before a part of
+    it (``+wording-...``) was added, or the rule with an earlier wording whose slots the newer one
+    reads as they are (:data:`.wording.EARLIER_RULES`)."""
+    if older == "" or newer.startswith(older + "+"):
+        return True
+    names, _, wording = older.partition("+")
+    return wording in EARLIER_RULES and newer.startswith(names + "+")
