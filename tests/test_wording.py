@@ -18,8 +18,8 @@ from stream_lsh.core.wording import (
     MAX_SLOTS,
     SKELETONS,
     _identifier,
-    _identifiers,
     _mark,
+    _marks,
     different_items,
     page_slots,
     slot_hashes,
@@ -117,7 +117,7 @@ def test_two_items_that_quote_their_own_reference_are_other_items():
     assert different_items(one, other) and different_items(other, one)
     assert not different_items(one, spelled)
     assert _identifier("qp17032965028") and not _identifier("a380") and not _identifier("1800333000")
-    marks = _identifiers(set(one.slots.tolist()))[1]
+    marks = _marks(set(one.slots.tolist()), set(one.slots.tolist()))
     earlier = sketch_of(one.hashes.tolist(), np.array(sorted(set(one.slots.tolist()) - marks), np.uint32))
     assert marks and not different_items(earlier, other)
 
@@ -210,20 +210,20 @@ def _worded_apart_as_defined(one, other) -> bool:
     their_names = {v & 0xFFFF for v in other.hashes.tolist() + theirs}
 
     def read(values: list[int]) -> tuple[set, set]:
-        """(skeleton, name) pairs, less the marks; the names marked as identifiers."""
+        """The page's (skeleton, name) pairs less the marks, and all of them."""
         pairs = {(v >> 16, v & 0xFFFF) for v in values}
-        marked = {(k, n) for k, n in pairs if (k, _mark(n)) in pairs}
-        return pairs - {(k, _mark(n)) for k, n in marked}, {n for _, n in marked}
+        return pairs - {(k, _mark(n)) for k, n in pairs if (k, _mark(n)) in pairs}, pairs
 
-    (my_pairs, my_ids), (their_pairs, their_ids) = read(mine), read(theirs)
-    own, their_own = set(), set()
-    for key in {k for k, _ in my_pairs} & {k for k, _ in their_pairs}:
-        own |= {n for k, n in my_pairs if k == key} - their_names
-        their_own |= {n for k, n in their_pairs if k == key} - my_names
-    return (
-        bool(own)
-        and bool(their_own)
-        and (len(own) + len(their_own) >= 3 or bool(own & my_ids and their_own & their_ids))
+    (my_pairs, my_all), (their_pairs, their_all) = read(mine), read(theirs)
+    shared = {k for k, _ in my_pairs} & {k for k, _ in their_pairs}
+    own_pairs = {(k, n) for k, n in my_pairs if k in shared and n not in their_names}
+    their_own_pairs = {(k, n) for k, n in their_pairs if k in shared and n not in my_names}
+    own, their_own = {n for _, n in own_pairs}, {n for _, n in their_own_pairs}
+    if not own or not their_own:
+        return False
+    return len(own) + len(their_own) >= 3 or (
+        any((k, _mark(n)) in my_all for k, n in own_pairs)
+        and any((k, _mark(n)) in their_all for k, n in their_own_pairs)
     )
 
 

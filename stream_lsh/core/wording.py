@@ -307,26 +307,43 @@ def worded_apart(one: NameSketch, other: NameSketch) -> bool:
     if not only_mine or not only_theirs or len(only_mine) + len(only_theirs) < OWN_NAMES:
         return False
     shared = {value >> 16 for value in mine} & {value >> 16 for value in theirs}
-    my_ids, my_marks = _identifiers(mine)
-    their_ids, their_marks = _identifiers(theirs)
-    own = {value & 0xFFFF for value in only_mine - my_marks if value >> 16 in shared}
-    their_own = {value & 0xFFFF for value in only_theirs - their_marks if value >> 16 in shared}
+    own = {value for value in only_mine if value >> 16 in shared}
+    their_own = {value for value in only_theirs if value >> 16 in shared}
     if not own or not their_own:
         return False
-    own -= _low_names(other)
-    their_own -= _low_names(one)
+    if _names_in(own) + _names_in(their_own) < OWN_NAMES and not (
+        _identifies(own, mine) and _identifies(their_own, theirs)
+    ):
+        return False  # (marks still count as names here: with fewer, only identifiers part them)
+    my_names, their_names = _low_names(one), _low_names(other)
+    own = {value for value in own - _marks(own, mine) if value & 0xFFFF not in their_names}
+    their_own = {value for value in their_own - _marks(their_own, theirs) if value & 0xFFFF not in my_names}
     if not own or not their_own:
         return False
-    return len(own) + len(their_own) >= OWN_NAMES or bool(own & my_ids and their_own & their_ids)
+    if _names_in(own) + _names_in(their_own) >= OWN_NAMES:
+        return True
+    return _identifies(own, mine) and _identifies(their_own, theirs)
 
 
-def _identifiers(slots: set[int]) -> tuple[set[int], set[int]]:
-    """The names a page's slots mark as identifiers (their hashes' low halves), and the marks."""
-    marks = {value & ~0xFFFF | _mark(value & 0xFFFF) for value in slots} & slots
-    if not marks:  # most pages, and every page saved under an earlier rule
-        return set(), marks
-    ids = {value & 0xFFFF for value in slots if value & ~0xFFFF | _mark(value & 0xFFFF) in marks}
-    return ids, marks
+def _names_in(values: set[int]) -> int:
+    """How many names slots set (a name set in two clauses is one)."""
+    return len({value & 0xFFFF for value in values})
+
+
+def _marked(value: int) -> int:
+    """The slot that marks a slot's name as an identifier: the same wording, the name's mark."""
+    return value & ~0xFFFF | _mark(value & 0xFFFF)
+
+
+def _marks(values: set[int], slots: set[int]) -> set[int]:
+    """Those of a page's slot values that are marks of its identifiers, not names."""
+    keys = {value >> 16 for value in values}
+    return {_marked(slot) for slot in slots if slot >> 16 in keys} & values
+
+
+def _identifies(values: set[int], slots: set[int]) -> bool:
+    """Whether a page marks any of these of its slots' names as an identifier."""
+    return any(_marked(value) in slots for value in values)
 
 
 def _low_names(sketch: NameSketch) -> set[int]:
