@@ -35,24 +35,24 @@ What keeps copies together:
   offices written out or cut short ("Det Sgt"), and accents are folded ("Sao Paulo");
 * a name present on one side only (a copy that drops "Mr" or adds a town) is an addition, not
   another item: each page must set a name of its own;
-* an identifier is the exception (:data:`ID_DIGITS`): a name of a letter and five digits or more,
-  a police appeal's reference ("QP17032965028"), a case's or a lot's number. Two items of one
-  template that each quote their own in the same wording are other items, whatever else they
-  share; an edit does not renumber. Such a name is marked by a second value beside it in the same
-  wording (:func:`_mark`), so that slots saved under the earlier rules, which mark none, still
-  compare as they did. On the twenty-third outside set, built blind, police briefs of one template
-  and one station each way joined by the hundred (precision 0.871, means of seeds 1-3): with the
-  mark, 0.990;
 * one word for one word is as often an edit as another item (a copy-editor's "Yesterday" for
   "Today" before a name, the generated grid's word swaps): at two names between them (every
   clause read), the grid's plain copies of real prose fell from F1 0.992 to 0.988, its
   pseudo-word rows by 0.005; at three they are as before, and the nineteenth's two schools of one
-  word each stay joined.
+  word each stay joined;
+* but an identifier each way is enough (:data:`ID_DIGITS`): a name of a letter and five digits or
+  more, a police appeal's reference ("QP17032965028"), a case's or a lot's number. Two items of
+  one template that each quote their own in the same wording are other items, whatever else they
+  share; an edit does not renumber. Such a name is marked by a second value beside it in the same
+  wording (:func:`_mark`), so that slots saved under the earlier rules, which mark none, still
+  compare as they did. On the twenty-third outside set, built blind, police briefs of one template
+  and one station each way joined by the hundred (precision 0.871, means of seeds 1-3): with the
+  mark, 0.990.
 
 Only the pieces that begin within the first :data:`LEAD_WORDS` words of prose are read (headings
 do not count): an item sets its own names in its lead (the person, the school, the company, the
 street), and reading every clause of a 600-word story ran batch at 0.55× its speed before, its
-first 100 words at 0.86-0.90× (docs/speed.md), and the outside sets score the same.
+first 100 words at 0.84-0.94× (docs/speed.md), and the outside sets score the same.
 
 The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
 low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
