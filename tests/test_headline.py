@@ -316,6 +316,35 @@ def test_a_story_after_another_sites_card_joins_it_by_the_headline():
     assert without.process_batch([own_site, story_page()])[1].status == UNIQUE
 
 
+TENDERS = "Department of Health and Aged Care calls tenders for provision of security guard services"
+
+
+def tender(page_id: str, reference: str, value: str, site: str) -> Page:
+    """A department's tender notice as an outlet republishes it: one title for every such tender."""
+    text = (
+        f"The Department of Health and Aged Care has released Tender {reference} seeking offers for "
+        f"provision of security guard services. The contract has an estimated value of {value}.\n"
+        "Submissions close at 2pm on 22 August 2024 and must be lodged through the electronic "
+        "tendering portal. Late submissions will not be accepted.\n"
+        "An optional briefing session for prospective tenderers will be held two weeks before the "
+        "closing date. Questions must be submitted in writing."
+    )
+    return Page(id=page_id, title=TENDERS, text=text, url=f"https://{site}/tenders/{page_id}", source=site)
+
+
+def test_two_items_of_a_template_under_one_headline_do_not_join_by_it():
+    """Two tenders under one title, each with its own reference, set other names in the same
+    wording: the second is another item and does not join the first by the headline; a copy of
+    the first, at a third outlet, still joins it."""
+    engine = Deduplicator()
+    first = tender("a", "RFT20248396", "$1,350,000", "tenders-a.example")
+    other = tender("b", "RFT20244321", "$4,290,000", "tenders-b.example")
+    decided = engine.process_batch([first, other])
+    assert decided[1].status == UNIQUE, decided[1]
+    copy = engine.process(tender("c", "RFT20248396", "$1,350,000", "tenders-c.example"))
+    assert (copy.status, copy.duplicate_of) == (DUPLICATE, "a"), copy
+
+
 def test_a_page_of_the_same_site_under_the_same_headline_is_another_story():
     """A site gives a live page, or a column that comes back every week, the same headline over a
     new text: a page of its own text joins no page of its own site by the headline."""
