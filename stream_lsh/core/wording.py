@@ -205,9 +205,10 @@ def _identifier(name: str) -> bool:
 
 
 def _mark(low: int) -> int:
-    """The value beside an identifier's in the same wording that marks it one: a bijection of the
-    16-bit values that is not its own inverse (so a mark is told from its name), never
-    :data:`_REPEATED`."""
+    """The value beside an identifier's in the same wording that marks it one: an affine map of the
+    16-bit values with no fixed point and no cycle of two (so a mark is told from its name), never
+    :data:`_REPEATED` (the one value it would send there goes to 0xFFFF, which another value also
+    reaches: two names of one mark, one in 2^32 pairs)."""
     return ((low * 0x9E3B + 0x3C6F) & 0xFFFF) or 0xFFFF
 
 
@@ -315,7 +316,7 @@ def worded_apart(one: NameSketch, other: NameSketch) -> bool:
         _identifies(own, mine) and _identifies(their_own, theirs)
     ):
         return False  # (marks still count as names here: with fewer, only identifiers part them)
-    my_names, their_names = _low_names(one), _low_names(other)
+    my_names, their_names = _low_names(one, mine), _low_names(other, theirs)
     own = {value for value in own - _marks(own, mine) if value & 0xFFFF not in their_names}
     their_own = {value for value in their_own - _marks(their_own, theirs) if value & 0xFFFF not in my_names}
     if not own or not their_own:
@@ -346,12 +347,11 @@ def _identifies(values: set[int], slots: set[int]) -> bool:
     return any(_marked(value) in slots for value in values)
 
 
-def _low_names(sketch: NameSketch) -> set[int]:
+def _low_names(sketch: NameSketch, slots: set[int]) -> set[int]:
     """The low halves of the hashes of every name a page is known to give: its sketch's and its
-    slots' (a name that opens a sentence is in its slots only)."""
-    return {value & 0xFFFF for value in sketch.hashes.tolist()} | {
-        value & 0xFFFF for value in sketch.slots.tolist()
-    }
+    slots' (``slots``: the sketch's, as a set already; a name that opens a sentence is in its
+    slots only)."""
+    return {value & 0xFFFF for value in sketch.hashes.tolist()} | {value & 0xFFFF for value in slots}
 
 
 def different_items(one: NameSketch, other: NameSketch) -> bool:
