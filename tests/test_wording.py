@@ -17,6 +17,7 @@ from stream_lsh.core.wording import (
     LEAD_WORDS,
     MAX_SLOTS,
     SKELETONS,
+    _at_identifiers,
     _identifier,
     _mark,
     _marks,
@@ -120,6 +121,34 @@ def test_two_items_that_quote_their_own_reference_are_other_items():
     marks = _marks(set(one.slots.tolist()), set(one.slots.tolist()))
     earlier = sketch_of(one.hashes.tolist(), np.array(sorted(set(one.slots.tolist()) - marks), np.uint32))
     assert marks and not different_items(earlier, other)
+
+
+def test_two_notices_that_give_their_reference_before_their_own_words_are_other_items():
+    """An agency's tender notices give their reference in one wording, then each its own service in
+    small words: the clause is cut after the reference, so the references face each other in
+    "_ has released _" (two words in small letters: enough for a part that ends at an
+    identifier). A copy of one, trimmed, keeps its reference; a clause with nothing after its
+    identifier is not cut."""
+
+    def notice(reference: str, service: str, value: str) -> list[str]:
+        return [
+            f"The Sydney Water has released Tender {reference} seeking offers for {service}. The contract "
+            f"has an estimated value of {value}.",
+            "Submissions close at 2pm on 26 July 2024 and must be lodged through the electronic "
+            "tendering portal. Late submissions will not be accepted.",
+        ]
+
+    one = notice("RFT20247896", "cleaning services for council facilities", "$7,440,000")
+    other = notice("RFT20244723", "supply of bulk diesel and unleaded fuel", "$7,800,000")
+    assert different_items(sketch(one), sketch(other)) and different_items(sketch(other), sketch(one))
+    assert not different_items(sketch(one), sketch(one[:1]))
+    assert _at_identifiers("Tender RFT20247896 seeking offers") == [
+        ("Tender RFT20247896", True),
+        (" seeking offers", False),
+    ]
+    assert _at_identifiers("please quote reference QP17032965028.") == [
+        ("please quote reference QP17032965028.", False)
+    ]
 
 
 def test_a_wire_dateline_is_not_read():
