@@ -23,7 +23,7 @@ from stream_lsh.pipeline.telemetry import Gauges, Tally
 from stream_lsh.settings import Settings
 from stream_lsh.stream.admin import ensure_topics
 from stream_lsh.stream.brokers import free_port
-from stream_lsh.stream.client import read_topic
+from stream_lsh.stream.client import Fed, read_topic
 from stream_lsh.stream.deployment import (
     DeploymentStatus,
     GroupLag,
@@ -34,7 +34,7 @@ from stream_lsh.stream.deployment import (
     live_line,
 )
 from stream_lsh.stream.metrics import PartitionReading, WorkerMetrics, WorkerReading
-from stream_lsh.stream.runner import Workers, run_stream
+from stream_lsh.stream.runner import Progress, Workers, run_stream
 from stream_lsh.stream.status import (
     Assignment,
     Backlog,
@@ -329,6 +329,17 @@ async def test_status_lists_the_worker_its_partitions_and_the_decisions_on_the_t
     assert stale.returncode == ExitCode.UNAVAILABLE, stale.stderr
     assert [w["up"] for w in orjson.loads(stale.stdout)["workers"]] == [False]
     assert stale.stderr.count("\n") == 1 and "no worker of app" in stale.stderr
+
+
+def test_runs_summary_counts_the_pages_it_fed_once_the_feed_is_known():
+    """A broker that under-reports its end offsets (Tansu) lets `run --broker` read decisions of an
+    earlier run from the topic: the summary counts this run's pages, as `-o` writes only theirs."""
+    progress = Progress()
+    for page_id, status in [("old-1", "unique"), ("old-2", "duplicate"), ("a", "unique"), ("b", "duplicate")]:
+        progress.on_decision({"id": page_id, "status": status})
+    assert progress.summary().startswith("4 pages decided (2 unique, 2 duplicate")
+    progress.fed = [Fed(0, 0, "a", False), Fed(1, 0, "b", False), Fed(0, 1, "c", False)]
+    assert progress.summary().startswith("2 pages decided (1 unique, 1 duplicate, 0 no content)")
 
 
 async def test_runs_status_lines_come_from_its_workers_reports_while_it_feeds(broker, tmp_path):

@@ -123,10 +123,14 @@ class Progress:
         Not a rate from the first decision on: in clock order a backlog's decisions are held until
         every partition has spoken, then come all at once, so such a rate would flatter the stream.
         """
-        pages = len(self.decisions)
+        pages, statuses = len(self.decisions), self.statuses
+        if self.fed:  # this run's pages: a broker that under-reports its end offsets (Tansu) lets
+            # the decisions topic be read from before this run, and those pages are not its own
+            ids = {fed.page_id for fed in self.fed} & self.decisions.keys()
+            pages, statuses = len(ids), Counter(self.decisions[page_id]["status"] for page_id in ids)
         text = (
-            f"{pages:,} pages decided ({self.statuses['unique']:,} unique, {self.statuses['duplicate']:,} "
-            f"duplicate, {self.statuses['no_content']:,} no content), {self.dead_letters:,} dead letters"
+            f"{pages:,} pages decided ({statuses['unique']:,} unique, {statuses['duplicate']:,} "
+            f"duplicate, {statuses['no_content']:,} no content), {self.dead_letters:,} dead letters"
         )
         if self.alerts:
             text += f", {len(self.alerts):,} alerts"
