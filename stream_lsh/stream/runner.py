@@ -126,7 +126,7 @@ class Progress:
         pages, statuses = len(self.decisions), self.statuses
         if self.fed:  # this run's pages: a broker that under-reports its end offsets (Tansu) lets
             # the decisions topic be read from before this run, and those pages are not its own
-            ids = {fed.page_id for fed in self.fed} & self.decisions.keys()
+            ids = {fed.page_id for fed in self.fed if fed.page_id is not None} & self.decisions.keys()
             pages, statuses = len(ids), Counter(self.decisions[page_id]["status"] for page_id in ids)
         text = (
             f"{pages:,} pages decided ({statuses['unique']:,} unique, {statuses['duplicate']:,} "
