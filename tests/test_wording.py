@@ -61,7 +61,9 @@ def appeal(town: str, street: str = "Railway Pde") -> list[str]:
 def test_a_slot_is_a_clause_s_wording_over_a_name_set_in_it():
     (lead,) = [slots_in(closure("Millbrook Primary School")[0], SEED)]
     skeletons = {value >> 16 for value in lead}
-    assert len(skeletons) == 1 and len(lead) == 3  # millbrook, primary, school; no day nor number
+    # the clause's skeleton and the sentence's opening ("will be closed today"), each over
+    # millbrook, primary and school; no day nor number
+    assert len(skeletons) == 2 and len(lead) == 6
     other = slots_in(closure("Taylor Park Primary School")[0], SEED)
     assert {value >> 16 for value in other} == skeletons  # the same wording ...
     assert set(lead) != set(other)  # ... around other names
@@ -149,6 +151,39 @@ def test_two_notices_that_give_their_reference_before_their_own_words_are_other_
     assert _at_identifiers("please quote reference QP17032965028.") == [
         ("please quote reference QP17032965028.", False)
     ]
+
+
+def test_two_notices_of_a_template_that_varies_its_small_words_too_are_other_items():
+    """Road notices of one template: the closed stretch and the reason differ in small words, so the
+    clauses share no skeleton, but the sentences open alike ("will be closed between") and each
+    sets its own street and town. A trimmed copy, and a copy with a local intro, stay joined."""
+
+    def notice(street: str, town: str, stretch: str, reason: str) -> list[str]:
+        return [
+            f"{street}, {town} will be closed between {stretch} from 9am to 6pm on Thursday 14 "
+            f"November for {reason}.",
+            "Detours will be signposted. Council apologises for any inconvenience. Enquiries to "
+            "council's customer service centre.",
+        ]
+
+    one = notice("Railway Pde", "Cedar Flats", "the roundabout and the bridge", "tree removal")
+    other = notice("Banksia Ave", "Mount Ardent", "Railway Pde and High St", "road resurfacing")
+    assert different_items(sketch(one), sketch(other)) and different_items(sketch(other), sketch(one))
+    local = ["Motorists in Wattle Bay heading to Cedar Flats should plan ahead.", *one]
+    assert not different_items(sketch(one), sketch(one[:1]))
+    assert not different_items(sketch(one), sketch(local)) and not different_items(sketch(local), sketch(one))
+
+
+def test_a_wire_credit_written_close_is_a_dateline():
+    """A release as the wire sends it and as the company posts it: the same sentence after
+    another dateline, and the same slots."""
+    sentence = (
+        "Halcyon Networks (NASDAQ: HLCN) today announced that its 2017 Annual Meeting of Shareholders "
+        "will be held in San Jose."
+    )
+    wire = slots_in(f"SAN JOSE--(BUSINESS NEWSLINE)--{sentence}", SEED)
+    own = slots_in(f"SAN JOSE (March 14, 2017) — {sentence}", SEED)
+    assert wire and wire == own
 
 
 def test_a_wire_dateline_is_not_read():

@@ -52,7 +52,16 @@ What keeps copies together:
   skeleton from two words in small letters (:func:`_at_identifiers`): an agency's tender notices
   give their reference in one wording ("The Sydney Water has released Tender RFT20247896") and
   then each its own service. On the twenty-fourth outside set, built blind, press releases of four
-  templates, the tender notices joined by the dozen (precision 0.791): so cut, 0.996.
+  templates, the tender notices joined by the dozen (precision 0.791): so cut, 0.996;
+* a sentence that sets names gives one more slot: its *opening*, the first :data:`OPENING_WORDS`
+  words in small letters ("will be closed between", "drivers are facing delays"), over every name
+  set in the sentence (:func:`_opening`). Road notices and traffic reports of one template vary
+  its small words too ("between the roundabout and the bridge ... for tree removal"), so their
+  clauses share no skeleton; their sentences open alike, and each sets its own street and town.
+  Two copies of a story open their sentences alike and set the same names, or one of them sets
+  none the other lacks (a trimmed copy, a local intro of its own);
+* a wire service's credit written close ("SAN JOSE, Calif.--(BUSINESS WIRE)--") is read as a
+  dateline: one copy's "SAN JOSE (March 14, 2017) —" before the same sentence is.
 
 Only the pieces that begin within the first :data:`LEAD_WORDS` words of prose are read (headings
 do not count): an item sets its own names in its lead (the person, the school, the company, the
@@ -110,16 +119,23 @@ __all__ = [
 ]
 
 #: The rule's version and constants, part of the scheme (through :data:`.names.NAMES_RULE`).
-WORDING_RULE = "wording-4:3:16:64:3:100:5:2"
+WORDING_RULE = "wording-5:3:16:64:3:100:5:2:4"
 #: Earlier wording rules whose slots this one reads as they are (:func:`.scheme.check_compatible`).
 #: ``wording-1`` blanked a sentence's first word where this rule keeps it: a clause that opens a
 #: sentence has another skeleton under each, so their slots never share it and never part two
 #: pages; every other skeleton is the same string under both. Neither marked identifiers
 #: (:data:`ID_DIGITS`): their pages' names are compared by the count of names alone.
-#: ``wording-3`` did not cut a clause after an identifier (:func:`_at_identifiers`): such a
-#: clause's skeletons differ under the two rules, so they part nothing either.
+#: ``wording-3`` did not cut a clause after an identifier (:func:`_at_identifiers`), and
+#: ``wording-4`` read no sentence's opening (:func:`_opening`) and no wire credit written close
+#: (:data:`_WIRE_CREDIT`): the skeletons and openings one rule has and the other lacks are never
+#: shared between them, so they part nothing either.
 EARLIER_RULES = frozenset(
-    {"wording-1:3:16:64:3:100", "wording-2:3:16:64:3:100", "wording-3:3:16:64:3:100:5"}
+    {
+        "wording-1:3:16:64:3:100",
+        "wording-2:3:16:64:3:100",
+        "wording-3:3:16:64:3:100:5",
+        "wording-4:3:16:64:3:100:5:2",
+    }
 )
 MIN_WORDS = 3  # words in small letters a clause needs to have a skeleton
 SKELETONS = 16  # skeletons a page keeps: the smallest hashes
@@ -127,6 +143,8 @@ MAX_SLOTS = 64  # ... and at most this many slots in all
 OWN_NAMES = 3  # names of their own the two pages set in shared wording, between them
 ID_DIGITS = 5  # a name of a letter and this many digits or more is an identifier (a reference number)
 ID_MIN_WORDS = 2  # ... and a clause's part that ends at an identifier this many (_at_identifiers)
+OPENING_WORDS = 4  # the words in small letters of a sentence's opening (_opening)
+_OPENING_REACH = 400  # ... found within its first this many characters
 LEAD_WORDS = 100  # the pieces that begin within an article's first this many words are read
 _REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on one page
 
@@ -142,6 +160,10 @@ _CUT = re.compile(
 # a wire dateline: words that all start with a capital, a digit or a bracket, then a spaced dash
 _CAPITAL_WORD = rf"[(\[]?[{CAPITALS}]\S*\s+"
 _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
+# a wire service's credit written close ("SAN JOSE, Calif.--(BUSINESS WIRE)--Halcyon Networks ...")
+_WIRE_CREDIT = re.compile(r"^[^\n]{0,80}?--\([A-Z][\w .&'-]*\)--\s*")
+# a word in small letters, whole (not "south-westerly", "f-16", "a.m.")
+_SMALL = re.compile(r"[a-z](?<![\w'.\-].)[a-z']*(?![\w.\-])")
 # a word with a capital or a digit after a space or an opening mark: a piece without one names nothing
 _INNER_CAPITAL = re.compile(rf"[\s(\[\"'“‘][{CAPITALS}]")
 # a word that starts with a capital or a digit; a run of them, whatever marks stand between
@@ -182,21 +204,34 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
     digest = xxhash.xxh32_intdigest
     found: dict[int, set[int]] = {}
     said: dict[int, int] = {}
+
+    def slot(wording: str, lows: set[int]) -> None:
+        key = digest(wording.encode("utf-8", "surrogatepass"), seed) >> 16
+        said[key] = said.get(key, 0) + 1
+        found.setdefault(key, set()).update(lows)
+
     # a clause, the cut after it (a sentence's end; None: a clause's), the next clause, ...
-    dateline = _DATELINE.match(text)
+    dateline = _DATELINE.match(text) or (_WIRE_CREDIT.match(text) if "--(" in text else None)
     parts = _CUT.split(text[dateline.end() :] if dateline else text)
+    identifies = _FIVE_DIGITS.search(text) is not None  # (most pieces quote no identifier)
+    start, named = 0, set[int]()  # the sentence's first clause; the lows of the names set in it so far
     for at in range(0, len(parts), 2):
         opens = at == 0 or parts[at - 1] is not None
-        for clause, at_identifier in _at_identifiers(parts[at]):
+        if opens:
+            start, named = at, set()
+        for clause, at_identifier in _at_identifiers(parts[at]) if identifies else ((parts[at], False),):
             skeleton, names = _skeleton(clause, opens, ID_MIN_WORDS if at_identifier else MIN_WORDS)
             opens = False
-            if skeleton is None:
+            if not names:
                 continue
-            key = digest(skeleton.encode("utf-8", "surrogatepass"), seed) >> 16
-            said[key] = said.get(key, 0) + 1
-            bucket = found.setdefault(key, set())
-            for name in names:
-                bucket.update(_lows(name, seed))
+            lows = {low for name in names for low in _lows(name, seed)}
+            named |= lows
+            if skeleton is not None:
+                slot(skeleton, lows)
+        if named and (at + 1 >= len(parts) or parts[at + 1] is not None):  # the sentence ends
+            opening = _opening(" ".join(parts[start : at + 1 : 2]))
+            if opening is not None:
+                slot(opening, named)
     values = {
         key << 16 | (name if said[key] == 1 else _REPEATED) for key, names in found.items() for name in names
     }
@@ -211,7 +246,23 @@ def _lows(name: str, seed: int) -> tuple[int, ...]:
     return (low, _mark(low)) if _identifier(name) else (low,)
 
 
-_FIVE_DIGITS = re.compile(r"\d(?:\D*?\d){%d}" % (ID_DIGITS - 1))
+_FIVE_DIGITS = re.compile(rf"\d(?:\D*?\d){{{ID_DIGITS - 1}}}")
+
+
+def _opening(sentence: str) -> str | None:
+    """A sentence's opening: its first :data:`OPENING_WORDS` words in small letters (its first word
+    among them when it is no name), marked so that no clause's skeleton is the same string; None
+    for a sentence with fewer. Two items of a template that vary its small words too ("between the
+    roundabout and the bridge ... for tree removal", "between Railway Pde and High St ... for road
+    resurfacing") share no clause's skeleton, but their sentences open alike ("will be closed
+    between"), and each sets its own street and town in it."""
+    lead = _LEAD.match(sentence)
+    words = [lead.group(1).lower()] if lead and not lead.group(2) and lead.group(1)[0].isalpha() else []
+    for word in _SMALL.finditer(sentence, 0, _OPENING_REACH):
+        words.append(word.group())
+        if len(words) == OPENING_WORDS:
+            return "^" + " ".join(words)
+    return None
 
 
 def _at_identifiers(clause: str) -> list[tuple[str, bool]]:
