@@ -54,14 +54,17 @@ What keeps copies together:
   then each its own service. On the twenty-fourth outside set, built blind, press releases of four
   templates, the tender notices joined by the dozen (precision 0.791): so cut, 0.996;
 * a sentence that sets names gives one more slot: its *opening*, the first :data:`OPENING_WORDS`
-  words in small letters ("will be closed between", "drivers are facing delays"), over every name
-  set in the sentence (:func:`_opening`). Road notices and traffic reports of one template vary
-  its small words too ("between the roundabout and the bridge ... for tree removal"), so their
-  clauses share no skeleton; their sentences open alike, and each sets its own street and town.
-  Two copies of a story open their sentences alike and set the same names, or one of them sets
-  none the other lacks (a trimmed copy, a local intro of its own);
+  words in small letters ("will be closed between", "drivers are facing delays"), over the names
+  set in the clauses those words come from (:func:`_small_words`). Road notices and traffic
+  reports of one template vary its small words too ("between the roundabout and the bridge ... for
+  tree removal"), so their clauses share no skeleton; their sentences open alike, and each sets its
+  own street and town. Two copies of a story open their sentences alike and set the same names
+  there, or one of them sets none the other lacks (a trimmed copy, a local intro of its own); an
+  attribution after the opening ("..., the mayor told The Age") is not read. Two copies whose local
+  intros set each its own town in one template sentence do part;
 * a wire service's credit written close ("SAN JOSE, Calif.--(BUSINESS WIRE)--") is read as a
-  dateline: one copy's "SAN JOSE (March 14, 2017) —" before the same sentence is.
+  dateline, as its spaced form is: read as names, it gave a release's first sentence names its
+  copy on the company's own site lacks, and with openings the two parted.
 
 Only the pieces that begin within the first :data:`LEAD_WORDS` words of prose are read (headings
 do not count): an item sets its own names in its lead (the person, the school, the company, the
@@ -71,8 +74,9 @@ first 100 words at 0.84-0.94× (docs/speed.md), and the outside sets score the s
 The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
 low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
 sketch), for the :data:`SKELETONS` smallest skeletons of the page: a sample that two versions of
-one text draw alike, at most :data:`MAX_SLOTS` values: about 50 bytes a page on disk, 170 in
-memory with the array's header.
+one text draw alike, at most :data:`MAX_SLOTS` values: on the nineteenth, twenty-third and
+twenty-fifth outside sets' pages 22 values a page (12 before openings), about 90 bytes on disk and
+210 in memory with the array's header; 11 of their 5,053 pages reach the cap.
 
 Copies can still part: two sister sites whose learners have not yet seen their chrome, each
 printing "Follow <its name> on social media" inside a flattened article, set their own names in
@@ -86,7 +90,8 @@ of seeds 1-3: the nineteenth outside set, a network of sister papers' template i
 appeals' references; figures no longer count: a forecast updated parted from its copy), and 0.975
 with identifiers; the twenty-first, whose "template variants" swap a company's name and figures in
 real BBC items, 0.952 to 0.992; the twenty-third, 0.871 to 0.990 with identifiers; the
-twenty-fourth, 0.791 to 0.996 with clauses cut after them.
+twenty-fourth, 0.791 to 0.996 with clauses cut after them; the nineteenth 0.976 to 0.985 and the
+twenty-fifth, built blind, 0.855 to 0.925 with sentences' openings.
 """
 
 from __future__ import annotations
@@ -126,9 +131,11 @@ WORDING_RULE = "wording-5:3:16:64:3:100:5:2:4"
 #: pages; every other skeleton is the same string under both. Neither marked identifiers
 #: (:data:`ID_DIGITS`): their pages' names are compared by the count of names alone.
 #: ``wording-3`` did not cut a clause after an identifier (:func:`_at_identifiers`), and
-#: ``wording-4`` read no sentence's opening (:func:`_opening`) and no wire credit written close
-#: (:data:`_WIRE_CREDIT`): the skeletons and openings one rule has and the other lacks are never
-#: shared between them, so they part nothing either.
+#: ``wording-4`` read no sentence's opening (:func:`_small_words`): the skeletons and openings one
+#: rule has and the other lacks are never shared between them (but for a collision of 16-bit keys),
+#: so they part nothing either. ``wording-4`` read a wire credit written close (:data:`_WIRE_CREDIT`)
+#: as names: the skeleton after it is the same under both rules, and its names under the older a
+#: superset of the newer's, which one page's names alone never part.
 EARLIER_RULES = frozenset(
     {
         "wording-1:3:16:64:3:100",
@@ -143,8 +150,7 @@ MAX_SLOTS = 64  # ... and at most this many slots in all
 OWN_NAMES = 3  # names of their own the two pages set in shared wording, between them
 ID_DIGITS = 5  # a name of a letter and this many digits or more is an identifier (a reference number)
 ID_MIN_WORDS = 2  # ... and a clause's part that ends at an identifier this many (_at_identifiers)
-OPENING_WORDS = 4  # the words in small letters of a sentence's opening (_opening)
-_OPENING_REACH = 400  # ... found within its first this many characters
+OPENING_WORDS = 4  # the words in small letters of a sentence's opening (_small_words)
 LEAD_WORDS = 100  # the pieces that begin within an article's first this many words are read
 _REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on one page
 
@@ -161,9 +167,11 @@ _CUT = re.compile(
 _CAPITAL_WORD = rf"[(\[]?[{CAPITALS}]\S*\s+"
 _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
 # a wire service's credit written close ("SAN JOSE, Calif.--(BUSINESS WIRE)--Halcyon Networks ...")
-_WIRE_CREDIT = re.compile(r"^[^\n]{0,80}?--\([A-Z][\w .&'-]*\)--\s*")
-# a word in small letters, whole (not "south-westerly", "f-16", "a.m.")
-_SMALL = re.compile(r"[a-z](?<![\w'.\-].)[a-z']*(?![\w.\-])")
+_WIRE_CREDIT = re.compile(r"^[^\n]{0,80}?--\([A-Z][A-Z .&'-]*\)--\s*")
+# a whole word of letters (not "south-westerly", "f-16", "a.m.", "covid19"), at a sentence's end too
+_WORD = re.compile(r"[^\W\d_](?<![\w'.\-].)(?:[^\W\d_]|')*(?![\w\-]|\.\w)")
+# a word that starts with a letter and holds five digits or more: maybe an identifier (_identifier)
+_ID_WORD = re.compile(rf"[^\W\d_](?<![\w'.\-].)[\w'.\-]*?\d(?:[\w'.\-]*?\d){{{ID_DIGITS - 1}}}")
 # a word with a capital or a digit after a space or an opening mark: a piece without one names nothing
 _INNER_CAPITAL = re.compile(rf"[\s(\[\"'“‘][{CAPITALS}]")
 # a word that starts with a capital or a digit; a run of them, whatever marks stand between
@@ -213,25 +221,29 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
     # a clause, the cut after it (a sentence's end; None: a clause's), the next clause, ...
     dateline = _DATELINE.match(text) or (_WIRE_CREDIT.match(text) if "--(" in text else None)
     parts = _CUT.split(text[dateline.end() :] if dateline else text)
-    identifies = _FIVE_DIGITS.search(text) is not None  # (most pieces quote no identifier)
-    start, named = 0, set[int]()  # the sentence's first clause; the lows of the names set in it so far
+    identifies = _ID_WORD.search(text) is not None  # (most pieces quote no identifier)
+    opening: list[str] = []  # the sentence's opening words so far ...
+    opened: set[int] = set()  # ... and the names set in the clauses they come from (lows)
     for at in range(0, len(parts), 2):
         opens = at == 0 or parts[at - 1] is not None
         if opens:
-            start, named = at, set()
+            opening, opened = [], set()
+        in_opening = len(opening) < OPENING_WORDS
+        if in_opening:
+            opening += _small_words(parts[at], opens, OPENING_WORDS - len(opening))
         for clause, at_identifier in _at_identifiers(parts[at]) if identifies else ((parts[at], False),):
             skeleton, names = _skeleton(clause, opens, ID_MIN_WORDS if at_identifier else MIN_WORDS)
             opens = False
             if not names:
                 continue
             lows = {low for name in names for low in _lows(name, seed)}
-            named |= lows
+            if in_opening:
+                opened |= lows
             if skeleton is not None:
                 slot(skeleton, lows)
-        if named and (at + 1 >= len(parts) or parts[at + 1] is not None):  # the sentence ends
-            opening = _opening(" ".join(parts[start : at + 1 : 2]))
-            if opening is not None:
-                slot(opening, named)
+        if opened and len(opening) == OPENING_WORDS and (at + 1 >= len(parts) or parts[at + 1] is not None):
+            slot("^" + " ".join(opening), opened)  # the sentence ends; "^": no skeleton is the same
+            opened = set()
     values = {
         key << 16 | (name if said[key] == 1 else _REPEATED) for key, names in found.items() for name in names
     }
@@ -246,23 +258,28 @@ def _lows(name: str, seed: int) -> tuple[int, ...]:
     return (low, _mark(low)) if _identifier(name) else (low,)
 
 
-_FIVE_DIGITS = re.compile(rf"\d(?:\D*?\d){{{ID_DIGITS - 1}}}")
-
-
-def _opening(sentence: str) -> str | None:
-    """A sentence's opening: its first :data:`OPENING_WORDS` words in small letters (its first word
-    among them when it is no name), marked so that no clause's skeleton is the same string; None
-    for a sentence with fewer. Two items of a template that vary its small words too ("between the
-    roundabout and the bridge ... for tree removal", "between Railway Pde and High St ... for road
-    resurfacing") share no clause's skeleton, but their sentences open alike ("will be closed
-    between"), and each sets its own street and town in it."""
-    lead = _LEAD.match(sentence)
-    words = [lead.group(1).lower()] if lead and not lead.group(2) and lead.group(1)[0].isalpha() else []
-    for word in _SMALL.finditer(sentence, 0, _OPENING_REACH):
-        words.append(word.group())
-        if len(words) == OPENING_WORDS:
-            return "^" + " ".join(words)
-    return None
+def _small_words(clause: str, opens_sentence: bool, wanted: int) -> list[str]:
+    """Up to ``wanted`` of a clause's words in small letters, in order, for its sentence's *opening*
+    (its first :data:`OPENING_WORDS`): the slot of a sentence that sets names is its opening over
+    the names set in the clauses the opening comes from. Two items of a template that vary its small
+    words too ("between the roundabout and the bridge ... for tree removal", "between Railway Pde
+    and High St ... for road resurfacing") share no clause's skeleton, but their sentences open
+    alike ("will be closed between"), and each sets its own street and town there. Names after the
+    opening's last clause are not read: an attribution ("..., the mayor told The Age") is each
+    outlet's own. A sentence's first word is one of them unless a run of capitals starts there, as
+    in a skeleton."""
+    words: list[str] = []
+    if opens_sentence and (lead := _LEAD.match(clause)) is not None and not lead.group(2):
+        first = lead.group(1)
+        if first.isalpha():
+            words.append(first.lower())
+    for match in _WORD.finditer(clause):
+        if len(words) == wanted:
+            break
+        word = match.group()
+        if word.islower():
+            words.append(word)
+    return words[:wanted]
 
 
 def _at_identifiers(clause: str) -> list[tuple[str, bool]]:
@@ -274,7 +291,7 @@ def _at_identifiers(clause: str) -> list[tuple[str, bool]]:
     "_ has released _", which takes only :data:`ID_MIN_WORDS` words in small letters: a reference
     names what the words before it introduce ("quoting reference _", "has released _"), and a copy
     keeps it."""
-    if _FIVE_DIGITS.search(clause) is None:
+    if _ID_WORD.search(clause) is None:
         return [(clause, False)]
     pieces, start = [], 0
     for word in _CAPITAL.finditer(clause):
