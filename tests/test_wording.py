@@ -23,6 +23,7 @@ from stream_lsh.core.wording import (
     _lows,
     _mark,
     _marks,
+    _name,
     different_items,
     page_slots,
     slot_hashes,
@@ -210,6 +211,19 @@ def test_a_sentence_s_opening_is_a_slot_over_the_names_of_the_clauses_it_comes_f
     before = by_wording(slots_in("Main St in Eastbrook will be closed. Detours apply.", SEED))
     opening = key("^in will be closed")
     assert alone[opening] == before[opening] == lows("main", "st", "eastbrook")
+
+
+def test_copies_in_each_outlet_s_spelling_are_not_other_items():
+    """Found on the twenty-sixth outside set: a British outlet respells the names of a wire story
+    ("Department of Defense", "Trauma Center"); the names are compared in one spelling."""
+    story = (
+        "The Department of {defense}'s health record system is now operational in the only Level 1 "
+        "Trauma {center} in the {defense} Department, officials said."
+    )
+    us = sketch([story.format(defense="Defense", center="Center"), "Full deployment is expected in 2023."])
+    uk = sketch([story.format(defense="Defence", center="Centre"), "Full deployment is expected in 2023."])
+    assert not different_items(us, uk) and not different_items(uk, us)
+    assert _name("Centre") == _name("Center") == "center" and _name("Labour") == "labor"
 
 
 def test_copies_whose_attributions_differ_are_not_other_items():
@@ -445,6 +459,7 @@ def test_a_scheme_before_wording_is_the_same_scheme_and_another_names_rule_is_no
         "wording-2:3:16:64:3:100",
         "wording-3:3:16:64:3:100:5",
         "wording-4:3:16:64:3:100:5:2",
+        "wording-5:3:16:64:3:100:5:2:4",
     )
     assert set(released) <= EARLIER_RULES
     for older in ("", base, *(f"{base}+{rule}" for rule in released)):

@@ -30,7 +30,10 @@ What keeps copies together:
 * a wire dateline before a dash ("SYDNEY (AAP) -", "CHARLOTTE, N.C., March 13 (Business
   Newsline) --") is not read: one agency's copy and another's credit differ there;
 * a name the other page gives anywhere does not count: an edited copy moves names between
-  sentences; a word that starts with a digit does not count either (a toll updated from 12 to
+  sentences; names are compared in American spelling, for an outlet's house style respells
+  "Defense Department" and "Trauma Center" ("Defence", "Centre": the twenty-sixth outside set's
+  British outlets did, and 15 pairs of one story's copies parted); a word that starts with a digit
+  does not count either (a toll updated from 12 to
   15, a forecast from 44C to 45C, is the same story), nor do days, months, titles, ranks and
   offices written out or cut short ("Det Sgt"), and accents are folded ("Sao Paulo");
 * a name present on one side only (a copy that drops "Mr" or adds a town) is an addition, not
@@ -55,7 +58,7 @@ What keeps copies together:
   templates, the tender notices joined by the dozen (precision 0.791): so cut, 0.996;
 * a sentence that sets names gives one more slot: its *opening*, the first :data:`OPENING_WORDS`
   words in small letters ("will be closed between", "drivers are facing delays"), over the names
-  set in the clauses those words come from (:func:`_small_words`). Road notices and traffic
+  set in the clauses those words come from (:func:`_skeleton`). Road notices and traffic
   reports of one template vary its small words too ("between the roundabout and the bridge ... for
   tree removal"), so their clauses share no skeleton; their sentences open alike, and each sets its
   own street and town. Two copies of a story open their sentences alike and set the same names
@@ -124,24 +127,28 @@ __all__ = [
 ]
 
 #: The rule's version and constants, part of the scheme (through :data:`.names.NAMES_RULE`).
-WORDING_RULE = "wording-5:3:16:64:3:100:5:2:4"
+WORDING_RULE = "wording-6:3:16:64:3:100:5:2:4"
 #: Earlier wording rules whose slots this one reads as they are (:func:`.scheme.check_compatible`).
 #: ``wording-1`` blanked a sentence's first word where this rule keeps it: a clause that opens a
 #: sentence has another skeleton under each, so their slots never share it and never part two
 #: pages; every other skeleton is the same string under both. Neither marked identifiers
 #: (:data:`ID_DIGITS`): their pages' names are compared by the count of names alone.
 #: ``wording-3`` did not cut a clause after an identifier (:func:`_at_identifiers`), and
-#: ``wording-4`` read no sentence's opening (:func:`_small_words`): the skeletons and openings one
+#: ``wording-4`` read no sentence's opening (:func:`_skeleton`): the skeletons and openings one
 #: rule has and the other lacks are never shared between them (but for a collision of 16-bit keys),
 #: so they part nothing either. ``wording-4`` read a wire credit written close (:data:`_WIRE_CREDIT`)
 #: as names: the skeleton after it is the same under both rules, and its names under the older a
-#: superset of the newer's, which one page's names alone never part.
+#: superset of the newer's, which one page's names alone never part. Up to ``wording-5`` a name
+#: was kept as spelled (:data:`_ENDINGS`): a British spelling saved so ("centre") is not the newer
+#: rule's ("center"), and two copies of a text one spells each way part as they did under the
+#: older rule, no more.
 EARLIER_RULES = frozenset(
     {
         "wording-1:3:16:64:3:100",
         "wording-2:3:16:64:3:100",
         "wording-3:3:16:64:3:100:5",
         "wording-4:3:16:64:3:100:5:2",
+        "wording-5:3:16:64:3:100:5:2:4",
     }
 )
 MIN_WORDS = 3  # words in small letters a clause needs to have a skeleton
@@ -150,7 +157,7 @@ MAX_SLOTS = 64  # ... and at most this many slots in all
 OWN_NAMES = 3  # names of their own the two pages set in shared wording, between them
 ID_DIGITS = 5  # a name of a letter and this many digits or more is an identifier (a reference number)
 ID_MIN_WORDS = 2  # ... and a clause's part that ends at an identifier this many (_at_identifiers)
-OPENING_WORDS = 4  # the words in small letters of a sentence's opening (_small_words)
+OPENING_WORDS = 4  # the words in small letters of a sentence's opening (_skeleton)
 LEAD_WORDS = 100  # the pieces that begin within an article's first this many words are read
 _REPEATED = 0  # the low half of a slot that marks its skeleton as said twice on one page
 
@@ -168,10 +175,8 @@ _CAPITAL_WORD = rf"[(\[]?[{CAPITALS}]\S*\s+"
 _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
 # a wire service's credit written close ("SAN JOSE, Calif.--(BUSINESS WIRE)--Halcyon Networks ...")
 _WIRE_CREDIT = re.compile(r"^[^\n]{0,80}?--\([A-Z][A-Z .&'-]*\)--\s*")
-# a whole word of letters (not "south-westerly", "f-16", "a.m.", "covid19"), at a sentence's end too
-_WORD = re.compile(r"[^\W\d_](?<![\w'.\-].)(?:[^\W\d_]|')*(?![\w\-]|\.\w)")
-# a word that starts with a letter and holds five digits or more: maybe an identifier (_identifier)
-_ID_WORD = re.compile(rf"[^\W\d_](?<![\w'.\-].)[\w'.\-]*?\d(?:[\w'.\-]*?\d){{{ID_DIGITS - 1}}}")
+# a word that starts with a letter and holds a digit (an identifier holds five: _identifier)
+_DIGIT_WORD = re.compile(r"[^\W\d_](?<![\w'.\-].)(?:[^\W\d]|['.\-])*\d[\w'.\-]*")
 # a word with a capital or a digit after a space or an opening mark: a piece without one names nothing
 _INNER_CAPITAL = re.compile(rf"[\s(\[\"'“‘][{CAPITALS}]")
 # a word that starts with a capital or a digit; a run of them, whatever marks stand between
@@ -221,7 +226,7 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
     # a clause, the cut after it (a sentence's end; None: a clause's), the next clause, ...
     dateline = _DATELINE.match(text) or (_WIRE_CREDIT.match(text) if "--(" in text else None)
     parts = _CUT.split(text[dateline.end() :] if dateline else text)
-    identifies = _ID_WORD.search(text) is not None  # (most pieces quote no identifier)
+    identifies = _quotes_identifier(text)  # (most pieces quote none)
     opening: list[str] = []  # the sentence's opening words so far ...
     opened: set[int] = set()  # ... and the names set in the clauses they come from (lows)
     for at in range(0, len(parts), 2):
@@ -229,11 +234,13 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
         if opens:
             opening, opened = [], set()
         in_opening = len(opening) < OPENING_WORDS
-        if in_opening:
-            opening += _small_words(parts[at], opens, OPENING_WORDS - len(opening))
         for clause, at_identifier in _at_identifiers(parts[at]) if identifies else ((parts[at], False),):
-            skeleton, names = _skeleton(clause, opens, ID_MIN_WORDS if at_identifier else MIN_WORDS)
+            skeleton, names, small = _skeleton(
+                clause, opens, ID_MIN_WORDS if at_identifier else MIN_WORDS, words=in_opening
+            )
             opens = False
+            if in_opening:
+                opening += small[: OPENING_WORDS - len(opening)]
             if not names:
                 continue
             lows = {low for name in names for low in _lows(name, seed)}
@@ -258,28 +265,12 @@ def _lows(name: str, seed: int) -> tuple[int, ...]:
     return (low, _mark(low)) if _identifier(name) else (low,)
 
 
-def _small_words(clause: str, opens_sentence: bool, wanted: int) -> list[str]:
-    """Up to ``wanted`` of a clause's words in small letters, in order, for its sentence's *opening*
-    (its first :data:`OPENING_WORDS`): the slot of a sentence that sets names is its opening over
-    the names set in the clauses the opening comes from. Two items of a template that vary its small
-    words too ("between the roundabout and the bridge ... for tree removal", "between Railway Pde
-    and High St ... for road resurfacing") share no clause's skeleton, but their sentences open
-    alike ("will be closed between"), and each sets its own street and town there. Names after the
-    opening's last clause are not read: an attribution ("..., the mayor told The Age") is each
-    outlet's own. A sentence's first word is one of them unless a run of capitals starts there, as
-    in a skeleton."""
-    words: list[str] = []
-    if opens_sentence and (lead := _LEAD.match(clause)) is not None and not lead.group(2):
-        first = lead.group(1)
-        if first.isalpha():
-            words.append(first.lower())
-    for match in _WORD.finditer(clause):
-        if len(words) == wanted:
-            break
-        word = match.group()
-        if word.islower():
-            words.append(word)
-    return words[:wanted]
+def _quotes_identifier(text: str) -> bool:
+    """Whether a text holds a word that starts with a letter and holds :data:`ID_DIGITS` digits or
+    more; asked first of a text's digits, which most paragraphs have too few of."""
+    if sum(text.count(digit) for digit in "0123456789") < ID_DIGITS:
+        return False
+    return any(sum(c.isdigit() for c in word) >= ID_DIGITS for word in _DIGIT_WORD.findall(text))
 
 
 def _at_identifiers(clause: str) -> list[tuple[str, bool]]:
@@ -291,7 +282,7 @@ def _at_identifiers(clause: str) -> list[tuple[str, bool]]:
     "_ has released _", which takes only :data:`ID_MIN_WORDS` words in small letters: a reference
     names what the words before it introduce ("quoting reference _", "has released _"), and a copy
     keeps it."""
-    if _ID_WORD.search(clause) is None:
+    if not _quotes_identifier(clause):
         return [(clause, False)]
     pieces, start = [], 0
     for word in _CAPITAL.finditer(clause):
@@ -317,30 +308,41 @@ def _mark(low: int) -> int:
     return ((low * 0x9E3B + 0x3C6F) & 0xFFFF) or 0xFFFF
 
 
-def _skeleton(clause: str, opens_sentence: bool, min_words: int = MIN_WORDS) -> tuple[str | None, list[str]]:
-    """A clause's skeleton and the names set in it; no skeleton for a clause of fewer than
-    :data:`MIN_WORDS` words in small letters, or one that sets no name. A sentence's first word
-    is written with a capital whatever it is: it is a name only at the head of a run of them
-    ("Millbrook Primary School will ..."; "Officers attended ..." sets none), and a word of the
-    skeleton in small letters if it is one. The words are read by the regular expressions; only
-    the names pass through Python one by one."""
+def _skeleton(
+    clause: str, opens_sentence: bool, min_words: int = MIN_WORDS, *, words: bool = False
+) -> tuple[str | None, list[str], list[str]]:
+    """A clause's skeleton, the names set in it, and (with ``words``) its words in small letters in
+    order; no skeleton for a clause of fewer than :data:`MIN_WORDS` words in small letters, or one
+    that sets no name. A sentence's first word is written with a capital whatever it is: it is a
+    name only at the head of a run of them ("Millbrook Primary School will ..."; "Officers attended
+    ..." sets none), and a word of the skeleton in small letters if it is one. The words are read by
+    the regular expressions; only the names pass through Python one by one.
+
+    The words in small letters make a sentence's *opening* (its first :data:`OPENING_WORDS`): the
+    slot of a sentence that sets names is its opening over the names set in the clauses the opening
+    comes from. Two items of a template that vary its small words too ("between the roundabout and
+    the bridge ... for tree removal", "between Railway Pde and High St ... for road resurfacing")
+    share no clause's skeleton, but their sentences open alike ("will be closed between"), and each
+    sets its own street and town there. Names after the opening's last clause are not read: an
+    attribution ("..., the mayor told The Age") is each outlet's own."""
     capitals = _CAPITAL.findall(clause)
     if not capitals:
-        return None, []
+        return None, [], _PLAIN.findall(clause) if words else []
     opener = None
     if opens_sentence and (lead := _LEAD.match(clause)) is not None and not lead.group(2):
         if capitals[0] == lead.group(1):  # the sentence's first word, alone: no name
             capitals = capitals[1:]
             opener = lead if lead.group(1)[0].isalpha() else None  # (a figure stays a blank)
     names = [name for name in map(_name, capitals) if name]
-    if not names:
-        return None, names
+    if not names and not words:
+        return None, names, []
     if opener is not None:
         clause = f"{clause[: opener.start(1)]}{opener.group(1).lower()}{clause[opener.end(1) :]}"
-    words = _PLAIN.findall(_RUN.sub(" _ ", clause))
-    if len(words) - words.count("_") < min_words:
-        return None, names
-    return _BLANKS.sub("_", " ".join(words)), names
+    found = _PLAIN.findall(_RUN.sub(" _ ", clause))
+    small = [word for word in found if word != "_"] if words else []
+    if not names or len(found) - found.count("_") < min_words:
+        return None, names, small
+    return _BLANKS.sub("_", " ".join(found)), names, small
 
 
 @functools.lru_cache(maxsize=1 << 14)  # names repeat: a town, a minister, "Police"
@@ -356,7 +358,23 @@ def _name(word: str) -> str:
         name = name[:-2]
     if not name.isascii():  # "São Paulo" and "Sao Paulo" are one place: ASCII feeds drop accents
         name = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
-    return name if any(c.isalpha() for c in name) and not common_word(name) and name not in _RANKS else ""
+    if not any(c.isalpha() for c in name) or common_word(name) or name in _RANKS:
+        return ""
+    return _SPELLING.sub(_american, name) if name.endswith(_BRITISH) and name.isalpha() else name
+
+
+# a British ending and its American form: an outlet's house style respells "Defense Department",
+# "Trauma Center", "Labor Party" in its own way ("Defence", "Centre", "Labour")
+_ENDINGS = {"tre": "ter", "tres": "ters", "our": "or", "ours": "ors", "ence": "ense", "isation": "ization"}
+_ENDINGS |= {"isations": "izations", "ise": "ize", "ised": "ized", "ogue": "og", "mme": "m", "mmes": "ms"}
+_BRITISH = tuple(_ENDINGS)
+_SPELLING = re.compile(rf"(?<=[a-z]{{2}})(?:{'|'.join(sorted(_ENDINGS, key=len, reverse=True))})$")
+
+
+def _american(ending: re.Match[str]) -> str:
+    """A name's British ending in its American form (:data:`_ENDINGS`); a name that only looks
+    British ("Seymour", "Louise") is respelled too, the same way on both pages."""
+    return _ENDINGS[ending.group()]
 
 
 def slot_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:
