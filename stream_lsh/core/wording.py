@@ -72,7 +72,7 @@ What keeps copies together:
 Only the pieces that begin within the first :data:`LEAD_WORDS` words of prose are read (headings
 do not count): an item sets its own names in its lead (the person, the school, the company, the
 street), and reading every clause of a 600-word story ran batch at 0.55× its speed before, its
-first 100 words at 0.84-0.94× (docs/speed.md), and the outside sets score the same.
+first 100 words at 0.85-0.91× (docs/speed.md), and the outside sets score the same.
 
 The slots are kept as 32-bit values, the skeleton's hash in the high half and the name's in the
 low half (the low half of the name's hash in :mod:`.names`, so that they compare with the
