@@ -247,6 +247,25 @@ def test_a_wire_credit_written_close_is_a_dateline():
     assert wire and wire == own
 
 
+def test_a_copy_that_corrects_a_transposed_reference_is_not_another_item():
+    """Found on the twenty-fourth outside set: a release misprinted its case number, two digits
+    transposed, and a later copy printed it right. The two quote the same characters in another
+    order, which marks each identifier beside it; another case's number still parts them."""
+
+    def ruling(case: str) -> list[str]:
+        return [
+            f"The Federal Court of Australia has dismissed proceedings in Case No. {case} brought by the "
+            "Fair Work Ombudsman against Crestview Health.",
+            "The court found the company had not breached the award.",
+        ]
+
+    misprinted, corrected = sketch(ruling("FCA-2024-163723")), sketch(ruling("FCA-2024-136723"))
+    other = sketch(ruling("FCA-2024-118342"))
+    assert not different_items(misprinted, corrected) and not different_items(corrected, misprinted)
+    assert different_items(misprinted, other) and different_items(other, corrected)
+    assert len(lows("fca-2024-163723")) == 4 and lows("fca-2024-163723") & lows("fca-2024-136723")
+
+
 def test_a_wire_dateline_is_not_read():
     """One agency's copy and another's: "SYDNEY (AAP) -" against "SYDNEY (Reuters) -"."""
     body = "Police said a man had been arrested near the Harbour Bridge after the chase."
@@ -460,6 +479,7 @@ def test_a_scheme_before_wording_is_the_same_scheme_and_another_names_rule_is_no
         "wording-3:3:16:64:3:100:5",
         "wording-4:3:16:64:3:100:5:2",
         "wording-5:3:16:64:3:100:5:2:4",
+        "wording-6:3:16:64:3:100:5:2:4",
     )
     assert set(released) <= EARLIER_RULES
     for older in ("", base, *(f"{base}+{rule}" for rule in released)):
