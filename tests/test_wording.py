@@ -24,6 +24,7 @@ from stream_lsh.core.wording import (
     _mark,
     _marks,
     _name,
+    _ordered_mark,
     different_items,
     page_slots,
     slot_hashes,
@@ -353,12 +354,16 @@ def _worded_apart_as_defined(one, other) -> bool:
     my_names = {v & 0xFFFF for v in one.hashes.tolist() + mine}
     their_names = {v & 0xFFFF for v in other.hashes.tolist() + theirs}
 
-    def read(values: list[int]) -> tuple[set, set]:
-        """The page's (skeleton, name) pairs less the marks, and all of them."""
+    def read(values: list[int]) -> tuple[set, set, set]:
+        """The page's (skeleton, name) pairs less the marks and identifiers' characters in order,
+        all of them, and those characters in order."""
         pairs = {(v >> 16, v & 0xFFFF) for v in values}
-        return pairs - {(k, _mark(n)) for k, n in pairs if (k, _mark(n)) in pairs}, pairs
+        ordered = {(k, n) for k, n in pairs if (k, _ordered_mark(n)) in pairs}
+        marks = {(k, _mark(n)) for k, n in pairs if (k, _mark(n)) in pairs}
+        return pairs - marks - ordered - {(k, _ordered_mark(n)) for k, n in ordered}, pairs, ordered
 
-    (my_pairs, my_all), (their_pairs, their_all) = read(mine), read(theirs)
+    (my_pairs, my_all, my_ordered), (their_pairs, their_all, their_ordered) = read(mine), read(theirs)
+    one_identifier = {k for k, _ in my_ordered & their_ordered}  # the same characters in one wording
     shared = {k for k, _ in my_pairs} & {k for k, _ in their_pairs}
     own_pairs = {(k, n) for k, n in my_pairs if k in shared and n not in their_names}
     their_own_pairs = {(k, n) for k, n in their_pairs if k in shared and n not in my_names}
@@ -366,8 +371,8 @@ def _worded_apart_as_defined(one, other) -> bool:
     if not own or not their_own:
         return False
     return len(own) + len(their_own) >= 3 or (
-        any((k, _mark(n)) in my_all for k, n in own_pairs)
-        and any((k, _mark(n)) in their_all for k, n in their_own_pairs)
+        any((k, _mark(n)) in my_all and k not in one_identifier for k, n in own_pairs)
+        and any((k, _mark(n)) in their_all and k not in one_identifier for k, n in their_own_pairs)
     )
 
 
@@ -375,9 +380,13 @@ _SLOT = st.builds(lambda key, name: key << 16 | name, st.integers(1, 3), st.inte
 
 
 def _with_marks(data, slots: set[int]) -> np.ndarray:
-    """Slots, some of whose names are marked as identifiers."""
+    """Slots, some of whose names are marked as identifiers, some of those with their characters
+    in order (few values, so that two pages' collide), marked too."""
     marked = data.draw(st.sets(st.sampled_from(sorted(slots)))) if slots else set()
     values = slots | {v >> 16 << 16 | _mark(v & 0xFFFF) for v in marked}
+    for v in data.draw(st.sets(st.sampled_from(sorted(marked)), min_size=1)) if marked else set():
+        ordered = data.draw(st.sampled_from((6, 6, 6, 7)))
+        values |= {v >> 16 << 16 | ordered, v >> 16 << 16 | _ordered_mark(ordered)}
     return np.array(sorted(values), dtype=np.uint32)
 
 
@@ -387,8 +396,8 @@ def _with_marks(data, slots: set[int]) -> np.ndarray:
 )
 def test_the_shortcuts_of_worded_apart_decide_as_the_rule_reads(mine, theirs, names, data):
     """worded_apart looks only at the slots one page has and the other lacks; on any two sets of
-    slots (names of small hashes, so that they collide; some marked as identifiers) it decides as
-    the rule reads."""
+    slots (names of small hashes, so that they collide; some marked as identifiers, with their
+    characters in order or not) it decides as the rule reads."""
     one = sketch_of(names, _with_marks(data, mine))
     other = sketch_of((), _with_marks(data, theirs))
     assert worded_apart(one, other) == _worded_apart_as_defined(one, other)
