@@ -279,7 +279,7 @@ def _quotes_identifier(text: str) -> bool:
     more; asked first of a text's digits, which most paragraphs have too few of."""
     if sum(text.count(digit) for digit in "0123456789") < ID_DIGITS:
         return False
-    return any(sum(c.isdigit() for c in word) >= ID_DIGITS for word in _DIGIT_WORD.findall(text))
+    return any(map(_identifier, _DIGIT_WORD.findall(text)))
 
 
 def _at_identifiers(clause: str) -> list[tuple[str, bool]]:
