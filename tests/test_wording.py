@@ -14,6 +14,7 @@ from stream_lsh.core.names import NO_NAMES, name_hashes, sketch_of
 from stream_lsh.core.page import Page
 from stream_lsh.core.scheme import Scheme, check_compatible
 from stream_lsh.core.wording import (
+    _DIGIT_WORD,
     EARLIER_RULES,
     LEAD_WORDS,
     MAX_SLOTS,
@@ -25,6 +26,7 @@ from stream_lsh.core.wording import (
     _marks,
     _name,
     _ordered_mark,
+    _quotes_identifier,
     different_items,
     page_slots,
     slot_hashes,
@@ -520,3 +522,25 @@ def test_copy_editors_changes_are_not_other_items():
     ]
     for story, copy in pairs:
         assert not worded_apart(sketch([story]), sketch([copy])), copy
+
+
+# a reference: a letter or none, then groups of digits joined by a mark ("FCA-2024-163723",
+# "Q1.2345", "A12/345"); beside words, dates and phone numbers
+_REFERENCE = st.builds(
+    lambda letter, groups, mark: letter + mark.join(groups),
+    st.sampled_from(["", "A", "q", "FCA-", "É"]),
+    st.lists(st.text(alphabet="0123456789", min_size=1, max_size=4), min_size=1, max_size=4),
+    st.sampled_from(["", "-", ".", "'", "/", " ", "_"]),
+)
+_TEXT_WITH_FIGURES = st.lists(
+    st.one_of(_REFERENCE, st.sampled_from(["12 November 2024", "0412 345 678", "reference", "Tender"])),
+    max_size=6,
+).map(" ".join)
+
+
+@given(_TEXT_WITH_FIGURES)
+def test_the_quick_identifier_check_answers_as_the_words_do(text):
+    """The first look for digits in one run only spares the word loop: it answers as reading each
+    word would, on texts of words, figures, dates and references."""
+    digits = sum(text.count(digit) for digit in "0123456789")
+    assert _quotes_identifier(text) == (digits >= 5 and any(map(_identifier, _DIGIT_WORD.findall(text))))

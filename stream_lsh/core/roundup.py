@@ -208,26 +208,36 @@ def is_listing(blocks: Sequence[str]) -> bool:
     if 2 * bound < total:
         return False
     items = list(_items(blocks, heads, words))
-    dates = sum(dated for _, _, dated in items) >= DATED_ITEMS
+    if not _lists(items, total, about_most=False):  # a notice's item only ever takes one away
+        return False
+    return _lists([item for item in items if not _notice(blocks[item[0] : item[1]])], total, about_most=True)
+
+
+def _lists(items: Sequence[tuple[int, int, int, bool | None, bool]], total: int, *, about_most: bool) -> bool:
+    """Whether items (:func:`_items`) make a listing of a page of ``total`` words; without
+    ``about_most``, only the counts that fewer items never raise (it is asked first, before each
+    item's lines are searched for a notice's stock phrase)."""
+    dates = sum(dated for *_, dated in items) >= DATED_ITEMS
     counted = [
         (size, bool(about) or (dated and dates))
-        for size, about, dated in items
+        for _, _, size, about, dated in items
         if about is not None or (dated and dates)
     ]
     return (
         len(counted) >= LISTING_ITEMS
-        and 2 * sum(about for _, about in counted) >= len(counted)
+        and (not about_most or 2 * sum(about for _, about in counted) >= len(counted))
         and 2 * sum(size for size, _ in counted) >= total
     )
 
 
 def _items(
     blocks: Sequence[str], heads: Sequence[bool], words: Sequence[int]
-) -> Iterator[tuple[int, bool | None, bool]]:
+) -> Iterator[tuple[int, int, int, bool | None, bool]]:
     """Each headline line of the blocks (``heads``: which blocks are headings; ``words``: how many
-    words each holds) with what follows it: its words and those of its byline, summary and
-    dateline, whether the summary is about it (None: no summary), and whether it is dated or
-    signed (a byline under a headline of a listing is what a time is: its item's)."""
+    words each holds) with what follows it: where its lines begin and end, its words and those of
+    its byline, summary and dateline, whether the summary is about it (None: no summary), and
+    whether it is dated or signed (a byline under a headline of a listing is what a time is: its
+    item's)."""
     last = len(blocks)
     at = 0
     while at < last - 1:
@@ -245,9 +255,9 @@ def _items(
         if (summary_at is not None or marked) and dateline(blocks[at]):  # a time over an entry
             at += 1
             continue
-        if (summary_at is not None or marked) and not _notice(blocks[at:end]):
+        if summary_at is not None or marked:
             about = None if summary_at is None else _about(blocks[summary_at], blocks[at])
-            yield sum(words[at:end]), about, marked
+            yield at, end, sum(words[at:end]), about, marked
         at = end
 
 

@@ -182,6 +182,9 @@ _DATELINE = re.compile(rf"^(?:{_CAPITAL_WORD}){{1,12}}?(?:--|—|–|-)\s+")
 _WIRE_CREDIT = re.compile(r"^[^\n]{0,80}?--\([A-Z][A-Z .&'-]*\)--\s*")
 # a word that starts with a letter and holds a digit (an identifier holds five: _identifier)
 _DIGIT_WORD = re.compile(r"[^\W\d_](?<![\w'.\-].)(?:[^\W\d]|['.\-])*\d[\w'.\-]*")
+# :data:`ID_DIGITS` digits in one run of word characters, as an identifier holds them (the class
+# searched for first: the regex engine skips in C to each digit)
+_DIGIT_RUN = re.compile(rf"\d(?:[\w'.\-]*?\d){{{ID_DIGITS - 1}}}")
 # a word with a capital or a digit after a space or an opening mark: a piece without one names nothing
 _INNER_CAPITAL = re.compile(rf"[\s(\[\"'“‘][{CAPITALS}]")
 # a word that starts with a capital or a digit; a run of them, whatever marks stand between
@@ -276,8 +279,9 @@ def _lows(name: str, seed: int) -> tuple[int, ...]:
 
 def _quotes_identifier(text: str) -> bool:
     """Whether a text holds a word that starts with a letter and holds :data:`ID_DIGITS` digits or
-    more; asked first of a text's digits, which most paragraphs have too few of."""
-    if sum(text.count(digit) for digit in "0123456789") < ID_DIGITS:
+    more; asked first whether that many digits stand in one run of word characters, which few
+    paragraphs' do (a date's and a toll's digits stand apart), then of its ASCII digits."""
+    if _DIGIT_RUN.search(text) is None or sum(text.count(digit) for digit in "0123456789") < ID_DIGITS:
         return False
     return any(map(_identifier, _DIGIT_WORD.findall(text)))
 
