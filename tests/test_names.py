@@ -13,6 +13,7 @@ from stream_lsh.core.names import (
     MIN_MISSING,
     SKETCH_SIZE,
     NameSketch,
+    gives_names,
     name_hashes,
     named_apart,
     names_in,
@@ -85,6 +86,45 @@ def test_headings_and_pointers_name_nothing():
     assert names_in("China Industrial Output Rises In First Quarter") == []
     assert names_in("(Reporting by Peter Quinn; Editing by Sarah Lindqvist)") == []
     assert names_in("Read more: Henkel to increase stake in Clorox after talks with Boston investors.") == []
+
+
+def test_lines_in_headline_case_name_nothing_and_sentences_full_of_names_do():
+    """A related-links box lists other stories' headlines, too long to be headings; a sentence
+    sets its names among words in small letters, or ends like one."""
+    related = (
+        "Gilead Announces Topline Results From Phase 2 ATLAS Study in Patients With Bridging "
+        "Fibrosis (F3) and Compensated Cirrhosis (F4) Due to Nonalcoholic Steatohepatitis (NASH)"
+    )
+    assert not gives_names(related) and names_in(related) == []
+    assert names_in("Apple Chief Executive Tim Cook Visits Beijing Factory") == []
+    assert names_in("Apple Chief Executive Tim Cook Visits Beijing Factory.") != []
+    sentence = (  # no full stop ends it, and most of its words are names
+        "Shares of Xfinity Mobile and Samsung Electronics rose in New York after Comcast and Verizon "
+        "said they would share the network in Chicago and Denver"
+    )
+    assert names_in(sentence) != []
+
+
+def test_a_teaser_with_a_related_headline_is_not_named_apart_from_its_story():
+    """The twenty-seventh outside set: a paywalled teaser keeps its story's first paragraphs, and
+    its page's related-links box other stories' headlines, whose words read as 15-25 names of its
+    own; the teaser and its story were named apart, and parted."""
+    paragraphs = [
+        "Comcast said Xfinity Mobile will carry the Samsung Galaxy S20 and the Galaxy Note from Friday.",
+        "Customers in Philadelphia, Boston and Denver can order online, Comcast said in a statement.",
+        "The Verizon network carries the calls, and Xfinity Mobile pays Verizon for the traffic it uses.",
+        "Analysts at Moody's and Fitch said the deal would help Comcast keep cable customers in Chicago.",
+        "Samsung said Galaxy sales in Texas, Ohio and Florida rose after T-Mobile and AT&T cut prices.",
+    ]
+    related = [  # too long to be headings
+        "Gilead Announces Topline Results From Phase 2 ATLAS Study in Patients With Bridging Fibrosis "
+        "and Compensated Cirrhosis Due to Nonalcoholic Steatohepatitis",
+        "Intuit QuickBooks Canadian Small Business Holiday Report Reveals Seasonal Surge in Online Orders "
+        "Across Retail Sectors During December",
+    ]
+    story = sketch_of(h for hashes in name_hashes(paragraphs, 1) for h in hashes)
+    teaser = sketch_of(h for hashes in name_hashes(paragraphs[:2] + related, 1) for h in hashes)
+    assert not named_apart(story, teaser)
 
 
 def test_names_are_capitalised_words_inside_sentences_and_numbers():

@@ -491,10 +491,14 @@ def test_a_scheme_before_wording_is_the_same_scheme_and_another_names_rule_is_no
         "wording-4:3:16:64:3:100:5:2",
         "wording-5:3:16:64:3:100:5:2:4",
         "wording-6:3:16:64:3:100:5:2:4",
+        "wording-7:3:16:64:3:100:5:2:4",
     )
+    released_names = ("names-1:64:4:0.35",)  # ... and every names rule before this one
     assert set(released) <= EARLIER_RULES
-    for older in ("", base, *(f"{base}+{rule}" for rule in released)):
+    for older in ("", base, *(f"{names}+{rule}" for names in (base, *released_names) for rule in released)):
         check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": older}))
+    for names in released_names:
+        check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": names}))
     for other in ("names-0:1", f"{base}+wording-0:1", f"names-0:1+{wording}"):
         with pytest.raises(StateMismatchError):
             check_compatible(current, Scheme.from_dict({**current.to_dict(), "names_rule": other}))

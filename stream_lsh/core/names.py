@@ -9,19 +9,20 @@ Shingles cannot tell them apart; what they name can: every item of a template na
 person, town, team or figure, while a copy of a story names what the story names. A trimmed copy
 or a teaser names less, but little the story does not; an edited copy a name or two more.
 
-So each page keeps the *names* of its article: words written with a capital inside a sentence,
-and numbers (not times of day), less stop words, days, months and titles. They are taken from its
-text before it is case-folded, and only from the blocks the boilerplate learner keeps (none
-without the learner, ``--no-boilerplate``: a site's chrome names the site), never from
-a heading (a headline in title case, a byline, a dateline, a credit line: each outlet writes its
-own) nor from a line that points to another story. Two pages are *named apart* when each gives at
-least :data:`MIN_MISSING` names the other does not, and at least :data:`MIN_SHARE` of its names:
-pages so named apart are no copies, whatever their words' resemblance
-(:class:`~.dedup.Deduplicator` measures them as unlike). Both ways, because a trimmed copy names
-less than its story but adds few names, while two items of a template each name what the other
-does not. A page of fewer names (a card, an alert, a short teaser, a site's terms of use) misses
-the other's when it shares none of them: a card names some of what its story names, while one
-outlet's "By accessing Prairie Star you agree to these terms" and another's name nothing alike.
+So each page keeps the *names* of its article: words written with a capital inside a sentence, and
+numbers (not times of day), less stop words, days, months and titles. They are taken from its text
+before it is case-folded, and only from the blocks the boilerplate learner keeps (none without the
+learner, ``--no-boilerplate``: a site's chrome names the site), never from a heading (a headline in
+title case, a byline, a dateline, a credit line: each outlet writes its own), a line in headline
+case of any length (another story's headline in a related-links box: :func:`gives_names`) nor from a
+line that points to another story. Two pages are *named apart* when each gives at least
+:data:`MIN_MISSING` names the other does not, and at least :data:`MIN_SHARE` of its names: pages so
+named apart are no copies, whatever their words' resemblance (:class:`~.dedup.Deduplicator` measures
+them as unlike). Both ways, because a trimmed copy names less than its story but adds few names,
+while two items of a template each name what the other does not. A page of fewer names (a card, an
+alert, a short teaser, a site's terms of use) misses the other's when it shares none of them: a card
+names some of what its story names, while one outlet's "By accessing Prairie Star you agree to these
+terms" and another's name nothing alike.
 
 Names are kept as a bottom-k sketch (the :data:`SKETCH_SIZE` smallest 32-bit hashes) and a count,
 ~260 bytes a page: exact for pages of up to that many names (a template's item names 10 to 40),
@@ -47,10 +48,11 @@ import xxhash
 
 from .roundup import points_elsewhere
 from .stopwords import package_words
-from .text import heading
+from .text import ends_sentence, heading
 
 __all__ = [
     "CAPITALS",
+    "EARLIER_NAMES_RULES",
     "MIN_MISSING",
     "MIN_SHARE",
     "NAMES_RULE",
@@ -59,6 +61,7 @@ __all__ = [
     "SKETCH_SIZE",
     "NameSketch",
     "common_word",
+    "gives_names",
     "name_hash",
     "name_hashes",
     "named_apart",
@@ -68,10 +71,17 @@ __all__ = [
 ]
 
 #: The rule's version and constants, part of the scheme: sketches of another rule do not compare.
-NAMES_RULE = "names-1:64:4:0.35"
+NAMES_RULE = "names-2:64:4:0.35:4:0.9"
+#: Earlier names rules whose sketches this one reads as they are (:func:`.scheme.check_compatible`):
+#: ``names-1`` took names from lines in headline case too (:func:`gives_names`). A page indexed so
+#: keeps the names of such a line as its own, and parts from another page as it did under the
+#: older rule, never more.
+EARLIER_NAMES_RULES = frozenset({"names-1:64:4:0.35"})
 SKETCH_SIZE = 64
 MIN_MISSING = 4  # names each page gives that the other does not, from which they are apart
 MIN_SHARE = 0.35  # ... and the share of its names they must be
+TITLE_WORDS = 4  # a line in headline case has at least this many words that are no stop words ...
+TITLE_SHARE = 0.9  # ... and at least this share of them begin with a capital
 
 # a word that may be a name: one after a space that begins with a digit or a capital of the Latin,
 # Greek or Cyrillic alphabets (Latin Extended-A mixes both cases: asked again in Python), unless
@@ -84,6 +94,7 @@ MIN_SHARE = 0.35  # ... and the share of its names they must be
 CAPITALS = "A-Z0-9À-ÖØ-ÞĀ-ſΑ-ΩЁА-Я"
 _CANDIDATE = re.compile(rf""" (?<![\s.!?:;"“”‘(—–\-|•] )([{CAPITALS}][\w'\-.:]*)""")
 _TRAILING = "'-.:"
+_WORD = re.compile(r"[^\W\d_][\w'-]*")  # a word of letters (figures are no headline's sign)
 _CALENDAR = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec "
@@ -110,8 +121,8 @@ def names_in(piece: str) -> list[str]:
     text = piece.strip()
     if "’" in text:
         text = text.replace("’", "'")
-    if heading(text) or points_elsewhere(text):
-        return found  # a headline, byline, dateline or credit; "Related: <another story's headline>"
+    if not gives_names(text):
+        return found
     common, trailing = _COMMON, _TRAILING
     for word in _CANDIDATE.findall(text):
         word = word.rstrip(trailing)
@@ -123,6 +134,25 @@ def names_in(piece: str) -> list[str]:
         if word and word not in common:
             found.append(word)
     return found
+
+
+def gives_names(text: str) -> bool:
+    """Whether a line of a page's text (stripped) may give the page's names: not a heading (a
+    headline, a byline, a dateline, a credit line: each outlet writes its own), not a line that
+    points to another story ("Related: <its headline>"), and not a line in headline case: one that
+    does not end like a sentence and whose words that are no stop words, :data:`TITLE_WORDS` or
+    more, begin with a capital, :data:`TITLE_SHARE` of them or more. A related-links box under a
+    teaser or a trimmed copy lists other stories' headlines ("Gilead Announces Topline Results From
+    Phase 2 ATLAS Study in Patients with ..."), too long to be headings: read as names, one such line
+    gave a copy 15 to 25 names its story lacks, and the twenty-seventh outside set's teasers and
+    first versions parted from their stories (recall 0.968 to 0.981). A sentence sets its names
+    among words in small letters, and ends like one."""
+    if heading(text) or points_elsewhere(text):
+        return False
+    if ends_sentence(text):
+        return True
+    words = [word for word in _WORD.findall(text) if word.lower() not in _COMMON]
+    return len(words) < TITLE_WORDS or sum(word[0].isupper() for word in words) < TITLE_SHARE * len(words)
 
 
 def name_hashes(pieces: Sequence[str], seed: int) -> list[tuple[int, ...]]:

@@ -16,6 +16,7 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import StateMismatchError
+from .names import EARLIER_NAMES_RULES
 from .wording import EARLIER_RULES
 
 __all__ = ["Scheme", "StateMismatchError", "check_compatible", "same_scheme"]
@@ -95,9 +96,13 @@ def same_scheme(expected: Scheme, offered: Scheme) -> bool:
 
 def _names_rule_before(older: str, newer: str) -> bool:
     """Whether a names rule is an earlier form of another: none at all, the rule before a part of
-    it (``+wording-...``) was added, or the rule with an earlier wording whose slots the newer one
-    reads as they are (:data:`.wording.EARLIER_RULES`)."""
-    if older == "" or newer.startswith(older + "+"):
+    it (``+wording-...``) was added, or the rule with earlier names and wording whose sketches and
+    slots the newer one reads as they are (:data:`.names.EARLIER_NAMES_RULES`,
+    :data:`.wording.EARLIER_RULES`)."""
+    if older == "":
         return True
     names, _, wording = older.partition("+")
-    return wording in EARLIER_RULES and newer.startswith(names + "+")
+    new_names, _, new_wording = newer.partition("+")
+    if names != new_names and names not in EARLIER_NAMES_RULES:
+        return False
+    return not wording or wording == new_wording or wording in EARLIER_RULES

@@ -30,6 +30,7 @@ __all__ = [
     "LONG_BLOCK_WORDS",
     "article_start",
     "byline",
+    "ends_sentence",
     "flattened",
     "heading",
     "html_blocks",
@@ -155,7 +156,7 @@ def _unwrapped(text: str) -> str:
     # sentence) where the line may have been broken for a width: it is of a width's size, and the next
     # line goes on (not empty, not indented)
     pairs = [
-        (i, size, sizes[i + 1], len(following.split(None, 1)[0]), not _ends_sentence(lines[i]))
+        (i, size, sizes[i + 1], len(following.split(None, 1)[0]), not ends_sentence(lines[i]))
         for i, (size, following) in enumerate(zip(sizes, lines[1:]))
         if MIN_WRAP_WIDTH <= size <= MAX_WRAP_WIDTH
         and sizes[i + 1] <= MAX_WRAP_WIDTH
@@ -187,7 +188,9 @@ def _unwrapped(text: str) -> str:
     return "\n".join(out)
 
 
-def _ends_sentence(line: str) -> bool:
+def ends_sentence(line: str) -> bool:
+    """Whether a line ends like a sentence: with a full stop, an exclamation mark or an ellipsis,
+    before any closing quotes or brackets (a question mark ends many headlines)."""
     return line.rstrip().rstrip(_CLOSERS)[-1:] in _SENTENCE_FINAL
 
 
@@ -251,7 +254,7 @@ _MIN_CUT_TITLE_WORDS = 4
 
 def heading(block: str) -> bool:
     """A headline, a byline, a dateline or a label: short, and not ending like a sentence."""
-    return block.count(" ") < MAX_ITEM_WORDS and not _ends_sentence(block)  # the cheaper test first
+    return block.count(" ") < MAX_ITEM_WORDS and not ends_sentence(block)  # the cheaper test first
 
 
 def byline(block: str) -> bool:

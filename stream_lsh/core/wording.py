@@ -110,8 +110,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import xxhash
 
-from .names import CAPITALS, NO_SLOTS, NameSketch, common_word, name_hash, named_apart
-from .roundup import points_elsewhere
+from .names import CAPITALS, NO_SLOTS, NameSketch, common_word, gives_names, name_hash, named_apart
 from .text import heading
 
 __all__ = [
@@ -130,7 +129,7 @@ __all__ = [
 ]
 
 #: The rule's version and constants, part of the scheme (through :data:`.names.NAMES_RULE`).
-WORDING_RULE = "wording-7:3:16:64:3:100:5:2:4"
+WORDING_RULE = "wording-8:3:16:64:3:100:5:2:4"
 #: Earlier wording rules whose slots this one reads as they are (:func:`.scheme.check_compatible`).
 #: ``wording-1`` blanked a sentence's first word where this rule keeps it: a clause that opens a
 #: sentence has another skeleton under each, so their slots never share it and never part two
@@ -146,6 +145,8 @@ WORDING_RULE = "wording-7:3:16:64:3:100:5:2:4"
 #: rule's ("center"), and two copies of a text one spells each way part as they did under the
 #: older rule, no more. Up to ``wording-6`` an identifier gave no value for its characters in
 #: order (:func:`_identified_apart`): such a page's identifiers part a corrected copy as they did.
+#: Up to ``wording-7`` a line in headline case gave slots (:func:`.names.gives_names`): a page
+#: indexed so keeps them, and parts from another as it did under the older rule, never more.
 EARLIER_RULES = frozenset(
     {
         "wording-1:3:16:64:3:100",
@@ -154,6 +155,7 @@ EARLIER_RULES = frozenset(
         "wording-4:3:16:64:3:100:5:2",
         "wording-5:3:16:64:3:100:5:2:4",
         "wording-6:3:16:64:3:100:5:2:4",
+        "wording-7:3:16:64:3:100:5:2:4",
     }
 )
 MIN_WORDS = 3  # words in small letters a clause needs to have a skeleton
@@ -210,8 +212,8 @@ _RANKS = frozenset(
 def slots_in(piece: str, seed: int) -> tuple[int, ...]:
     """A piece of an article's text (a paragraph or a sentence, as written)'s slots: for each of
     its clauses with a skeleton, one value per name set in it. A skeleton said twice in the piece
-    gives one value marking it repeated. None from a heading or a line pointing to another story,
-    as in :mod:`.names`."""
+    gives one value marking it repeated. None from a line that gives no names (a heading, a line
+    pointing to another story, a line in headline case: :func:`.names.gives_names`)."""
     return _slots(piece, seed & 0xFFFFFFFF)
 
 
@@ -220,7 +222,7 @@ def _slots(piece: str, seed: int) -> tuple[int, ...]:
     text = piece.strip()
     if "’" in text:
         text = text.replace("’", "'")
-    if _INNER_CAPITAL.search(text) is None or heading(text) or points_elsewhere(text):
+    if _INNER_CAPITAL.search(text) is None or not gives_names(text):
         return ()  # no name but a sentence's first word (most paragraphs of most stories)
     digest = xxhash.xxh32_intdigest
     found: dict[int, set[int]] = {}
