@@ -497,7 +497,8 @@ def _marks(values: set[int], slots: set[int]) -> set[int]:
 def _identified_apart(own: set[int], mine: set[int], their_own: set[int], theirs: set[int]) -> bool:
     """Whether each page quotes an identifier of its own in shared wording, other than one whose
     characters both pages give there in one order (a transposed pair of digits corrected)."""
-    transposed = {value >> 16 for value in mine & theirs if _ordered_marked(value) in mine & theirs}
+    both = mine & theirs
+    transposed = {value >> 16 for value in both if _ordered_marked(value) in both}
     my_ids = {value >> 16 for value in own if _marked(value) in mine} - transposed
     their_ids = {value >> 16 for value in their_own if _marked(value) in theirs} - transposed
     return bool(my_ids) and bool(their_ids)
