@@ -9,6 +9,7 @@ status read them from one place.
     ├── SettingsError           a setting that cannot work (value, type, unknown name)
     ├── PageError               an input record that is not a page (it becomes a reject or dead letter)
     ├── StateMismatchError      stored state built with other parameters than the running ones
+    ├── IncompleteStateError    a worker's copy of a partition's state lacks rows its changelog has
     ├── ProtocolError           a record on an internal topic that its stage cannot read
     ├── CorpusError             a synthetic corpus that cannot be made as asked
     └── BrokerError             Kafka cannot be used as needed
@@ -31,6 +32,7 @@ __all__ = [
     "BrokerUnreachableError",
     "CorpusError",
     "ExitCode",
+    "IncompleteStateError",
     "PageError",
     "ProtocolError",
     "SettingsError",
@@ -48,7 +50,7 @@ class ExitCode(IntEnum):
     USAGE = 2  # a flag, a setting, the broker or stored state needs fixing; nothing was done
     UNAVAILABLE = 69  # EX_UNAVAILABLE: `status` found no worker up (none reported lately)
     FAILED_BATCH = 70  # EX_SOFTWARE: a batch could not be completed; its input will be redelivered
-    STATE_MISMATCH = 78  # EX_CONFIG: a worker found stored state built with other parameters
+    STATE_MISMATCH = 78  # EX_CONFIG: a worker found stored state built with other parameters, or incomplete
 
 
 class StreamLshError(Exception):
@@ -71,6 +73,13 @@ class PageError(StreamLshError, ValueError):
 class StateMismatchError(StreamLshError, ValueError):
     """Stored state (an index, a state file, a worker's tables, a topic's guard record) was built
     with other parameters than the running ones: probing it would give wrong answers silently."""
+
+
+class IncompleteStateError(StreamLshError, ValueError):
+    """A worker's local copy of a stage partition's rows lacks some that the partition's changelog
+    holds (a disk fault, a copy cut short, records a standby copy missed). The rows are a cache of
+    the changelog, so a worker restores the partition from it; this is raised to the worker only
+    when the changelog lacks them too."""
 
 
 class ProtocolError(StreamLshError, ValueError):

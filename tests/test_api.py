@@ -77,7 +77,7 @@ def test_every_error_raised_on_purpose_is_a_stream_lsh_error():
     defined = [
         value for value in vars(errors).values() if isinstance(value, type) and issubclass(value, Exception)
     ]
-    assert len(defined) == 11 and all(issubclass(error, StreamLshError) for error in defined)
+    assert len(defined) == 12 and all(issubclass(error, StreamLshError) for error in defined)
 
 
 def test_no_module_of_the_package_defines_an_exception_outside_the_tree():

@@ -21,6 +21,7 @@ from stream_helpers import batch_reference
 from stream_lsh.core.dedup import DedupConfig
 from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.spread import AlertRules
+from stream_lsh.errors import IncompleteStateError
 from stream_lsh.pipeline import codec
 from stream_lsh.pipeline.journal import Journal, StateMismatchError, guard_accepts
 from stream_lsh.pipeline.local import LocalPipeline
@@ -268,26 +269,27 @@ def test_rows_without_a_head_or_with_a_missing_chunk_are_refused():
     journal = Journal(0, {"g": 1}, chunk_bytes=10)
     rows = rows_of(journal, stage)
     headless = [(k, v) for k, v in rows if k[4:5] != b"h"]
-    with pytest.raises(StateMismatchError, match=r"no head row: this worker's copy .* is incomplete"):
+    with pytest.raises(IncompleteStateError, match=r"partition 0 has state rows but no head row"):
         Journal(0, {"g": 1}).load(headless, stage)
     chunkless = [(k, v) for k, v in rows if k[4:5] != b"s" or k[-1] != 0]
-    with pytest.raises(StateMismatchError, match="incomplete"):
+    with pytest.raises(IncompleteStateError, match="chunks"):
         Journal(0, {"g": 1}).load(chunkless, stage)
 
 
-def test_a_load_names_the_segments_missing_between_the_snapshot_and_the_last_one():
-    """A copy of the rows that missed some segments cannot be told apart by replaying it: the load
-    names the gap, so the store can say the state is incomplete."""
+def test_a_copy_that_lacks_segments_before_its_last_one_is_refused_as_incomplete():
+    """A copy of the rows that missed some segments cannot be told apart by replaying it, and its
+    state would miss batches whose input was committed (a segment is written only once the one
+    before it is on the broker): the load refuses it, naming the gap, and the store restores the
+    rows from the changelog."""
     stage = LocalPipeline(DedupConfig(), Layout(1)).stages[Stage.DECIDE][0]
     journal = Journal(0, {"g": 1})
     rows = [row for n in range(4) for row in journal.append([codec.encode([])], covered=n)]
     whole = Journal(0, {"g": 1})
     whole.load(rows, LocalPipeline(DedupConfig(), Layout(1)).stages[Stage.DECIDE][0])
-    assert whole.missing == []
+    assert whole.next_segment == 4
     gapped = [(k, v) for k, v in rows if k != journal._segment_key(1) and k != journal._segment_key(2)]
-    short = Journal(0, {"g": 1})
-    short.load(gapped, stage)
-    assert short.missing == [1, 2] and short.next_segment == 4
+    with pytest.raises(IncompleteStateError, match=r"lacks 2 segment\(s\) before its last one \(1, 2\)"):
+        Journal(0, {"g": 1}).load(gapped, stage)
 
 
 def test_rows_of_other_partitions_are_ignored_and_keys_never_collide():

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import rocksdict
 from aiokafka import AIOKafkaProducer
 from stream_helpers import (
     DecisionReader,
@@ -32,6 +33,7 @@ from stream_lsh.core.config import DedupConfig
 from stream_lsh.errors import ExitCode
 from stream_lsh.evaluation import pair_scores
 from stream_lsh.pipeline import codec
+from stream_lsh.pipeline.journal import partition_prefix
 from stream_lsh.pipeline.messages import InputMark, OwnerChange
 from stream_lsh.pipeline.outbox import Stage
 from stream_lsh.stream.admin import ensure_topics
@@ -352,6 +354,50 @@ async def test_a_damaged_window_directory_is_moved_aside_and_built_again_from_th
         damage_lines = [line for line in log.splitlines() if "is damaged" in line]
         assert len(damage_lines) == 1 and "decide partition 0" in damage_lines[0], damage_lines
         assert sorted(Path(settings.stream.data_dir).rglob("decide-window-0.damaged-*"))
+        statuses = {page_id: record["status"] for page_id, record in progress.decisions.items()}
+        assert statuses == {record["id"]: record["status"] for record in batch_reference(pages)}
+    finally:
+        reader.cancel()
+        pool.stop()
+
+
+def drop_head_rows(data_dir: Path) -> list[str]:
+    """Delete the head row of partition 0 from every stage table of worker 0 (RocksDB, between
+    runs), as a copy of the rows that missed its first records would lack it. Returns the tables
+    changed."""
+    changed = []
+    for path in sorted((data_dir / "worker-0").rglob("*-state-0.db")):
+        db = rocksdict.Rdict(str(path), options=rocksdict.Options(raw_mode=True))
+        try:
+            heads = [key for key in db.keys() if key[:5] == partition_prefix(0) + b"h"]
+            for key in heads:
+                del db[key]
+        finally:
+            db.close()
+        if heads:
+            changed.append(path.name)
+    return changed
+
+
+async def test_a_copy_of_the_rows_that_lacks_some_is_restored_from_the_changelog(broker, tmp_path):
+    """A worker whose local rows lack some that their changelog has (here: every stage's head row
+    of partition 0, as a standby copy that missed its first records would) logs one line per
+    partition, restores its rows from the changelog and goes on: the pages fed afterwards are
+    decided as batch decides them. Before, the worker refused to run ("no head row", exit 78)."""
+    pages = generate_corpus(60, seed=24).pages
+    settings, pool, progress, reader = await started(broker, tmp_path)
+    try:
+        await decide_all(settings, pool, progress, pages[:30])
+        pool.stop(how=signal.SIGTERM)
+        changed = drop_head_rows(Path(settings.stream.data_dir))
+        assert any(name.startswith("decide") for name in changed) and len(changed) > 1, changed
+        pool = Workers(settings, settings.stream.broker, 1)
+        await decide_all(settings, pool, progress, pages)
+        log = pool.logs[0].read_text(errors="replace")
+        assert "Traceback" not in log, log[-3000:]
+        incomplete = [line for line in log.splitlines() if "copy of its rows is incomplete" in line]
+        restored = [line for line in log.splitlines() if "changelog records restored" in line]
+        assert len(incomplete) == len(restored) == len(changed), (changed, incomplete, restored)
         statuses = {page_id: record["status"] for page_id, record in progress.decisions.items()}
         assert statuses == {record["id"]: record["status"] for record in batch_reference(pages)}
     finally:

@@ -18,7 +18,7 @@ from test_decide import CONFIG, STORY, T0, mark, signed
 
 from stream_lsh.core.prepare import Preparer
 from stream_lsh.core.spread import AlertRules, SpreadLevel
-from stream_lsh.errors import StateMismatchError
+from stream_lsh.errors import IncompleteStateError, StateMismatchError
 from stream_lsh.pipeline.decide import Decider
 from stream_lsh.pipeline.messages import Retraction
 from stream_lsh.pipeline.window_log import NOTE, WindowLog, decode_rows, encode_rows
@@ -173,6 +173,64 @@ def test_a_batch_logged_but_not_written_to_the_directory_is_applied_when_it_open
     assert not second.plan.rebuild and second.plan.deltas == 1
     assert second.log.handled(10) and not second.log.handled(11)
     got += [second.handle(batch, offset) for offset, batch in enumerate(batches[11:], 11)]
+    second.close()
+    assert got == expected
+
+
+def _delta_keys(table: dict[bytes, bytes]) -> list[bytes]:
+    return sorted(key for key in table if key[4:5] == b"d")
+
+
+@pytest.mark.parametrize("lost", ["the head", "a delta before the last", "a part of a delta before the last"])
+def test_a_copy_of_the_log_that_lacks_rows_is_refused_as_incomplete(tmp_path, lost):
+    """Rows a copy of the table lacks cannot be told from rows never written by replaying them:
+    the state would silently miss batches whose input was committed. A delta is logged only once
+    the one before it is on the broker, so a gap before the last one means rows were lost, and the
+    load says so (the store then restores the rows from the changelog)."""
+    table: dict[bytes, bytes] = {}
+    logged = Logged(tmp_path / "w", table, compact_bytes=1 << 30)
+    for offset, batch in enumerate(feed(seed=9, stories=10)):
+        logged.handle(batch, offset)
+    logged.close()
+    deltas = _delta_keys(table)
+    numbers = sorted({key[5:13] for key in deltas})
+    assert len(numbers) > 3 and len(deltas) > len(numbers), "several deltas, one in parts"
+    if lost == "the head":
+        del table[logged.log.head_key]
+    elif lost == "a delta before the last":
+        for key in deltas:
+            if key[5:13] == numbers[1]:
+                del table[key]
+    else:
+        parted = next(k for k in deltas if k[13:] != bytes(4) and k[5:13] != numbers[-1])
+        del table[parted]
+    with pytest.raises(IncompleteStateError, match="decide partition 0"):
+        Logged(tmp_path / "again", table)
+
+
+def test_a_last_delta_cut_short_by_a_crash_is_dropped_and_its_batch_done_again(tmp_path):
+    """A crash while a batch's delta was being sent leaves part of it; its input was not
+    committed, so the batch comes again: the load drops those parts instead of refusing."""
+    batches = feed(seed=9, stories=10)
+    steady = Logged(tmp_path / "steady", {}, compact_bytes=1 << 30)
+    expected = [steady.handle(batch, offset) for offset, batch in enumerate(batches)]
+    steady.close()
+    table: dict[bytes, bytes] = {}
+    first = Logged(tmp_path / "w", table, compact_bytes=1 << 30)
+    got = []
+    for offset, batch in enumerate(batches):
+        got.append(first.handle(batch, offset, write_directory=False))
+        last = sorted({key[5:13] for key in _delta_keys(table)})[-1]
+        parts = [key for key in _delta_keys(table) if key[5:13] == last]
+        if len(parts) > 1:
+            break
+    first.close()
+    del table[parts[-1]]  # the last part never reached the broker
+    got.pop()
+    shutil.rmtree(tmp_path / "w")
+    second = Logged(tmp_path / "w", table, compact_bytes=1 << 30)
+    assert not second.log.handled(offset)
+    got += [second.handle(batch, at) for at, batch in enumerate(batches[offset:], offset)]
     second.close()
     assert got == expected
 

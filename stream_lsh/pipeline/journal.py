@@ -37,10 +37,18 @@ from typing import Any, Protocol
 import orjson
 
 from ..core.scheme import Scheme, same_scheme
-from ..errors import StateMismatchError
+from ..errors import IncompleteStateError, StateMismatchError
 from . import codec
 
-__all__ = ["Journal", "Replayable", "Row", "StateMismatchError", "guard_accepts", "mismatch"]
+__all__ = [
+    "Journal",
+    "Replayable",
+    "Row",
+    "StateMismatchError",
+    "guard_accepts",
+    "mismatch",
+    "partition_prefix",
+]
 
 # 6: boilerplate learnt per site, site partitions hold pages for their release point (5 shared
 # flags between site partitions, which 6 does not replay); 5: one decide partition in place of band
@@ -102,6 +110,11 @@ class Replayable(Protocol):
     def restore(self, state: dict[str, Any]) -> None: ...
 
 
+def partition_prefix(partition: int) -> bytes:
+    """What every row key of a stage partition starts with, in every stage's table."""
+    return struct.pack(">I", partition)
+
+
 @dataclass
 class Journal:
     """Bookkeeping of one stage partition's rows.
@@ -130,15 +143,12 @@ class Journal:
     stale: list[bytes] = field(default_factory=list)  # rows to delete with the next write
     format: int = FORMAT  # the format of the snapshot in charge (an older one until compaction)
     covered: int | None = None  # the last offset of the stage's input the journaled state covers
-    # segments a load found missing between the snapshot and the last one: batches the state lacks
-    # (a copy of the rows that missed some); loaded anyway, and logged by the store
-    missing: list[int] = field(default_factory=list)
     _head_written: bool = False
 
     def __post_init__(self) -> None:
         if self.partition < 0 or self.compact_bytes < 1 or self.chunk_bytes < 1:
             raise ValueError("partition must be >= 0, compact_bytes and chunk_bytes positive")
-        self._prefix = struct.pack(">I", self.partition)
+        self._prefix = partition_prefix(self.partition)
 
     # -- keys -------------------------------------------------------------------------------
     @property
@@ -186,12 +196,7 @@ class Journal:
                 chunks[struct.unpack(">QI", rest)] = value
         if head is None:
             if segments or chunks:
-                raise StateMismatchError(
-                    f"partition {self.partition} has state rows but no head row: this worker's copy "
-                    "of the partition is incomplete (damaged, or copied in part: docs/operating.md). "
-                    "Delete this worker's data "
-                    "directory and start it again: it then recovers the partition from the changelog."
-                )
+                raise IncompleteStateError(f"partition {self.partition} has state rows but no head row")
             return 0
         self._check(head)
         self.format = head["format"]
@@ -201,10 +206,19 @@ class Journal:
         if self.generation:
             parts = [chunks.get((self.generation, i)) for i in range(self.chunks)]
             if any(part is None for part in parts):
-                raise StateMismatchError(
-                    f"partition {self.partition}: snapshot {self.generation} is incomplete "
-                    f"({sum(p is not None for p in parts)} of {self.chunks} chunks)"
+                raise IncompleteStateError(
+                    f"partition {self.partition}: snapshot {self.generation} has "
+                    f"{sum(p is not None for p in parts)} of its {self.chunks} chunks"
                 )
+        # a segment is written only once the one before it is on the broker, so a gap is rows lost
+        kept = [n for n in segments if n > self.upto]
+        missing = sorted(set(range(self.upto + 1, max(kept, default=self.upto) + 1)) - set(kept))
+        if missing:
+            raise IncompleteStateError(
+                f"partition {self.partition} lacks {len(missing)} segment(s) before its last one "
+                f"({', '.join(map(str, missing[:10]))})"
+            )
+        if self.generation:
             blob = b"".join(parts)  # type: ignore[arg-type]
             self.snapshot_bytes = len(blob)
             stage.restore(codec.load_state(blob))
@@ -223,7 +237,6 @@ class Journal:
                 self.covered = covered
             replayed += 1
         self.next_segment = max([self.upto + 1, *(n + 1 for n in segments)])
-        self.missing = [n for n in range(self.upto + 1, self.next_segment) if n not in segments]
         return replayed
 
     def _check(self, head: dict[str, Any]) -> None:

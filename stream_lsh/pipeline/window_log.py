@@ -29,7 +29,10 @@ directory again then applies the deltas it lacks; one whose directory is gone, d
 Rows of different partitions never share a key (every key starts with the partition number), and
 the head carries the guard (the scheme, the banding, the partition layout), as
 :class:`~stream_lsh.pipeline.journal.Journal`'s does: another guard, or another format, is refused
-with :class:`StateMismatchError`.
+with :class:`StateMismatchError`. Rows a copy lacks (no head, a checkpoint short of chunks, a
+delta missing before the last one) raise :class:`~stream_lsh.errors.IncompleteStateError`, and the
+store restores the rows from the changelog. Only the last delta may be cut short: a crash while
+it was sent, whose batch comes again.
 
 Pure: rows in, rows out. :mod:`stream_lsh.stream.window_store` keeps them in the Faust table and
 writes the directory.
@@ -44,9 +47,9 @@ from typing import Any
 
 import orjson
 
-from ..errors import StateMismatchError
+from ..errors import IncompleteStateError, StateMismatchError
 from ..stores.disk_index import DiskIndex
-from .journal import Row, guard_accepts, mismatch
+from .journal import Row, guard_accepts, mismatch, partition_prefix
 
 __all__ = ["FORMAT", "NOTE", "Plan", "Row", "WindowLog", "decode_rows", "encode_rows"]
 
@@ -145,7 +148,7 @@ class WindowLog:
     def __post_init__(self) -> None:
         if self.partition < 0 or self.compact_bytes < 1 or self.chunk_bytes < 64:
             raise ValueError("partition must be >= 0, compact_bytes positive, chunk_bytes >= 64")
-        self._prefix = struct.pack(">I", self.partition)
+        self._prefix = partition_prefix(self.partition)
 
     # -- keys -------------------------------------------------------------------------------------
     @property
@@ -197,32 +200,34 @@ class WindowLog:
                 generation, number = struct.unpack(">QI", key[5:])
                 generations[generation] = generations.get(generation, 0) + 1
         if head is None and (deltas or generations):
-            raise StateMismatchError(
-                f"decide partition {self.partition} has log rows but no head row: this worker's copy "
-                "of the partition is incomplete (damaged, or copied in part: docs/operating.md). Delete "
-                "this worker's data directory and start it again: it then recovers the partition from "
-                "the changelog."
-            )
+            raise IncompleteStateError(f"decide partition {self.partition} has log rows but no head row")
         start = 0 if self.checkpoint is None else self.checkpoint["start"]
         if (
             self.checkpoint is not None
             and generations.get(self.checkpoint["generation"]) != self.checkpoint["chunks"]
         ):
-            raise StateMismatchError(
-                f"decide partition {self.partition}: checkpoint {self.checkpoint['generation']} is "
-                f"incomplete ({generations.get(self.checkpoint['generation'], 0)} of "
-                f"{self.checkpoint['chunks']} chunks)"
+            raise IncompleteStateError(
+                f"decide partition {self.partition}: checkpoint {self.checkpoint['generation']} has "
+                f"{generations.get(self.checkpoint['generation'], 0)} of its "
+                f"{self.checkpoint['chunks']} chunks"
             )
         complete: list[int] = []
+        last = max(deltas, default=None)
         for number in sorted(deltas):
             delta = deltas[number]
-            whole = len(delta.seen) == delta.parts and delta.seen == set(range(delta.parts))
+            expected = complete[-1] + 1 if complete else start
             if number < start:
                 self.stale += [self._delta_key(number, part) for part in sorted(delta.seen)]
-            elif whole and number == (complete[-1] + 1 if complete else start):
+            elif number == expected and delta.seen == set(range(delta.parts)):
                 complete.append(number)
-            else:  # a delta cut short by a crash (its batch is done again), or one after a gap
+            elif number == expected and number == last:
+                # cut short by a crash: its input was not committed, so its batch comes again
                 self.stale += [self._delta_key(number, part) for part in sorted(delta.seen)]
+            else:  # a delta is logged only once the one before it is on the broker: rows were lost
+                lacks = f"deltas {expected}-{number - 1}" if number > expected else f"parts of delta {number}"
+                raise IncompleteStateError(
+                    f"decide partition {self.partition} lacks {lacks} before its last one ({last})"
+                )
         self._deltas = {number: deltas[number].parts for number in complete}
         self.delta_bytes = sum(deltas[number].size for number in complete)
         self.next_delta = complete[-1] + 1 if complete else start

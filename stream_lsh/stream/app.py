@@ -442,10 +442,11 @@ class StreamApp:
         by_partition: dict[int, list[Any]] = {}
         for event in events:
             by_partition.setdefault(event.message.partition, []).append(event)
+        held = await store.open(by_partition)
         by_partition = {
             partition: fresh
             for partition, group in by_partition.items()
-            if (fresh := store.unhandled(partition, group))
+            if partition in held and (fresh := store.unhandled(partition, group))
         }
         out = Outbox()
         states = {}

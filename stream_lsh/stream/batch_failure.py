@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Awaitable
 
-from ..errors import ExitCode, StateMismatchError
+from ..errors import ExitCode, IncompleteStateError, StateMismatchError
 
 __all__ = ["or_exit"]
 
@@ -23,12 +23,13 @@ log = logging.getLogger("stream_lsh.stream.app")  # the worker's log lines keep 
 async def or_exit(work: Awaitable[None]) -> None:
     """Run one batch's work; on any failure, log it and end the process before Faust can commit
     the batch's input. Cancellation (shutdown) passes through. Stored state built under another
-    guard ends it with its own exit code, so that a supervisor does not restart it in a loop."""
+    guard, or lost from its changelog too, ends it with its own exit code, so that a supervisor
+    does not restart it in a loop."""
     try:
         await work
     except asyncio.CancelledError:
         raise
-    except StateMismatchError as error:
+    except (StateMismatchError, IncompleteStateError) as error:
         log.critical("refusing to run: %s", error)
         logging.shutdown()
         os._exit(ExitCode.STATE_MISMATCH)

@@ -22,6 +22,10 @@ never got a decision after a kill -9). :meth:`SafeRecovery.on_recovery_completed
 control first, so records fetched in that window wait in faust's conductor until the seek and the
 emptying are done, and then reach their streams.
 
+:func:`read_changelog` reads one changelog partition whole, from its start to its true end, by a
+consumer of its own: the store restores a partition's rows with it when its local copy lacks some
+(:mod:`.state`).
+
 Use::
 
     app = faust.App(..., TableManager=SafeTableManager)
@@ -33,7 +37,7 @@ import asyncio
 import logging
 import os
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import Any, cast
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -45,11 +49,30 @@ from faust.transport.drivers.aiokafka import credentials_to_aiokafka_auth, serve
 from faust.types import TP, AppT
 from faust.types.transports import ConsumerT
 
-from ..errors import ExitCode
+from ..errors import BrokerError, ExitCode
 
-__all__ = ["SafeRecovery", "SafeTableManager", "true_end_offsets"]
+__all__ = ["SafeRecovery", "SafeTableManager", "private_consumer", "read_changelog", "true_end_offsets"]
 
 log = logging.getLogger(__name__)
+
+
+def private_consumer(app: AppT, purpose: str, **overrides: Any) -> AIOKafkaConsumer:
+    """A group-less consumer of the app's cluster, with the app's credentials, that reads what
+    faust's own consumer reads (``read_committed`` in transactions) and starts at the earliest
+    offset when asked for one out of range (records deleted meanwhile)."""
+    conf, transport = app.conf, app.transport
+    settings: dict[str, Any] = {
+        "bootstrap_servers": server_list(transport.url, transport.default_port),  # type: ignore[attr-defined]
+        "client_id": f"{conf.broker_client_id}-{purpose}",
+        "group_id": None,
+        "enable_auto_commit": False,
+        "auto_offset_reset": "earliest",
+        "isolation_level": "read_committed" if app.in_transaction else "read_uncommitted",
+        "max_partition_fetch_bytes": conf.consumer_max_fetch_size,
+        "request_timeout_ms": int(conf.broker_request_timeout * 1000),
+        **credentials_to_aiokafka_auth(conf.broker_credentials, conf.ssl_context),
+    }
+    return AIOKafkaConsumer(**(settings | overrides))
 
 
 async def true_end_offsets(
@@ -68,22 +91,7 @@ async def true_end_offsets(
     todo = {tp: end for tp, end in reported.items() if end}
     if not todo:
         return ends
-    conf = app.conf
-    transport = app.transport
-    consumer = AIOKafkaConsumer(
-        bootstrap_servers=server_list(transport.url, transport.default_port),  # type: ignore[attr-defined]
-        client_id=f"{conf.broker_client_id}-end-offsets",
-        group_id=None,
-        enable_auto_commit=False,
-        # E - 1 out of range (records deleted): the earliest offset is then at least E
-        auto_offset_reset="earliest",
-        # read what faust's own consumer reads (it reports the last stable offset in transactions)
-        isolation_level="read_committed" if app.in_transaction else "read_uncommitted",
-        fetch_max_wait_ms=50,
-        max_partition_fetch_bytes=conf.consumer_max_fetch_size,
-        request_timeout_ms=int(conf.broker_request_timeout * 1000),
-        **credentials_to_aiokafka_auth(conf.broker_credentials, conf.ssl_context),
-    )
+    consumer = private_consumer(app, "end-offsets", fetch_max_wait_ms=50)
     partitions = {TopicPartition(tp.topic, tp.partition): tp for tp in todo}
 
     async def read_forward() -> None:
@@ -116,6 +124,39 @@ async def true_end_offsets(
     if corrected:
         log.warning("Broker under-reported changelog end offsets, corrected (reported, true): %r", corrected)
     return ends
+
+
+async def read_changelog(
+    app: AppT, tp: TP, *, stalled_s: float
+) -> AsyncIterator[list[tuple[bytes, bytes | None, int]]]:
+    """Every record of changelog partition ``tp`` from its earliest offset to its true end (see
+    :func:`true_end_offsets`), in order, as lists of (key, value, offset); a value of None is a
+    tombstone. Read by a consumer of its own, so it works whatever faust's consumer is doing.
+
+    Raises :class:`~stream_lsh.errors.BrokerError` when no record comes for ``stalled_s`` seconds
+    before the end is reached (the broker is gone, or the partition was truncated meanwhile)."""
+    ktp = TopicPartition(tp.topic, tp.partition)
+    consumer = private_consumer(app, "restore")
+    await consumer.start()
+    try:
+        consumer.assign([ktp])
+        await consumer.seek_to_beginning(ktp)
+        reported = (await consumer.end_offsets([ktp]))[ktp]
+        end = (await true_end_offsets(app, {tp: reported}))[tp] or 0
+        loop = asyncio.get_running_loop()
+        last_progress = loop.time()
+        while await consumer.position(ktp) < end:
+            fetched = (await consumer.getmany(ktp, timeout_ms=500)).get(ktp, [])
+            if fetched:
+                last_progress = loop.time()
+                yield [(record.key, record.value, record.offset) for record in fetched]
+            elif loop.time() - last_progress > stalled_s:
+                raise BrokerError(
+                    f"reading changelog {tp.topic}[{tp.partition}] stalled at offset "
+                    f"{await consumer.position(ktp)} of {end} for {stalled_s:g} s"
+                )
+    finally:
+        await consumer.stop()
 
 
 class _TrueEnds:

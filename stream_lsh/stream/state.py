@@ -17,6 +17,13 @@ before an offset commit can also return before the last rows reach the producer.
 reached the changelog would be lost with the worker's disk while the input it records was
 committed. So the rows of a batch are awaited (:meth:`StageStore.durable`) before the batch is
 acknowledged, and a failed row fails the batch.
+
+A worker's rows can lack some that the changelog has: a disk fault, a copy of the directory cut
+short, records a standby copy missed. The loads notice (:class:`IncompleteStateError`: no head row,
+a snapshot short of chunks, a gap before the last batch's rows), and :meth:`StageStore.open` then
+restores the partition's rows from the changelog, read from its start by a consumer of its own, as
+Kafka Streams restores a store it cannot trust; faust's recovery would only read it at the next
+rebalance.
 """
 
 from __future__ import annotations
@@ -25,14 +32,18 @@ import asyncio
 import logging
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import faust
+import rocksdict
 from faust.streams import _current_event
+from faust.types import TP
 
-from ..pipeline.journal import Journal, Replayable, Row
+from ..errors import IncompleteStateError
+from ..pipeline.journal import Journal, Replayable, Row, partition_prefix
+from .recovery import read_changelog
 from .topics import state_table
 
 __all__ = ["ROCKSDB_OPTIONS", "JournalTable", "StageStore"]
@@ -122,10 +133,86 @@ class StageStore:
         )
         # the partitions held in memory: each one's state machine and its durable form's bookkeeping
         self.held: dict[int, tuple[Replayable, Any]] = {}
+        self._forgotten = 0  # revocations so far (each drops every partition held)
 
     def state(self, partition: int) -> Replayable:
         """The state machine of ``partition``, rebuilt from its rows if this worker just got it."""
         return self._held(partition)[0]
+
+    async def open(self, partitions: Iterable[int]) -> set[int]:
+        """Build the state machines of ``partitions`` that are not held yet from their rows, and
+        return those held now. A copy of the rows that lacks some (:class:`IncompleteStateError`)
+        is restored from the changelog first; if the changelog lacks them too, the error stands
+        and the worker stops (exit 78). A revocation during a restore drops every partition held
+        (:meth:`forget`), so none is returned, and the batch's records come again to their next
+        owner."""
+        partitions = list(partitions)
+        for partition in partitions:
+            if partition in self.held:
+                continue
+            try:
+                self.held[partition] = self._load(partition)
+            except IncompleteStateError as error:
+                forgotten = self._forgotten
+                await self._restore_logged(partition, error)
+                if self._forgotten != forgotten:
+                    break
+                try:
+                    self.held[partition] = self._load(partition)
+                except IncompleteStateError as again:
+                    raise IncompleteStateError(
+                        f"{again}, and its changelog lacks the rows too: the state of {self.stage} "
+                        f"partition {partition} is lost (were the changelog's records deleted?)"
+                    ) from error
+        return {partition for partition in partitions if partition in self.held}
+
+    async def _restore_logged(self, partition: int, error: IncompleteStateError) -> None:
+        log.error(
+            "%s partition %d: this worker's copy of its rows is incomplete (%s); restoring it from the "
+            "changelog",
+            self.stage,
+            partition,
+            error,
+            extra={"stage": self.stage, "partition": partition},
+        )
+        began = time.perf_counter()
+        records = await self._restore(partition)
+        log.info(
+            "%s partition %d: %d changelog records restored in %.1f s",
+            self.stage,
+            partition,
+            records,
+            time.perf_counter() - began,
+            extra={"stage": self.stage, "partition": partition},
+        )
+
+    async def _restore(self, partition: int) -> int:
+        """Replace this worker's rows of ``partition`` with the changelog's, read from its start as
+        faust's recovery reads it; returns the records read. The stored offset goes first and comes
+        back last, so a crash meanwhile leaves rows that faust's next recovery reads from the
+        changelog's start again."""
+        table = self.table
+        tp = TP(table.changelog_topic.get_topic_name(), partition)
+        db = self._db(partition)
+        offset_key = table.data.offset_key  # type: ignore[attr-defined]
+        stale = rocksdict.WriteBatch(raw_mode=True)
+        stale.delete(offset_key)
+        for key, _ in self._rows(partition, partition_prefix(partition)):
+            stale.delete(key)
+        db.write(stale)
+        records, last = 0, None
+        async for batch in read_changelog(table.app, tp, stalled_s=self.row_timeout_s):
+            rows = rocksdict.WriteBatch(raw_mode=True)
+            for key, value, _ in batch:
+                if value is None:
+                    rows.delete(key)
+                else:
+                    rows.put(key, value)
+            db.write(rows)
+            records, last = records + len(batch), batch[-1][2]
+        if last is not None:
+            table.data.set_persisted_offset(tp, last)
+        return records
 
     def _held(self, partition: int) -> tuple[Replayable, Any]:
         held = self.held.get(partition)
@@ -141,17 +228,6 @@ class StageStore:
         replayed = journal.load(
             self._rows(partition, journal.prefix), stage
         )  # StateMismatchError stops the worker
-        if journal.missing:
-            log.warning(
-                "%s partition %d: its rows lack %d segment(s) (%s): this worker's copy of the partition "
-                "is incomplete, and its state misses those batches; delete this worker's data directory "
-                "to recover the partition from the changelog",
-                self.stage,
-                partition,
-                len(journal.missing),
-                ", ".join(map(str, journal.missing[:10])),
-                extra={"stage": self.stage, "partition": partition},
-            )
         log.info(
             "%s partition %d: state loaded (snapshot %d, %d segments replayed)",
             self.stage,
@@ -253,3 +329,4 @@ class StageStore:
     def forget(self) -> None:
         """Drop every in-memory state machine (partitions were revoked; RocksDB keeps the rows)."""
         self.held.clear()
+        self._forgotten += 1
