@@ -796,6 +796,47 @@ def test_a_box_of_headlines_over_teasers_cut_short_is_a_list():
     assert T.without_lists(trending) == ["He said the storm...", LEAD]
 
 
+def test_a_headline_ending_like_a_sentence_inside_a_box_is_an_item():
+    """Some headlines end with a full stop or are cut with an ellipsis, and a numbered "Most read"
+    box glues each rank to its headline. Between other headlines after the article, such an item
+    is one of the box's, not a sentence of the article: kept, it was most of the text of a gallery
+    page, and joined it to the story it named (the twenty-eighth outside set)."""
+    after = "Sign up for our newsletter to get the news every day."
+    more_from = [
+        "More from the Coastal Times",
+        "Rates cut again",
+        "Storm hits the coast",
+        "Police: Fairview man, 24, charged with burglary on Park Ave.",
+        "Council votes on budget",
+    ]
+    assert T.without_lists([LEAD, *more_from, after]) == [LEAD, after]
+    most_read = [
+        "Most read",
+        "1Rates cut again",
+        "2Storm hits the coast",
+        "3In pictures: On Thursday, the state's court of appeal in Santa Ana found...",
+        "4Council votes on budget",
+        "Advertisement",
+    ]
+    assert T.without_lists([LEAD, *most_read, after]) == [LEAD, after]
+    # an article's last short paragraph, under a related link and over a box, is the article's
+    last = [LEAD, "Related: Rates cut again", "Lawal, 30, was first sentenced in March.", *most_read[:4]]
+    assert T.without_lists(last)[:3] == last[:3]
+    # above the article, a short first paragraph under the headline, byline and date stays (the
+    # three go as a list here; the pipeline cuts what comes before the headline first)
+    top = [
+        "Storm hits the coast",
+        "By Jane Doe",
+        "Published March 5, 2024",
+        "The storm has passed.",
+        "What next",
+    ]
+    assert T.without_lists([*top, LEAD]) == [*top[3:], LEAD]
+    # after it, a short paragraph between a subheading and the next is the article's
+    body = [LEAD, "What next", "Officials said the storm had passed.", "Repairs", LEAD]
+    assert T.without_lists(body) == body
+
+
 def test_a_list_on_one_line_is_dropped_as_a_list():
     """A ticker of headlines joined by " | " over every page, new each time, or a menu."""
     ticker = (

@@ -325,20 +325,28 @@ def without_lists(blocks: list[str]) -> list[str]:
     a box is most of the page: kept, it made the page a copy of no version of its story (the
     twentieth outside set: recall 0.89). One such block is no box: a teaser page's excerpt under
     its headline and over its "Read more", a quote that trails off under a subheading; then only
-    the runs of headlines around it go, as they did.
+    the runs of headlines around it go, as they did. A short block between headlines in such a run
+    is an item too, even when it ends like a sentence (:func:`_listed_at`).
     """
     kept: list[str] = []
     run: list[str] = []
+    listed: set[int] = set()  # places in ``run`` of items that end like sentences (_listed_at)
     teasers = 0
+    prose = False  # whether a block of the article came before
 
     def close() -> None:
         if teasers < MIN_TEASERS or len(run) < MIN_LIST_ITEMS:  # else a box of stories and teasers
-            kept.extend(_without_runs_of_headlines(run))
+            kept.extend(_without_runs_of_headlines(run, listed))
 
-    for block in blocks:
+    for at, block in enumerate(blocks):
         if " | " in block and inline_list(block):
             continue
         cut = _cut_short(block)
+        if prose and _listed_at(blocks, at, run, listed):
+            listed.add(len(run))
+            run.append(block)
+            teasers += cut
+            continue
         if cut or _title_like(block):
             run.append(block)
             teasers += cut
@@ -346,18 +354,51 @@ def without_lists(blocks: list[str]) -> list[str]:
         if run:  # most blocks of an article follow another
             close()
             run, teasers = [], 0
+            listed = set()
         kept.append(block)
+        prose = True
     close()
     return kept
 
 
-def _without_runs_of_headlines(blocks: list[str]) -> list[str]:
+def _listed_at(blocks: list[str], at: int, run: list[str], listed: set[int]) -> bool:
+    """Whether ``blocks[at]``, short but ending like a sentence, is an item of the list around it:
+    the :data:`MIN_LIST_ITEMS` blocks before it are title-like (or items so found) and the next
+    one is an item (:func:`_item`). Not when only items come after it: an article's last short
+    paragraph before a "Most read" box, under a "Related:" line or two, is no item.
+
+    Some headlines end with a full stop ("Steve Forbes: Trump is indeed a billionaire.") or are
+    cut short with an ellipsis, and a "Most read" box numbers its items ("3In pictures: ..."). Such
+    an item broke the run, and it stayed in the page's text: on a gallery or a video page, whose
+    own text is a caption or two, it was most of what was left (the twenty-eighth outside set: a
+    gallery joined another story through the "Most read" item that named it). Only after the
+    article has begun: above it, the blocks before a short first paragraph are its headline, its
+    byline and its date."""
+    block = blocks[at]
+    return (
+        len(run) >= MIN_LIST_ITEMS
+        and at + 1 < len(blocks)
+        and block.count(" ") < MAX_ITEM_WORDS
+        and not block[:1].islower()
+        and all(
+            place in listed or _title_like(run[place]) for place in range(len(run) - MIN_LIST_ITEMS, len(run))
+        )
+        and _item(blocks[at + 1])
+    )
+
+
+def _item(block: str) -> bool:
+    """A block a list of stories holds: a headline or a teaser cut short."""
+    return _title_like(block) or _cut_short(block)
+
+
+def _without_runs_of_headlines(blocks: list[str], listed: set[int]) -> list[str]:
     """Blocks without their runs of ``MIN_LIST_ITEMS`` or more title-like blocks (the others stop a
-    run)."""
+    run; those at the places ``listed`` are items too)."""
     kept: list[str] = []
     run: list[str] = []
-    for block in blocks:
-        if _title_like(block):
+    for at, block in enumerate(blocks):
+        if at in listed or _title_like(block):
             run.append(block)
             continue
         if len(run) < MIN_LIST_ITEMS:
