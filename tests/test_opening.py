@@ -18,6 +18,7 @@ from stream_lsh.core.opening import (
     SHORT_SHINGLES,
     holds_earlier_opening,
     joins_by_opening,
+    lies_in_earlier_opening,
     openings,
 )
 from stream_lsh.core.page import Page
@@ -217,6 +218,30 @@ def test_a_page_holds_an_earlier_opening_only_when_that_page_is_small_and_inside
     assert not holds_earlier_opening(0.6, 1.0, c)  # over half the page's size: a version, for the measures
     assert not holds_earlier_opening(None, 1.0, c) and not holds_earlier_opening(0.1, None, c)
     assert not holds_earlier_opening(0.1, 1.0, None)  # containment off: Jaccard similarity alone
+
+
+def test_a_page_lies_in_an_earlier_opening_only_when_it_is_small_beside_that_page_and_inside_it():
+    c = RULE.containment
+    assert lies_in_earlier_opening(1.0, 0.1, c)  # a brief a tenth of the story's size, all in it
+    assert not lies_in_earlier_opening(c - 0.01, 0.1, c)  # partly its own text: a quoting page
+    assert not lies_in_earlier_opening(1.0, 0.6, c)  # over half the story's size: for the measures
+    assert not lies_in_earlier_opening(1.0, 0.1, None)  # containment off: Jaccard similarity alone
+
+
+def test_a_brief_of_a_story_s_first_paragraphs_after_the_story_joins_it():
+    """A brief of a story's first 100 words at another outlet: too long to be short (all lead), and
+    beside a story of 800 words too small for the bands to meet, it founded a cluster of its own
+    (the twenty-ninth outside set: 21 briefs). It lies in the story and opens like it."""
+    story = prose(4, 800)
+    words = story.split()
+    brief = " ".join(words[:35]) + "\n" + " ".join(words[35:70]) + "\n" + " ".join(words[70:100])
+    story_d, brief_d = Deduplicator().process_batch(
+        [page("story", story, "wire.example"), page("brief", brief, "news.example")]
+    )
+    assert story_d.status == UNIQUE
+    assert (brief_d.status, brief_d.duplicate_of, brief_d.match) == (DUPLICATE, "story", OPENING), brief_d
+    assert brief_d.containment is not None and brief_d.containment >= RULE.containment
+    assert not brief_d.fuller
 
 
 def test_the_rule_joins_a_page_to_the_teaser_it_holds_only_when_nothing_else_takes_it():

@@ -56,7 +56,7 @@ from .decision import (
 from .index import IndexEntry, LSHIndex, WindowIndex
 from .keyed import NO_BAND_KEYS, band_keys_of, empty_signature, is_keyed, keyed_only
 from .names import NO_NAMES, NO_SLOTS, NameSketch, sketch_from
-from .opening import holds_earlier_opening, joins_by_opening
+from .opening import holds_earlier_opening, joins_by_opening, lies_in_earlier_opening
 from .page import Page
 from .prepare import PreparedPage, Preparer, SignedPage
 from .roundup import is_roundup
@@ -325,7 +325,8 @@ class Deduplicator:
     def _opened_by(self, page: SignedPage, headline: IndexEntry | None) -> tuple[Match | None, str]:
         """The earlier page that a page of ordinary length joins when nothing else takes it, and
         how it was found: the smaller page it opens like and holds, with the share of that page
-        lying in it as its containment (:mod:`.opening`: a story after its teaser); else
+        lying in it as its containment (:mod:`.opening`: a story after its teaser), or the larger
+        one it opens like and lies in (a brief after its story); else
         ``headline``, the earliest page with its headline, when another site gave it
         (:mod:`.headline`: a story after a card whose deck it does not hold) or the page is page 2
         or later of an article (:func:`.headline.later_part`); else None."""
@@ -338,6 +339,10 @@ class Deduplicator:
                 return (match if self.rule.containment is not None else None), OPENING
             if holds_earlier_opening(match.of_page, match.of_candidate, self.rule.containment):
                 return match._replace(containment=match.of_candidate), OPENING
+            if lies_in_earlier_opening(
+                match.of_page, match.of_candidate, self.rule.containment
+            ) and not worded_apart(page.prepared.names, entry.names):
+                return match._replace(containment=match.of_page), OPENING
         if headline is None:
             return None, OPENING
         if self._own_site(page, headline) and not page.prepared.part:  # another story under its title

@@ -35,6 +35,14 @@ page never does, so it is sharp even for a teaser of a few shingles. A digest th
 teaser's sentence holds the teaser too: it joins it unless its sentences open three earlier
 stories, which makes it a roundup (:mod:`.roundup`).
 
+A **brief after its story**, a page of a story's first two or three paragraphs, is too long to
+be short and, beside the story, too small for its bands to meet. When nothing else takes a page of
+ordinary length, it joins the earlier page it opens like if it lies in that page as containment
+means it and is at most :data:`MAX_SIZE_OF_HELD` of its size (:func:`lies_in_earlier_opening`),
+unless the two set other names in one wording (:func:`.wording.worded_apart`). A quoting page or a
+roundup that opens with a story's first sentence goes on with its own text, so little of it lies
+in the story.
+
 Four shingles are about ten words in one order, from where an article begins. On three outside sets
 this joined 6 to 16 teasers a seed to their stories, and over nine runs one to another story's
 page (the numbers and their commands: docs/accuracy.md).
@@ -57,6 +65,7 @@ __all__ = [
     "SHORT_SHINGLES",
     "holds_earlier_opening",
     "joins_by_opening",
+    "lies_in_earlier_opening",
     "openings",
     "sentence_openings",
 ]
@@ -137,3 +146,12 @@ def holds_earlier_opening(
     if share_of_earlier < containment:
         return False
     return share_of_page <= MAX_SIZE_OF_HELD * share_of_earlier
+
+
+def lies_in_earlier_opening(
+    share_of_page: float | None, share_of_earlier: float | None, containment: float | None
+) -> bool:
+    """Whether a page that opens like an earlier, larger page lies in it: a brief of a story's
+    first paragraphs, too long for the short-page rule and too small beside the story for its
+    bands (see the module doc). The mirror of :func:`holds_earlier_opening`."""
+    return holds_earlier_opening(share_of_earlier, share_of_page, containment)
