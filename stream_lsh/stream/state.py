@@ -136,8 +136,8 @@ class StageStore:
         self._forgotten = 0  # revocations so far (each drops every partition held)
 
     def state(self, partition: int) -> Replayable:
-        """The state machine of ``partition``, rebuilt from its rows if this worker just got it."""
-        return self._held(partition)[0]
+        """The state machine of ``partition``, which :meth:`open` built."""
+        return self.held[partition][0]
 
     async def open(self, partitions: Iterable[int]) -> set[int]:
         """Build the state machines of ``partitions`` that are not held yet from their rows, and
@@ -214,12 +214,6 @@ class StageStore:
             table.data.set_persisted_offset(tp, last)
         return records
 
-    def _held(self, partition: int) -> tuple[Replayable, Any]:
-        held = self.held.get(partition)
-        if held is None:
-            held = self.held[partition] = self._load(partition)
-        return held
-
     def _load(self, partition: int) -> tuple[Replayable, Any]:
         stage = self.make(partition)
         journal = Journal(
@@ -250,9 +244,10 @@ class StageStore:
             yield key, value
 
     def unhandled(self, partition: int, events: list[Any]) -> list[Any]:
-        """The events of ``partition`` its journaled state does not hold yet (:meth:`Journal.handled`:
-        records read again after a restart or a rebalance are not handled twice)."""
-        journal = self._held(partition)[1]
+        """The events of ``partition`` (which :meth:`open` built) its journaled state does not hold
+        yet (:meth:`Journal.handled`: records read again after a restart or a rebalance are not
+        handled twice)."""
+        journal = self.held[partition][1]
         return [event for event in events if not journal.handled(event.message.offset)]
 
     def record(self, partition: int, stage: Replayable, event: Any, batches: list[bytes]) -> None:
