@@ -341,22 +341,19 @@ def without_lists(blocks: list[str]) -> list[str]:
     for at, block in enumerate(blocks):
         if " | " in block and inline_list(block):
             continue
-        cut = _cut_short(block)
-        if prose and _listed_at(blocks, at, run, listed):
+        cut, title = _cut_short(block), _title_like(block)
+        if not title and prose and _listed_at(blocks, at, run, listed):  # a headline is an item anyway
             listed.add(len(run))
-            run.append(block)
-            teasers += cut
+        elif not (title or cut):
+            if run:  # most blocks of an article follow another
+                close()
+                run, teasers = [], 0
+                listed = set()
+            kept.append(block)
+            prose = True
             continue
-        if cut or _title_like(block):
-            run.append(block)
-            teasers += cut
-            continue
-        if run:  # most blocks of an article follow another
-            close()
-            run, teasers = [], 0
-            listed = set()
-        kept.append(block)
-        prose = True
+        run.append(block)
+        teasers += cut
     close()
     return kept
 

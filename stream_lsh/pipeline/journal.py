@@ -203,13 +203,6 @@ class Journal:
         self.generation, self.chunks, self.upto = head["generation"], head["chunks"], head["upto"]
         self.covered = head.get("covered")  # absent from heads written before journals kept it
         self._head_written = True
-        if self.generation:
-            parts = [chunks.get((self.generation, i)) for i in range(self.chunks)]
-            if any(part is None for part in parts):
-                raise IncompleteStateError(
-                    f"partition {self.partition}: snapshot {self.generation} has "
-                    f"{sum(p is not None for p in parts)} of its {self.chunks} chunks"
-                )
         # a segment is written only once the one before it is on the broker, so a gap is rows lost
         kept = [n for n in segments if n > self.upto]
         missing = sorted(set(range(self.upto + 1, max(kept, default=self.upto) + 1)) - set(kept))
@@ -219,6 +212,12 @@ class Journal:
                 f"({', '.join(map(str, missing[:10]))})"
             )
         if self.generation:
+            parts = [chunks.get((self.generation, i)) for i in range(self.chunks)]
+            if any(part is None for part in parts):
+                raise IncompleteStateError(
+                    f"partition {self.partition}: snapshot {self.generation} has "
+                    f"{sum(p is not None for p in parts)} of its {self.chunks} chunks"
+                )
             blob = b"".join(parts)  # type: ignore[arg-type]
             self.snapshot_bytes = len(blob)
             stage.restore(codec.load_state(blob))
