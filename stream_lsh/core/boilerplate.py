@@ -29,6 +29,13 @@ same page as any context stored for that block:
   A page of nothing but site prose (a gallery, a video page) is held by every story page of its
   site too, but after the story: it is no story's lead, and teaches its prose like any page.
 
+Both tests weigh the stored context without the blocks its site has learnt since it was stored. A
+page is observed without the blocks already known as its site's prose, while an older page's
+context holds those that were not known yet: a release's "About" and forward-looking paragraphs on
+a wire's early pages. Counted on one side only, they made a reissue of a release with one paragraph
+corrected look like another page (0.46 alike), and its paragraphs were learnt as the wire's prose
+and cut from the reissue (the thirtieth outside set).
+
 A page fetched again at its address (:func:`.page.address_key`) is the same page, whatever else it
 holds this time: a re-crawl with new sidebars, the story once its readers' comments filled a
 section, an update. Judged by its words, a short story beside a sidebar of teasers that changed
@@ -59,7 +66,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -188,19 +195,22 @@ def _threshold(sample: tuple[tuple[float, int, int, int], ...], k: int) -> float
     return sample[-1][0] if len(sample) >= k else math.inf
 
 
-def _compared(a: Context, b: Context, k: int) -> tuple[float, float, float, float]:
-    """Estimated words of two pages: (in both, in A only, in B only, in both within B's lead).
+def _compared(
+    a: Context, b: Context, k: int, learnt: Container[int] = ()
+) -> tuple[float, float, float, float]:
+    """Estimated words of two pages: (in both, in A only, in B only, in both within B's lead),
+    blocks in ``learnt`` (the site's boilerplate) left out.
 
     Below the smaller of the two thresholds both samples hold every block, so each block there is
     known to be in A, in B or in both; each counts its words divided by its chance to be there
     (``1 - exp(-w·τ)``, Horvitz-Thompson), which makes the sums estimates of the pages' words."""
     sample_a, sample_b = a.sample, b.sample
     limit = min(_threshold(sample_a, k), _threshold(sample_b, k))
-    in_a = {f: w for p, f, w, _ in sample_a if p <= limit}
-    in_b = {f: (w, at) for p, f, w, at in sample_b if p <= limit}
+    in_a = {f: w for p, f, w, _ in sample_a if p <= limit and f not in learnt}
+    in_b = {f: (w, at) for p, f, w, at in sample_b if p <= limit and f not in learnt}
     both = only_a = only_b = lead = 0.0
     for f, w in in_a.items():
-        weight = w if limit == math.inf else w / -math.expm1(-w * limit)
+        weight = _estimated(w, limit)
         if f in in_b:
             both += weight
             # the part of the block that lies in B's lead: its words before LEAD_REGION
@@ -210,28 +220,44 @@ def _compared(a: Context, b: Context, k: int) -> tuple[float, float, float, floa
             only_a += weight
     for f, (w, _) in in_b.items():
         if f not in in_a:
-            only_b += w if limit == math.inf else w / -math.expm1(-w * limit)
+            only_b += _estimated(w, limit)
     return both, only_a, only_b, lead
 
 
-def _similarity(a: Context, b: Context, k: int) -> float:
-    """Estimated Jaccard similarity of two pages' words (weighted by blocks)."""
-    both, only_a, only_b, _ = _compared(a, b, k)
+def _estimated(words: int, limit: float) -> float:
+    """The words a sampled block stands for in its page: its own, divided by its chance to be in
+    a sample whose priorities go up to ``limit`` (all of them when the sample is the whole page)."""
+    return words if limit == math.inf else words / -math.expm1(-words * limit)
+
+
+def _similarity(a: Context, b: Context, k: int, learnt: Container[int] = ()) -> float:
+    """Estimated Jaccard similarity of two pages' words (weighted by blocks), less ``learnt``."""
+    both, only_a, only_b, _ = _compared(a, b, k, learnt)
     return both / (both + only_a + only_b) if both + only_a + only_b else 0.0
 
 
-def _containment(a: Context, b: Context, k: int) -> float:
-    """Estimated share of page A's words that page B holds."""
-    both, only_a, _, _ = _compared(a, b, k)
+def _containment(a: Context, b: Context, k: int, learnt: Container[int] = ()) -> float:
+    """Estimated share of page A's words that page B holds, less ``learnt``."""
+    both, only_a, _, _ = _compared(a, b, k, learnt)
     return both / (both + only_a) if both + only_a else 0.0
 
 
-def _lead_of(a: Context, b: Context, k: int, bar: float) -> bool:
-    """Whether page A is a part of page B's lead: B holds at least ``bar`` of A's words, most of
-    them within B's first half. A teaser or an early version of a story is its start; site prose that
-    a page of little else carries (a gallery, a brief) sits after the story on every story page."""
-    both, only_a, _, lead = _compared(a, b, k)
+def _lead_of(a: Context, b: Context, k: int, bar: float, learnt: Container[int] = ()) -> bool:
+    """Whether page A is a part of page B's lead: B holds at least ``bar`` of A's words (less
+    ``learnt``), most of them within B's first half. A teaser or an early version of a story is
+    its start; site prose that a page of little else carries (a gallery, a brief) sits after the
+    story on every story page."""
+    both, only_a, _, lead = _compared(a, b, k, learnt)
     return both > 0 and both >= bar * (both + only_a) and lead >= both / 2
+
+
+def _unlearnt_words(context: Context, k: int, learnt: Container[int]) -> float:
+    """A context's words less those of its blocks in ``learnt`` (estimated, as :func:`_compared`
+    does, when the sample is not the whole page)."""
+    sample = context.sample
+    limit = _threshold(sample, k)
+    gone = sum(_estimated(w, limit) for _, f, w, _ in sample if f in learnt)
+    return max(context.size - gone, 0.0)
 
 
 @dataclass
@@ -357,13 +383,14 @@ class BoilerplateLearner:
             address=address,
         )
         relations: dict[Context, int] = {}  # blocks first seen together share their stored contexts
+        learnt = self._boilerplate.get(site, {})  # what the old contexts are judged without
         known = [block for block in blocks if block in table]
         if len(known) < len(blocks):  # most blocks are new: one C-level update for all of them
             first_context = (context,)
             table.update((block, first_context) for block in blocks if block not in table)
         for block in known:
             seen = table[block]
-            found = [self._relation(context, old, relations, blocks) for old in seen]
+            found = [self._relation(context, old, relations, blocks, learnt) for old in seen]
             if _SAME in found:
                 continue
             if _SUPERSEDED in found:
@@ -388,7 +415,12 @@ class BoilerplateLearner:
         return flagged
 
     def _relation(
-        self, context: Context, old: Context, relations: dict[Context, int], blocks: list[int]
+        self,
+        context: Context,
+        old: Context,
+        relations: dict[Context, int],
+        blocks: list[int],
+        learnt: Container[int] = (),
     ) -> int:
         """How a page (its context, its sorted distinct blocks) relates to an older context:
         :data:`_SAME` page (a version of it, a part of it, or it fetched again),
@@ -401,22 +433,23 @@ class BoilerplateLearner:
             elif old.legacy:
                 relation = self._judge_legacy(tuple(blocks[: self.sketch_size]), old)
             else:
-                relation = self._judge(context, old)
+                relation = self._judge(context, old, learnt)
             relations[old] = relation
         return relation
 
-    def _judge(self, context: Context, old: Context) -> int:
+    def _judge(self, context: Context, old: Context, learnt: Container[int] = ()) -> int:
         """Pages of alike size are one context when alike (a version of one story); of a page and
         one at least ``excerpt_ratio`` times its size, the smaller must be the larger's lead (a
         teaser after its story, or a story after its teaser). Parts are never judged by
         similarity: a gallery of nothing but site prose is over half of every short story of its
         site, and as similar to it as an updated version, yet it is not that story's lead."""
         k, bar = self.sketch_size, self.same_page_containment
-        if old.size >= self.excerpt_ratio * context.size:
-            return _SAME if _lead_of(context, old, k, bar) else _OTHER
-        if context.size >= self.excerpt_ratio * old.size:
-            return _SUPERSEDED if _lead_of(old, context, k, bar) else _OTHER
-        return _SAME if _similarity(context, old, k) >= self.same_page_similarity else _OTHER
+        old_size = _unlearnt_words(old, k, learnt) if learnt else old.size
+        if old_size >= self.excerpt_ratio * context.size:
+            return _SAME if _lead_of(context, old, k, bar, learnt) else _OTHER
+        if context.size >= self.excerpt_ratio * old_size:
+            return _SUPERSEDED if _lead_of(old, context, k, bar, learnt) else _OTHER
+        return _SAME if _similarity(context, old, k, learnt) >= self.same_page_similarity else _OTHER
 
     def _judge_legacy(self, sketch: tuple[int, ...], old: Context) -> int:
         """The rule of state format 1 for its contexts: the ``k`` smallest block fingerprints of
