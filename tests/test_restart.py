@@ -193,14 +193,23 @@ async def test_a_worker_joining_and_another_leaving_mid_stream_lose_nothing(brok
             second.stop()
 
 
-async def test_a_worker_that_held_standby_copies_takes_the_partitions_over_with_every_row(broker, tmp_path):
+def stage_copies(data_dir: Path) -> set[str]:
+    """The stage partitions of which a worker's data directory holds a RocksDB copy."""
+    return {path.name for path in data_dir.rglob("*.db") if path.is_dir()}
+
+
+@pytest.mark.parametrize("standby", [1, 0], ids=["standby", "no-standby"])
+async def test_a_worker_that_held_standby_copies_takes_the_partitions_over_with_every_row(
+    broker, tmp_path, standby
+):
     """A worker joins a running one and keeps warm (standby) copies of the partitions it does not
     own; when the first stops, it takes them over from those copies. aiokafka used to hand over
     the copies' first records while they were paused, and Faust dropped them (stream/consumer.py),
     so the copies lacked their first rows and the new owner refused to run (exit 78, "no head
-    row")."""
+    row"). Without standby copies (``STREAM_LSH_STANDBY_REPLICAS=0``) the second keeps only its own
+    partitions, and takes the first's over by reading their changelogs."""
     pages = generate_corpus(240, seed=23).pages
-    settings, first, progress, reader = await started(broker, tmp_path)
+    settings, first, progress, reader = await started(broker, tmp_path, standby_replicas=standby)
     names, second = TopicNames.from_settings(settings), None
     lines = [orjson.dumps(p) for p in pages]
     clock = FileClock(max_future=DedupConfig().max_future)  # one file's clock for both parts
@@ -209,10 +218,14 @@ async def test_a_worker_that_held_standby_copies_takes_the_partitions_over_with_
         await wait_until(lambda: len(progress.decisions) >= 120, first)
         second = Workers(settings, settings.stream.broker, 1, first=1)
         await asyncio.sleep(12)  # the rebalance, the second's recovery, and its standby copies
+        copies = stage_copies(Path(settings.stream.data_dir) / "worker-1")
         first.stop()
         progress.fed = fed + await feed_lines(settings.stream.broker, names.input, lines[120:], clock=clock)
         await wait_until(progress.complete, second)
         assert_all_decided_as_batch(progress, pages)
+        # the partitions the second took over from the first: with standby copies it held them all
+        taken_over = stage_copies(Path(settings.stream.data_dir) / "worker-1") - copies
+        assert bool(taken_over) == (standby == 0), (sorted(copies), sorted(taken_over))
     finally:
         reader.cancel()
         first.stop()

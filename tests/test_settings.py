@@ -39,6 +39,7 @@ def test_ttl_zero_means_forever():
         ({"STREAM_LSH_BANDS": "40", "STREAM_LSH_ROWS": "4"}, "exceeds the signature length"),
         ({"STREAM_LSH_LANGUAGES": "en,klingon"}, "unknown stop-word languages"),
         ({"STREAM_LSH_TTL_HOURS": "-1"}, "ttl_hours must be >= 0"),
+        ({"STREAM_LSH_STANDBY_REPLICAS": "-1"}, "standby_replicas must be >= 0"),
         ({"STREAM_LSH_STATUS_INTERVAL_S": "0.5"}, "status_interval_s must be 0 .no reports. or at least 1"),
         ({"STREAM_LSH_STATUS_INTERVAL_S": "-5"}, "status_interval_s must be 0"),
         ({"STREAM_LSH_STATUS_INTERVAL_S": "nan"}, "status_interval_s must be 0"),

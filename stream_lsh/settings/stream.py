@@ -140,6 +140,13 @@ class StreamSettings:
         "worker log lines: text, or json (one object a line)",
         STREAM,
     )
+    standby_replicas: int = setting(
+        1,
+        int,
+        "warm copies of each stage partition that other workers keep (Faust's standby replicas), so "
+        "that one taking it over need not read its whole changelog; 0 saves their memory and disk",
+        STREAM,
+    )
     snapshot_mb: float = setting(
         16.0,
         float,
@@ -165,6 +172,10 @@ class StreamSettings:
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({where(name)})")
+        if self.standby_replicas < 0:
+            raise SettingsError(
+                f"standby_replicas must be >= 0, got {self.standby_replicas} ({where('standby_replicas')})"
+            )
         if (
             self.min_insync_replicas is not None
             and not 1 <= self.min_insync_replicas <= self.replication_factor

@@ -280,6 +280,7 @@ class StreamApp:
             web_graph_enabled=False,
             web_stats_enabled=False,
             web_metrics_enabled=False,
+            table_standby_replicas=s.standby_replicas,
             TableManager=SafeTableManager,  # recovery reads changelogs to their true end (Tansu)
             **transport_settings(self.settings, bootstrap),
         )
