@@ -105,10 +105,11 @@ class BatchSummary:
         if self.flattened:
             share = self.flattened / self.pages
             found.append(
-                f"{self.flattened:,} pages ({share:.0%}) hold a whole article on one line (a block of "
-                f"over {FLATTENED_WORDS} words), as flattening extractors deliver it: they are split "
-                "into sentences, so that site chrome flattened into the line can still be learnt; if "
-                "your extractor can keep paragraphs (one per line, or <p> in HTML), let it"
+                f"{self.flattened:,} pages ({share:.0%}) hold a whole article on one line (one block "
+                f"of over {FLATTENED_WORDS} words is most of their text), as flattening extractors "
+                "deliver it: they are split into sentences, so that site chrome flattened into the line "
+                "can still be learnt; if your extractor can keep paragraphs (one per line, or <p> in "
+                "HTML), let it"
             )
         crowded = [(n, site) for (_, site), n in self.site_clusters.items() if n > CROWDED_CLUSTER]
         if crowded:

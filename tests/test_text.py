@@ -943,3 +943,16 @@ def test_a_comment_section_is_no_part_of_the_article(extract):
 )
 def test_a_kicker_is_a_short_label_with_a_colon_before_a_sentence(block, label):
     assert kicker(block) == label
+
+
+def test_a_page_is_flattened_when_one_long_block_is_most_of_its_text():
+    """One line of 300 words beside a header, eight headlines and a footer is an article on one
+    line; a story whose paragraphs include one of 160 words (a German or Spanish story's longest
+    often runs so long) is not."""
+    article = " ".join(["Wort"] * 300) + "."
+    chrome = ["Home | World | Business", *(f"Headline number {i} of the day" for i in range(8)), "© Site"]
+    assert T.flattened([chrome[0], article, *chrome[1:]])
+    paragraphs = [" ".join(["Wort"] * n) + "." for n in (160, 90, 120, 80, 110, 70)]
+    assert not T.flattened([chrome[0], *paragraphs, *chrome[1:]])
+    assert not T.flattened([])
+    assert not T.flattened([" ".join(["Wort"] * 120) + "."])  # most of the text, but not long

@@ -163,7 +163,8 @@ class WorkerMetrics:
         )
         self.flattened = Counter(
             "stream_lsh_flattened_pages",
-            "Input pages whose text held a whole article on one line (a block of over 150 words): "
+            "Input pages whose text held a whole article on one line (one block of over 150 words, "
+            "most of the text): "
             "split into sentences; an extractor that keeps paragraphs serves better",
             registry=registry,
         )
