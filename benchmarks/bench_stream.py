@@ -110,6 +110,7 @@ class Arrivals:
         )
         self.topic = topic
         self.times: dict[bytes, list[float]] = {}
+        self.values: dict[bytes, bytes] = {}  # each key's last record
         self.task: asyncio.Task | None = None
 
     async def start(self) -> Arrivals:
@@ -127,10 +128,11 @@ class Arrivals:
             for messages in batches.values():
                 for message in messages:
                     self.times.setdefault(message.key, []).append(now)
+                    self.values[message.key] = message.value
 
-    async def wait(self, keys: list[bytes], check, need: int | None = None) -> None:
-        """Until ``need`` (default: all) keys arrived or nothing came for STALL_S s; ``check`` raises
-        if a worker died."""
+    async def wait(self, keys: list[bytes], check, need: int | None = None, stall_s: float = STALL_S) -> None:
+        """Until ``need`` (default: all) keys arrived or nothing came for ``stall_s``; ``check``
+        raises if a worker died."""
         seen, last_change = -1, time.monotonic()
         while True:
             done = sum(key in self.times for key in keys)
@@ -138,7 +140,7 @@ class Arrivals:
                 return
             if done != seen:
                 seen, last_change = done, time.monotonic()
-            elif time.monotonic() - last_change > STALL_S:
+            elif time.monotonic() - last_change > stall_s:
                 print(f"  ! {len(keys) - done} outputs never arrived", file=sys.stderr)
                 return
             if self.task.done():

@@ -26,6 +26,17 @@ For each size of ``--window``, in order:
 
 The last lines compare the largest size with the smallest: RSS and disk grown per page between
 them, and the saturated rate and p99 at the largest as a share of the smallest's.
+
+Then, at the largest size, for each of ``--recover`` (default both), the worker is stopped and its
+disk damaged, and a new worker started on the same data directory is timed until it decides again:
+
+* **corrupt**: every RocksDB table file (``*.sst``) of the worker is cut to half its length, as a
+  disk fault or a copy cut short leaves it (the store is moved aside and rebuilt: docs/operating.md);
+* **lost**: the worker's data directory is deleted, as with a lost disk or a new machine.
+
+Right after the start, ``--probes`` exact copies of the first pages fed are sent under new ids.
+The row gives the seconds from the new worker's start to the first and to the last probe's
+decision, and how many probes were decided duplicates: each is, if the window was rebuilt whole.
 """
 
 from __future__ import annotations
@@ -35,10 +46,12 @@ import itertools
 import json
 import os
 import platform
+import shutil
 import sys
 import time
 import urllib.request
 import uuid
+from collections import Counter
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -71,6 +84,28 @@ class Row:
     burst_pauses: str  # "count of LONG_PAUSE_S or more / longest bucket", during the burst
     steady_pauses: str  # ... during the steady feed
     missing: int
+
+
+@dataclass
+class Recovery:
+    how: str  # "corrupt": the worker's table files cut short; "lost": its data directory deleted
+    window: int  # pages in the window when the worker was stopped
+    first_s: float  # from the new worker's start to its first probe's decision
+    all_s: float  # ... to its last probe's
+    duplicates: int  # probes (copies of pages in the window, new ids) decided duplicates
+    probes: int
+    statuses: str  # every probe's status, counted ("duplicate 197, no_content 3")
+
+
+def damage(root: Path, how: str) -> None:
+    """Damage a stopped worker's data directory: ``corrupt`` cuts every RocksDB table file to half
+    its length; ``lost`` deletes the directory."""
+    if how == "lost":
+        shutil.rmtree(root)
+        return
+    for table in root.rglob("*.sst"):
+        with open(table, "r+b") as file:
+            file.truncate(table.stat().st_size // 2)
 
 
 def memory_mib(pid: int) -> tuple[float, float]:
@@ -118,14 +153,21 @@ class Pauses:
         return f"{long:.0f}/{longest}"
 
 
-async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: Path) -> list[Row]:
+async def run(
+    args: argparse.Namespace, bootstrap: str, broker_pid: int, data: Path
+) -> tuple[list[Row], list[Recovery]]:
     sizes = sorted(args.window)
     total = sizes[-1] + len(sizes) * (args.burst + args.rate_pages) + 1
     corpus = ((str(p["id"]).encode(), orjson.dumps(p)) for p in iter_pages(total, seed=args.seed))
 
+    first: list[dict] = []  # the first pages fed, copied to a recovering worker (--recover)
+
     def take(count: int) -> list[tuple[bytes, bytes]]:
-        """The next ``count`` pages of the corpus, rendered as they are sent (none is held after)."""
-        return list(itertools.islice(corpus, count))
+        """The next ``count`` pages of the corpus, rendered as they are sent (none is held after
+        but the first ``--probes``)."""
+        taken = list(itertools.islice(corpus, count))
+        first.extend(orjson.loads(line) for _, line in taken[: max(0, args.probes - len(first))])
+        return taken
 
     settings = app_settings(
         f"window{uuid.uuid4().hex[:6]}",
@@ -141,6 +183,7 @@ async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: P
     clock = FileClock(max_future=DedupConfig().max_future)
     pool = Workers(settings, bootstrap, 1)
     rows: list[Row] = []
+    recoveries: list[Recovery] = []
     try:
         fed = 0
         for size in sizes:
@@ -184,10 +227,40 @@ async def run(args: argparse.Namespace, bootstrap: str, broker_pid: int, data: P
             )
             print(f"  {asdict(row)}", file=sys.stderr)
             rows.append(row)
+        window = sizes[-1] + len(sizes) * (args.burst + args.rate_pages)
+        for how in args.recover:
+            pool.stop()
+            damage(Path(settings.stream.data_dir) / "worker-0", how)
+            probes = [
+                (
+                    f"probe-{how}-{page['id']}".encode(),
+                    orjson.dumps({**page, "id": f"probe-{how}-{page['id']}"}),
+                )
+                for page in first
+            ]
+            started = time.perf_counter()
+            pool = Workers(settings, bootstrap, 1)
+            await feed_lines(bootstrap, names.input, [line for _, line in probes], clock=clock)
+            await reader.wait([key for key, _ in probes], pool.check, stall_s=args.recovery_stall_s)
+            decided = sorted(reader.times[key][0] for key, _ in probes if key in reader.times)
+            statuses = Counter(
+                orjson.loads(reader.values[key])["status"] for key, _ in probes if key in reader.values
+            )
+            recovery = Recovery(
+                how,
+                window,
+                decided[0] - started if decided else float("nan"),
+                decided[-1] - started if decided else float("nan"),
+                statuses["duplicate"],
+                len(probes),
+                ", ".join(f"{status} {count}" for status, count in statuses.most_common()),
+            )
+            print(f"  {asdict(recovery)}", file=sys.stderr)
+            recoveries.append(recovery)
     finally:
         pool.stop()
         await reader.stop()
-    return rows
+    return rows, recoveries
 
 
 def report(rows: list[Row], rate: float) -> dict:
@@ -221,6 +294,20 @@ def report(rows: list[Row], rate: float) -> dict:
     return growth
 
 
+def report_recoveries(recoveries: list[Recovery]) -> None:
+    if not recoveries:
+        return
+    print(
+        f"\n{'damage':8s} {'window':>9s} {'first decision s':>16s} {'all probes s':>12s} "
+        f"{'probes duplicate':>16s}"
+    )
+    for r in recoveries:
+        print(
+            f"{r.how:8s} {r.window:9,d} {r.first_s:16.1f} {r.all_s:12.1f} {r.duplicates:9d} of {r.probes:,d}"
+            f"  ({r.statuses})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sizes = lambda text: [int(float(x)) for x in text.split(",") if x.strip()]  # noqa: E731
@@ -232,6 +319,16 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=8, help="partitions of every topic")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--embedded", choices=["tansu", "kafka"], default="tansu")
+    parser.add_argument(
+        "--recover",
+        type=lambda text: [x for x in text.split(",") if x.strip() and x != "none"],
+        default=["corrupt", "lost"],
+        help="damage to recover from at the largest size, in order: corrupt,lost (or none)",
+    )
+    parser.add_argument("--probes", type=int, default=200, help="copies sent to a recovering worker")
+    parser.add_argument(
+        "--recovery-stall-s", type=float, default=600.0, help="give up on a recovery silent this long"
+    )
     parser.add_argument("--json", type=Path, help="also write the rows here")
     args = parser.parse_args()
     args.web_port = free_port("127.0.0.1")
@@ -242,12 +339,18 @@ def main() -> None:
         f"at {args.rate:g}/s",
         flush=True,
     )
-    rows = on_embedded_broker(
+    rows, recoveries = on_embedded_broker(
         args.embedded, "bench-window-", lambda broker, data: run(args, broker.bootstrap, broker.pid, data)
     )
     growth = report(rows, args.rate)
+    report_recoveries(recoveries)
     if args.json:
-        document = {"args": vars(args), "rows": [asdict(r) for r in rows], **growth}
+        document = {
+            "args": vars(args),
+            "rows": [asdict(r) for r in rows],
+            "recoveries": [asdict(r) for r in recoveries],
+            **growth,
+        }
         args.json.write_text(json.dumps(document, indent=2, default=str))
 
 
