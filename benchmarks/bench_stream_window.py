@@ -36,7 +36,9 @@ disk damaged, and a new worker started on the same data directory is timed until
 
 Right after the start, ``--probes`` exact copies of the first pages fed are sent under new ids.
 The row gives the seconds from the new worker's start to the first and to the last probe's
-decision, and how many probes were decided duplicates: each is, if the window was rebuilt whole.
+decision, and the probes' statuses: each copy is a duplicate if the window was rebuilt whole, but
+for copies of pages with no content (``no_content``) and of pages too short to sign (a video page
+of three words of chrome: ``unique``, in batch too).
 """
 
 from __future__ import annotations
