@@ -198,8 +198,10 @@ def test_a_stock_opening_line_opens_no_story():
 
 def test_a_front_page_whose_repeated_items_are_boilerplate_still_opens_them():
     """A site's front page, five items (each a story's first 20 words), two new items a version:
-    the learner takes the repeated items out, and what is left of a version (two new items) is
-    close to a teaser of one story. The items taken out still count as openings."""
+    the learner takes the repeated items out of a version, and what is left of it (two new items)
+    is close to a teaser of one story. The items taken out still count as openings. (The learner
+    weighs the version before without the items it has learnt since: what is left of it, two
+    items, is the lead of the next, so every other version keeps them.)"""
     stories = [prose(seed, 40) for seed in range(1, 16)]
     items = [" ".join(text.split()[:20]) + "." for text in stories]
     pages = [page(f"s{i}", text, f"wire{i}.example") for i, text in enumerate(stories)]
@@ -216,7 +218,7 @@ def test_a_front_page_whose_repeated_items_are_boilerplate_still_opens_them():
     blind = Deduplicator()  # what the rule changes: the taken-out items' openings withheld
     prepared = [dataclasses.replace(blind.prepare(p, None, learn=True), dropped_starts=()) for p in pages]
     before = blind.decide_signed(blind.sign(prepared))[len(stories) :]
-    assert [(d.status, d.duplicate_of) for d in before][2::2] == [(DUPLICATE, "s7"), (DUPLICATE, "s12")]
+    assert [(d.id, d.duplicate_of) for d in before if d.status == DUPLICATE] == [("front3", "s10")]
 
 
 # -- listings: a page of stories by its shape, and no page a copy of a roundup that holds it ------
