@@ -180,11 +180,12 @@ def test_snapshot_restore_is_exact_for_every_stage(corpus, inputs):
         assert pipe.stages[Stage.DECIDE][0].held, "no page was held"
 
 
-@pytest.mark.parametrize("inputs", [None, 1])
-def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus, inputs):
-    """Replay hands a segment's batches to the stage one by one, live may have handled them as one."""
+def journaled_batches(corpus, inputs, seed):
+    """Each stage partition's fresh state machines' maker, and the batches its journal holds, once
+    ``corpus`` has run through a durable pipeline that never snapshots: (pipe, stage, partition,
+    batches) for each."""
     pipe = LocalPipeline(
-        DedupConfig(), LAYOUT, rng=random.Random(2), durable=True, compact_bytes=1 << 40, inputs=inputs
+        DedupConfig(), LAYOUT, rng=random.Random(seed), durable=True, compact_bytes=1 << 40, inputs=inputs
     )
     pipe.feed([orjson.dumps(record) for record in corpus])
     pipe.run()
@@ -195,6 +196,13 @@ def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus,
             if key[4:5] == b"j"
             for messages in codec.decode_segment(stage, value)[0]
         ]
+        yield pipe, stage, partition, batches
+
+
+@pytest.mark.parametrize("inputs", [None, 1])
+def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus, inputs):
+    """Replay hands a segment's batches to the stage one by one, live may have handled them as one."""
+    for pipe, stage, partition, batches in journaled_batches(corpus, inputs, seed=2):
         one_by_one, whole = pipe._make[stage](partition), pipe._make[stage](partition)
         for records in batches:
             one_by_one.handle(records)
@@ -203,6 +211,24 @@ def test_handling_a_batch_in_parts_leaves_the_state_of_handling_it_whole(corpus,
             stage,
             partition,
         )
+
+
+@pytest.mark.parametrize("inputs", [None, 1])
+def test_replaying_a_journal_leaves_the_state_handling_left(corpus, inputs):
+    """A journal's batches are replayed, not handled: a site partition then skips signing, whose
+    outputs were sent before. Every partition of every stage must be left as handling left it."""
+    replayed_pages = 0
+    for pipe, stage, partition, batches in journaled_batches(corpus, inputs, seed=3):
+        handled, replayed = pipe._make[stage](partition), pipe._make[stage](partition)
+        for records in batches:
+            handled.handle(records)
+            replayed.replay(records)
+        replayed_pages += sum(len(records) for records in batches) if stage == Stage.SITES else 0
+        assert codec.dump_state(replayed.snapshot()) == codec.dump_state(handled.snapshot()), (
+            stage,
+            partition,
+        )
+    assert replayed_pages > 0, "no site partition had a batch to replay"
 
 
 def test_compaction_keeps_the_rows_proportional_to_the_live_state():

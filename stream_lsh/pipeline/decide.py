@@ -118,6 +118,11 @@ class Decider:
         self._held_back_by: dict[int, list[int]] = {}
 
     # -- handling -------------------------------------------------------------------------------
+    def replay(self, messages: Sequence[DecideMessage]) -> None:
+        """:meth:`handle` for a journal's batch whose outputs were sent before (the window in
+        memory, :class:`~.journal.Journal`): every step of deciding changes the window."""
+        self.handle(messages)
+
     def handle(self, messages: Sequence[DecideMessage]) -> Outbox:
         out = Outbox()
         before = self._counts()

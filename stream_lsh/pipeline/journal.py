@@ -101,11 +101,14 @@ def mismatch(stored: dict[str, Any], running: dict[str, Any]) -> str:
 
 
 class Replayable(Protocol):
-    """A stage partition's state machine (Signer, Decider)."""
+    """A stage partition's state machine (Signer, Decider). ``replay`` is ``handle`` for a batch
+    whose outputs were sent before (a journal's segment, handled again to rebuild the state): it
+    must leave the state ``handle`` leaves, and may skip work that only makes outputs."""
 
     @property
     def stage(self) -> str: ...
     def handle(self, messages: Sequence[Any]) -> Any: ...
+    def replay(self, messages: Sequence[Any]) -> None: ...
     def snapshot(self) -> dict[str, Any]: ...
     def restore(self, state: dict[str, Any]) -> None: ...
 
@@ -231,7 +234,7 @@ class Journal:
             self.segment_bytes += len(value)
             batches, covered = codec.decode_segment(stage.stage, value)
             for messages in batches:
-                stage.handle(messages)
+                stage.replay(messages)
             if covered is not None:
                 self.covered = covered
             replayed += 1

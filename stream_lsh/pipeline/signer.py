@@ -102,6 +102,16 @@ class Signer:
             self.held.load(state, lambda wire: cast(Passed, codec.from_wire(Stage.SITES, wire)))
 
     def handle(self, messages: Sequence[SiteMessage]) -> Outbox:
+        return self._route(messages, sign=True)
+
+    def replay(self, messages: Sequence[SiteMessage]) -> None:
+        """:meth:`handle` without signing: a journal's batch handled again to rebuild the learner,
+        the input marks and the held pages, whose outputs were sent before. Signing changes no
+        state, and was most of a site partition's load after a restart (about a fifth of a
+        recovery at 63,000 pages)."""
+        self._route(messages, sign=False)
+
+    def _route(self, messages: Sequence[SiteMessage], *, sign: bool) -> Outbox:
         out = Outbox()
         ready: list[Passed] = []  # in the order they go on
         for message in messages:
@@ -124,14 +134,17 @@ class Signer:
                 ready.append(message)
             else:
                 self.held.hold(message)
-        self._pass_on(ready, out)
+        self._pass_on(ready, out, sign=sign)
         if self.marks is not None:
             self._forward_mark(out)
         return out
 
-    def _pass_on(self, ready: list[Passed], out: Outbox) -> None:
-        """Teach the learner and sign the pages, in order, and send them on with the retractions."""
+    def _pass_on(self, ready: list[Passed], out: Outbox, *, sign: bool = True) -> None:
+        """Teach the learner and sign the pages, in order, and send them on with the retractions
+        (without ``sign``, only teach the learner)."""
         prepared = [self._prepare(page) for page in ready if isinstance(page, PageToSign)]
+        if not sign:
+            return
         signed = iter(self.preparer.sign(prepared))
         for record in ready:
             if isinstance(record, Retraction):
