@@ -94,9 +94,8 @@ class Recovery:
     window: int  # pages in the window when the worker was stopped
     first_s: float  # from the new worker's start to its first probe's decision
     all_s: float  # ... to its last probe's
-    duplicates: int  # probes (copies of pages in the window, new ids) decided duplicates
-    probes: int
-    statuses: str  # every probe's status, counted ("duplicate 197, no_content 3")
+    probes: int  # copies of pages in the window, new ids
+    statuses: dict[str, int]  # how many probes were decided so, by status (most first)
 
 
 def damage(root: Path, how: str) -> None:
@@ -253,9 +252,8 @@ async def run(
                 window,
                 decided[0] - started if decided else float("nan"),
                 decided[-1] - started if decided else float("nan"),
-                statuses["duplicate"],
                 len(probes),
-                ", ".join(f"{status} {count}" for status, count in statuses.most_common()),
+                dict(statuses.most_common()),
             )
             print(f"  {asdict(recovery)}", file=sys.stderr)
             recoveries.append(recovery)
@@ -304,9 +302,10 @@ def report_recoveries(recoveries: list[Recovery]) -> None:
         f"{'probes duplicate':>16s}"
     )
     for r in recoveries:
+        counted = ", ".join(f"{status} {count}" for status, count in r.statuses.items())
         print(
-            f"{r.how:8s} {r.window:9,d} {r.first_s:16.1f} {r.all_s:12.1f} {r.duplicates:9d} of {r.probes:,d}"
-            f"  ({r.statuses})"
+            f"{r.how:8s} {r.window:9,d} {r.first_s:16.1f} {r.all_s:12.1f} "
+            f"{r.statuses.get('duplicate', 0):9d} of {r.probes:,d}  ({counted})"
         )
 
 

@@ -236,13 +236,13 @@ def _similarity(a: Context, b: Context, k: int, learnt: Container[int] = ()) -> 
     return both / (both + only_a + only_b) if both + only_a + only_b else 0.0
 
 
-def _containment(a: Context, b: Context, k: int, learnt: Container[int] = ()) -> float:
-    """Estimated share of page A's words that page B holds, less ``learnt``."""
-    both, only_a, _, _ = _compared(a, b, k, learnt)
+def _containment(a: Context, b: Context, k: int) -> float:
+    """Estimated share of page A's words that page B holds."""
+    both, only_a, _, _ = _compared(a, b, k)
     return both / (both + only_a) if both + only_a else 0.0
 
 
-def _lead_of(a: Context, b: Context, k: int, bar: float, learnt: Container[int] = ()) -> bool:
+def _lead_of(a: Context, b: Context, k: int, bar: float, learnt: Container[int]) -> bool:
     """Whether page A is a part of page B's lead: B holds at least ``bar`` of A's words (less
     ``learnt``), most of them within B's first half. A teaser or an early version of a story is
     its start; site prose that a page of little else carries (a gallery, a brief) sits after the
@@ -420,7 +420,7 @@ class BoilerplateLearner:
         old: Context,
         relations: dict[Context, int],
         blocks: list[int],
-        learnt: Container[int] = (),
+        learnt: Container[int],
     ) -> int:
         """How a page (its context, its sorted distinct blocks) relates to an older context:
         :data:`_SAME` page (a version of it, a part of it, or it fetched again),
@@ -437,7 +437,7 @@ class BoilerplateLearner:
             relations[old] = relation
         return relation
 
-    def _judge(self, context: Context, old: Context, learnt: Container[int] = ()) -> int:
+    def _judge(self, context: Context, old: Context, learnt: Container[int]) -> int:
         """Pages of alike size are one context when alike (a version of one story); of a page and
         one at least ``excerpt_ratio`` times its size, the smaller must be the larger's lead (a
         teaser after its story, or a story after its teaser). Parts are never judged by

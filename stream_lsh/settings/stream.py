@@ -172,10 +172,6 @@ class StreamSettings:
         ):
             if getattr(self, name) < 1:
                 raise SettingsError(f"{name} must be >= 1, got {getattr(self, name)} ({where(name)})")
-        if self.standby_replicas < 0:
-            raise SettingsError(
-                f"standby_replicas must be >= 0, got {self.standby_replicas} ({where('standby_replicas')})"
-            )
         if (
             self.min_insync_replicas is not None
             and not 1 <= self.min_insync_replicas <= self.replication_factor
@@ -192,7 +188,7 @@ class StreamSettings:
             raise SettingsError(
                 f"stuck_after_s must be positive, got {self.stuck_after_s} ({where('stuck_after_s')})"
             )
-        for name in ("batch_wait_ms", "ingest_wait_ms", "lateness_s"):
+        for name in ("batch_wait_ms", "ingest_wait_ms", "lateness_s", "standby_replicas"):
             if getattr(self, name) < 0:
                 raise SettingsError(f"{name} must be >= 0, got {getattr(self, name)} ({where(name)})")
         if self.status_interval_s != 0 and not self.status_interval_s >= MIN_STATUS_INTERVAL_S:
