@@ -1,6 +1,6 @@
 """Batch-path benchmark: stream-lsh stage by stage, and a datasketch pipeline on the same pages.
 
-    python benchmarks/bench_batch.py [--pages 3000] [--seed 7] [--threshold 0.3]
+    python benchmarks/bench_batch.py [--pages 3000] [--seed 7] [--threshold 0.3] [--jobs 2]
 
 Pages: ~600-word plain-text news pages cut from the synthetic corpus (so copies stay copies). Each
 stage is timed over all pages in a separate pass (parse = JSON + validation + text extraction +
@@ -9,7 +9,8 @@ minhash + band keys; index = query, verify, decide, insert), then the whole batc
 end to end from JSON lines to decision lines. The datasketch pipeline gets the same normalised
 text, makes the same stop-word shingles in plain Python, and runs MinHash(num_perm=128) +
 MinHashLSH(threshold) query-then-insert.
-Everything runs on one core, in one process, in the same run.
+Everything runs on one core, in one process, in the same run, except the last row: the end-to-end
+path again with ``--jobs`` processes preparing and signing pages (``dedup --jobs``).
 """
 
 from __future__ import annotations
@@ -128,10 +129,10 @@ def forget_sentences() -> None:
     _slots.cache_clear()
 
 
-def end_to_end(lines: list[bytes], config: DedupConfig) -> tuple[float, int]:
+def end_to_end(lines: list[bytes], config: DedupConfig, jobs: int = 1) -> tuple[float, int]:
     engine = Deduplicator(config)
     out = io.BytesIO()
-    summary = run_batch(lines, engine, out=out, rejects=RejectSink(io.BytesIO))
+    summary = run_batch(lines, engine, out=out, rejects=RejectSink(io.BytesIO), jobs=jobs)
     return summary.seconds, summary.duplicates
 
 
@@ -186,6 +187,12 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--threshold", type=float, default=DedupConfig().threshold)
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=2,
+        help="also time the end-to-end path with this many signing processes (dedup --jobs); 1: not",
+    )
     args = parser.parse_args()
     config = DedupConfig(threshold=args.threshold)
     lines = text_pages(args.pages, args.seed)
@@ -209,6 +216,14 @@ def main() -> None:
     print(f"stream-lsh end to end : {ours:8,.0f} pages/s  ({e2e:.2f} s, {dups} duplicates)")
     print(f"datasketch pipeline   : {theirs:8,.0f} pages/s  ({ds:.2f} s, {ds_dups} pages with candidates)")
     print(f"ratio                 : {ours / theirs:8.1f}x")
+    if args.jobs > 1:
+        forget_sentences()
+        parallel, parallel_dups = end_to_end(lines, config, args.jobs)
+        assert parallel_dups == dups, f"{args.jobs} processes found {parallel_dups} duplicates, one {dups}"
+        print(
+            f"stream-lsh, --jobs {args.jobs}  : {len(lines) / parallel:8,.0f} pages/s  ({parallel:.2f} s, "
+            f"{e2e / parallel:.2f}x one process, pool start included)"
+        )
     print(
         f"memory per indexed page: {memory_per_page(lines, config) / 1024:.2f} KiB "
         "(index + learner, tracemalloc)"

@@ -11,7 +11,7 @@ in decision order, and the story-spread alerts it fires are written as JSON line
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -20,10 +20,12 @@ import orjson
 
 from .core.dedup import DUPLICATE, NO_CONTENT, UNIQUE, Decision, Deduplicator, PreparedPage
 from .core.page import Page
+from .core.prepare import SignedPage
 from .core.record import DEFAULT_MAX_PAGE_BYTES, Delete, Rejected, parse_line, read_lines
 from .core.spread import Alert, SpreadTracker
 from .core.spread_feed import follow_decision, follow_retraction
 from .core.text import FLATTENED_WORDS
+from .signing import signers
 
 __all__ = [
     "DEFAULT_BATCH_SIZE",
@@ -232,6 +234,7 @@ def run_batch(
     max_page_bytes: int = DEFAULT_MAX_PAGE_BYTES,
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_line: Callable[[int], None] | None = None,
+    jobs: int = 1,
 ) -> BatchSummary:
     """Process JSON lines in order; see the module doc. ``on_line`` gets each line's byte length.
 
@@ -239,6 +242,8 @@ def run_batch(
     the speed does), and written in input order. Every line ticks the engine's file clock
     (:class:`~stream_lsh.core.clock.FileClock`), as ``stream-lsh produce`` does for the same file.
     ``alerts``: follow the spread of clusters and write the alerts that fire (see the module doc).
+    ``jobs``: processes that prepare and sign the pages (:mod:`.signing`; 1: this one). The
+    decisions do not depend on it, and the engine's learner ends up the same.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -247,35 +252,45 @@ def run_batch(
     pending_bytes = 0
     started = time.perf_counter()
     ignored_before = Counter(dedup.dates_ignored)
+    signing = signers(dedup, jobs)
+    in_flight: deque[list[tuple[Page, bytes, int | None]]] = deque()
 
-    def flush() -> None:
-        nonlocal pending_bytes
-        _decide(pending, dedup, summary, out, unique_out, alerts)
-        pending.clear()
-        pending_bytes = 0
+    def flush(*, drain: bool = False) -> None:
+        """Hand the pending pages to the signers; decide the batches they have signed, all of them
+        with ``drain``, else those beyond what they may sign ahead."""
+        nonlocal pending, pending_bytes
+        if pending:
+            signing.submit([page for page, _, _ in pending], [clock for _, _, clock in pending])
+            in_flight.append(pending)
+            pending, pending_bytes = [], 0
+        while len(in_flight) > (0 if drain else signing.ahead):
+            _decide(in_flight.popleft(), signing.signed(), dedup, summary, out, unique_out, alerts)
 
     def measured(source: Iterable[bytes]) -> Iterable[bytes]:
         for raw in source:
             on_line(len(raw))  # type: ignore[misc]  # only used when given
             yield raw
 
-    for line in read_lines(measured(lines) if on_line is not None else lines, max_page_bytes):
-        clock_ms = dedup.file_clock.tick(line.date, line.site)
-        parsed = line.parsed
-        if isinstance(parsed, Rejected):
-            summary.rejected += 1
-            rejects.write(line.number, parsed, line.raw)
-        elif isinstance(parsed, Delete):  # a retraction applies after every page before it
-            flush()
-            summary.deleted += dedup.remove(parsed.id)
-            if alerts is not None:
-                alerts.retracted(parsed.id)
-        else:
-            pending.append((parsed, line.raw, clock_ms))
-            pending_bytes += len(line.raw)
-            if len(pending) >= batch_size or pending_bytes >= MAX_BATCH_BYTES:
-                flush()
-    flush()
+    try:
+        for line in read_lines(measured(lines) if on_line is not None else lines, max_page_bytes):
+            clock_ms = dedup.file_clock.tick(line.date, line.site)
+            parsed = line.parsed
+            if isinstance(parsed, Rejected):
+                summary.rejected += 1
+                rejects.write(line.number, parsed, line.raw)
+            elif isinstance(parsed, Delete):  # a retraction applies after every page before it
+                flush(drain=True)
+                summary.deleted += dedup.remove(parsed.id)
+                if alerts is not None:
+                    alerts.retracted(parsed.id)
+            else:
+                pending.append((parsed, line.raw, clock_ms))
+                pending_bytes += len(line.raw)
+                if len(pending) >= batch_size or pending_bytes >= MAX_BATCH_BYTES:
+                    flush()
+        flush(drain=True)
+    finally:
+        signing.close()
     summary.seconds = time.perf_counter() - started
     summary.dates_ignored = dedup.dates_ignored - ignored_before
     if alerts is not None and alerts.out is not None:
@@ -285,18 +300,16 @@ def run_batch(
 
 def _decide(
     pending: list[tuple[Page, bytes, int | None]],
+    signed: list[SignedPage],
     dedup: Deduplicator,
     summary: BatchSummary,
     out: IO[bytes] | DecisionRecords,
     unique_out: IO[bytes] | None,
     alerts: SpreadAlerts | None,
 ) -> None:
-    if not pending:
-        return
-    decided = dedup.process_batch_prepared(
-        [page for page, _, _ in pending], [clock for _, _, clock in pending]
-    )
-    for (prepared, decision), (page, raw, _) in zip(decided, pending, strict=True):
+    decisions = dedup.decide_signed(signed)
+    for signed_page, decision, (page, raw, _) in zip(signed, decisions, pending, strict=True):
+        prepared = signed_page.prepared
         summary.count(decision, site=page.site, flattened=prepared.flattened)
         out.write(orjson.dumps(decision.to_dict()) + b"\n")
         if unique_out is not None and decision.fullest_so_far and not decision.replayed:

@@ -33,6 +33,7 @@ from .params import (
     rejects_option,
     report_rejects,
     settings_options,
+    signing_jobs,
     write_output,
 )
 
@@ -157,6 +158,7 @@ def dedup(
                     alerts=None if tracker is None else SpreadAlerts(tracker, alerts_out),
                     max_page_bytes=settings.input.max_page_bytes,
                     on_line=bar.update,
+                    jobs=signing_jobs(settings),
                 )
         finally:  # an interrupted run keeps what it decided, and the state that goes with it
             if directory is not None:
@@ -446,7 +448,12 @@ def evaluate(
         sink = RejectSink(lambda: open_output(rejects))
         with read_input(pages) as (source, _):
             summary = run_batch(
-                source, engine, out=decisions, rejects=sink, max_page_bytes=settings.input.max_page_bytes
+                source,
+                engine,
+                out=decisions,
+                rejects=sink,
+                max_page_bytes=settings.input.max_page_bytes,
+                jobs=signing_jobs(settings),
             )
         sink.close()
         records = decisions.records

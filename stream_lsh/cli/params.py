@@ -17,6 +17,7 @@ from ..batch import RejectSink
 from ..core.dedup import Deduplicator
 from ..errors import ExitCode, SettingsError, StreamLshError
 from ..settings import EXPLICIT_NONE, Settings
+from ..signing import available_cores
 
 __all__ = [
     "AsVariable",
@@ -98,6 +99,11 @@ def batch_engine(settings: Settings) -> Deduplicator:
     engine = Deduplicator(settings.dedup_config())
     engine.file_clock = settings.file_clock()
     return engine
+
+
+def signing_jobs(settings: Settings) -> int:
+    """The processes that sign a file's pages (``--jobs``; 0: one per core)."""
+    return settings.input.jobs or available_cores()
 
 
 class UserError(click.ClickException):

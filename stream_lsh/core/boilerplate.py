@@ -540,7 +540,6 @@ class BoilerplateLearner:
         self, boilerplate: list[list[Any]], sites: Iterable[tuple[str, dict[str, list[Any]]]]
     ) -> None:
         """Load :meth:`boilerplate_state` and :meth:`site_states`, a site at a time."""
-        k = self.sketch_size
         self._boilerplate = {}
         everywhere = set()
         for block, site in boilerplate:
@@ -549,13 +548,33 @@ class BoilerplateLearner:
             else:
                 self._boilerplate.setdefault(site, {})[int(block)] = None
         self._everywhere = frozenset(everywhere)
-        self._contexts = {}
-        for site, saved in sites:
-            pages = [
-                Context(int(size), _resampled(sample, k), bool(legacy), address=int(rest[0]) if rest else 0)
-                for size, sample, legacy, *rest in saved["pages"]  # format 4 and before: no address
-            ]
-            self._contexts[site] = {int(block): tuple(pages[i] for i in at) for block, at in saved["blocks"]}
+        self._contexts = {site: self._site_table(saved) for site, saved in sites}
+
+    def replace_sites(
+        self,
+        sites: Iterable[str],
+        boilerplate: list[list[Any]],
+        states: Iterable[tuple[str, dict[str, list[Any]]]],
+    ) -> None:
+        """Forget what this learner knows of ``sites`` and take what another learner knows of them
+        instead: its :meth:`boilerplate_state` and :meth:`site_states` of those sites alone. A
+        learner that read every page of some sites (batch's signing processes) hands it back so."""
+        for site in sites:
+            self._contexts.pop(site, None)
+            self._boilerplate.pop(site, None)
+        for block, site in boilerplate:
+            self._boilerplate.setdefault(site, {})[int(block)] = None
+        for site, saved in states:
+            self._contexts[site] = self._site_table(saved)
+
+    def _site_table(self, saved: dict[str, list[Any]]) -> dict[int, tuple[Context, ...]]:
+        """One site's contexts as :meth:`site_states` saved them."""
+        k = self.sketch_size
+        pages = [
+            Context(int(size), _resampled(sample, k), bool(legacy), address=int(rest[0]) if rest else 0)
+            for size, sample, legacy, *rest in saved["pages"]  # format 4 and before: no address
+        ]
+        return {int(block): tuple(pages[i] for i in at) for block, at in saved["blocks"]}
 
 
 def _format_2_site(item: tuple[str, list[Any]]) -> tuple[str, dict[str, list[Any]]]:

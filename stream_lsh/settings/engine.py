@@ -190,7 +190,7 @@ class EngineSettings:
 
 @dataclass(frozen=True)
 class InputSettings:
-    """How input records are read, in batch and stream alike."""
+    """How input records are read: in batch and stream alike, and by how many processes in batch."""
 
     max_page_bytes: int = setting(
         DEFAULT_MAX_PAGE_BYTES, int, "larger input records are rejected", (*ENGINE, "produce")
@@ -202,6 +202,13 @@ class InputSettings:
         FILES,
         shown="the file's own clock, from its dates",
     )
+    jobs: int = setting(
+        1,
+        int,
+        "processes that read and sign pages, each site's pages in one of them (the decisions do not "
+        "depend on it); 0: one per core",
+        ("dedup", "eval"),
+    )
 
     def __post_init__(self) -> None:
         if self.max_page_bytes < 1:
@@ -209,6 +216,8 @@ class InputSettings:
                 f"max_page_bytes must be positive, got {self.max_page_bytes} ({where('max_page_bytes')})"
             )
         self.now_ms()  # validates it
+        if self.jobs < 0:
+            raise SettingsError(f"jobs must be >= 0 (0: one per core), got {self.jobs} ({where('jobs')})")
 
     def now_ms(self) -> int | None:
         """``now`` as a clock reading, None when not set."""

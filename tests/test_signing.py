@@ -1,0 +1,107 @@
+"""Batch signed in several processes (``dedup --jobs``): the same decisions and the same learner
+as one process, on real prose with sites' chrome, whatever the input holds; and a signing process
+that dies stops the run with its reason, never a wrong answer."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+from collections import defaultdict
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from stream_lsh.batch import DecisionRecords, RejectSink, run_batch
+from stream_lsh.cli import cli
+from stream_lsh.core.dedup import DedupConfig, Deduplicator
+from stream_lsh.core.page import page_from_dict
+from stream_lsh.signing import SigningPool
+from stream_lsh.synthetic import generate_corpus
+from stream_lsh.synthetic.shapes import Shapes
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[bytes]:
+    """Real prose in pages with sites' chrome and fixed lists of headlines, one-line bodies and
+    notices, with a retraction, a redelivery and a bad line among them."""
+    corpus = generate_corpus(
+        400, seed=5, prose="real", shapes=Shapes.parse(["fixed-list", "one-line", "notices"])
+    )
+    lines = [orjson.dumps(record) for record in corpus.pages]
+    retracted = corpus.pages[40]["id"]
+    return [
+        *lines[:150],
+        orjson.dumps({"id": retracted, "op": "delete"}),
+        b'{"id": "broken", "html": ',
+        lines[7],  # a redelivery
+        *lines[150:],
+    ]
+
+
+def decided(
+    lines: list[bytes], jobs: int, engine: Deduplicator | None = None
+) -> tuple[list[dict], Deduplicator]:
+    engine = engine or Deduplicator(DedupConfig())
+    out = DecisionRecords()
+    rejects = io.BytesIO()
+    run_batch(lines, engine, out=out, rejects=RejectSink(lambda: rejects), batch_size=64, jobs=jobs)
+    return out.records, engine
+
+
+def learnt(engine: Deduplicator) -> tuple[dict, dict]:
+    """The learner's state, the order its sites were first met in aside."""
+    assert engine.learner is not None
+    state = engine.learner.state()
+    boilerplate = defaultdict(list)
+    for block, site in state["boilerplate"]:
+        boilerplate[site].append(block)  # oldest first within a site: that order is kept
+    return state["contexts"], dict(boilerplate)
+
+
+@pytest.mark.parametrize("jobs", [2, 3])
+def test_several_signing_processes_decide_every_page_as_one_and_learn_the_same(lines, jobs):
+    alone, engine = decided(lines, 1)
+    together, pooled = decided(lines, jobs)
+    assert together == alone
+    assert learnt(pooled) == learnt(engine)
+    assert sum(record["status"] == "duplicate" for record in alone) > 100
+    assert any(blocks for blocks in learnt(engine)[1].values())  # the learner did learn chrome
+
+
+def test_a_run_that_continues_from_saved_state_signs_with_what_each_site_learnt_before(lines):
+    alone, _ = decided(lines, 1)
+    first, engine = decided(lines[:200], 1)
+    rest, _ = decided(lines[200:], 2, engine)  # the learner of the first run, handed to the processes
+    assert first + rest == alone
+
+
+def test_a_signing_process_that_dies_stops_the_run_with_its_name_and_exit_code(lines):
+    engine = Deduplicator(DedupConfig())
+    pool = SigningPool(engine, 2)
+    try:
+        pages = [page_from_dict(orjson.loads(line)) for line in lines[:20]]
+        pool.submit(pages, [None] * len(pages))
+        assert len(pool.signed()) == 20
+        victim = pool._workers[1].process
+        os.kill(victim.pid, signal.SIGKILL)
+        victim.join(10)
+        with pytest.raises(RuntimeError, match=r"stream-lsh-signer-1 ended unexpectedly \(exit code -9\)"):
+            pool.submit(pages, [None] * len(pages))
+            pool.signed()
+    finally:
+        pool._stop()
+
+
+def test_jobs_is_a_flag_and_a_variable_and_a_negative_count_is_refused(tmp_path, lines):
+    pages = tmp_path / "pages.jsonl"
+    pages.write_bytes(b"\n".join(lines[:120]) + b"\n")
+    runner = CliRunner()
+    one = runner.invoke(cli, ["dedup", str(pages), "-o", str(tmp_path / "one.jsonl")])
+    every = runner.invoke(cli, ["dedup", str(pages), "-o", str(tmp_path / "all.jsonl"), "--jobs", "0"])
+    assert one.exit_code == every.exit_code == 0, (one.output, every.output)
+    assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "all.jsonl").read_bytes()
+    refused = runner.invoke(cli, ["dedup", str(pages)], env={"STREAM_LSH_JOBS": "-1"})
+    assert refused.exit_code == 2
+    assert "jobs must be >= 0 (0: one per core), got -1 (--jobs or STREAM_LSH_JOBS)" in refused.output
