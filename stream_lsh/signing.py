@@ -14,7 +14,6 @@ every page prepared (and learnt from) in order, then the batch shingled, minhash
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -91,7 +90,7 @@ class SigningPool:
     with its reason: its sites cannot be signed elsewhere without what it had learnt.
     """
 
-    ahead = 1  # one batch signed in the processes while the caller decides the one before
+    ahead = 2  # batches signed in the processes while the caller decides the one before them
 
     def __init__(self, engine: Deduplicator, jobs: int) -> None:
         if jobs < 1:
@@ -179,8 +178,8 @@ def _sign(engine: Deduplicator, pages: Sequence[Page], clocks: Sequence[int | No
 
 
 class _Worker:
-    """One signing process, and the thread that reads its answers as they come (so that neither
-    side can block the other on a full pipe)."""
+    """One signing process, and the threads that write its batches and read its answers as they
+    come (so that neither side can block the other on a full pipe)."""
 
     def __init__(self, context: Any, shard: int, engine: Deduplicator, connection: Connection) -> None:
         self.name = f"stream-lsh-signer-{shard}"
@@ -190,11 +189,14 @@ class _Worker:
         self.process.start()
         self.connection: Connection | None = None
         self._answers: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
 
     def listen(self, connection: Connection) -> None:
-        """Talk to the process over ``connection``, reading its answers in a thread of their own."""
+        """Talk to the process over ``connection``, writing to it and reading its answers in
+        threads of their own: the caller never waits for the process to take a batch in."""
         self.connection = connection
         threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True).start()
+        threading.Thread(target=self._write, name=f"{self.name}-writer", daemon=True).start()
 
     def _read(self) -> None:
         assert self.connection is not None
@@ -204,12 +206,18 @@ class _Worker:
         except (EOFError, OSError):
             self._answers.put(None)
 
-    def send(self, message: tuple[str, Any]) -> None:
+    def _write(self) -> None:
         assert self.connection is not None
-        try:
-            self.connection.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
-        except OSError:  # it has gone: say why
+        while (data := self._requests.get()) is not None:
+            try:
+                self.connection.send_bytes(data)
+            except OSError:  # it has gone: the reader says so to the next receive
+                return
+
+    def send(self, message: tuple[str, Any]) -> None:
+        if not self.process.is_alive():
             self._gone()
+        self._requests.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
     def receive(self) -> Any:
         while True:
@@ -232,8 +240,8 @@ class _Worker:
 
     def stop(self) -> None:
         if self.connection is not None:
-            with contextlib.suppress(OSError):
-                self.connection.send_bytes(pickle.dumps(("stop", None)))
+            self._requests.put(pickle.dumps(("stop", None)))
+            self._requests.put(None)
         self.process.join(_STOP_SECONDS)
         if self.process.is_alive():
             self.process.terminate()
