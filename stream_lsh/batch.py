@@ -235,6 +235,7 @@ def run_batch(
     batch_size: int = DEFAULT_BATCH_SIZE,
     on_line: Callable[[int], None] | None = None,
     jobs: int = 1,
+    learnt: bool = True,
 ) -> BatchSummary:
     """Process JSON lines in order; see the module doc. ``on_line`` gets each line's byte length.
 
@@ -243,7 +244,9 @@ def run_batch(
     (:class:`~stream_lsh.core.clock.FileClock`), as ``stream-lsh produce`` does for the same file.
     ``alerts``: follow the spread of clusters and write the alerts that fire (see the module doc).
     ``jobs``: processes that prepare and sign the pages (:mod:`.signing`; 1: this one). The
-    decisions do not depend on it, and the engine's learner ends up the same.
+    decisions do not depend on it, and the engine's learner ends up the same, unless ``learnt``
+    is False: then the processes keep what they learnt (nothing saves the engine's state or uses
+    the engine after), which spares handing back a learner that can be large.
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -290,7 +293,7 @@ def run_batch(
                     flush()
         flush(drain=True)
     finally:
-        signing.close()
+        signing.close(learnt=learnt)
     summary.seconds = time.perf_counter() - started
     summary.dates_ignored = dedup.dates_ignored - ignored_before
     if alerts is not None and alerts.out is not None:

@@ -56,8 +56,9 @@ class Signers(Protocol):
     def signed(self) -> list[SignedPage]:
         """The oldest submitted batch, signed, its pages in the order they were submitted."""
 
-    def close(self) -> None:
-        """Stop; the engine's learner then holds everything the pages signed taught."""
+    def close(self, *, learnt: bool = True) -> None:
+        """Stop; with ``learnt``, the engine's learner then holds everything the pages signed
+        taught (without, it may not: nothing is going to save or use it)."""
 
 
 class InlineSigners:
@@ -75,7 +76,7 @@ class InlineSigners:
     def signed(self) -> list[SignedPage]:
         return _sign(self.engine, *self._batches.popleft())
 
-    def close(self) -> None:
+    def close(self, *, learnt: bool = True) -> None:
         self._batches.clear()
 
 
@@ -135,12 +136,12 @@ class SigningPool:
         results = [worker.receive() for worker in self._workers]
         return [results[shard][at] for shard, at in places]
 
-    def close(self) -> None:
-        """Bring the engine's learner up to date from every process (after the batches still
-        being signed, which are dropped), then stop them."""
+    def close(self, *, learnt: bool = True) -> None:
+        """With ``learnt``, bring the engine's learner up to date from every process (after the
+        batches still being signed, which are dropped); then stop them."""
         try:
             learner = self.engine.learner
-            if learner is not None and self._workers:
+            if learnt and learner is not None and self._workers:
                 for worker in self._workers:
                     worker.send(("learnt", None))
                 for worker in self._workers:

@@ -18,6 +18,7 @@ from stream_lsh.cli import cli
 from stream_lsh.core.dedup import DedupConfig, Deduplicator
 from stream_lsh.core.page import page_from_dict
 from stream_lsh.signing import SigningPool
+from stream_lsh.state import load_state
 from stream_lsh.synthetic import generate_corpus
 from stream_lsh.synthetic.shapes import Shapes
 
@@ -92,6 +93,22 @@ def test_a_signing_process_that_dies_stops_the_run_with_its_name_and_exit_code(l
             pool.signed()
     finally:
         pool._stop()
+
+
+def test_a_state_file_saved_after_several_processes_holds_what_one_process_learns(tmp_path, lines):
+    pages = tmp_path / "pages.jsonl"
+    pages.write_bytes(b"\n".join(lines) + b"\n")
+    learners = []
+    for jobs in ("1", "2"):
+        state = tmp_path / f"state-{jobs}.npz"
+        result = CliRunner().invoke(
+            cli, ["dedup", str(pages), "-o", os.devnull, "--state", str(state), "--jobs", jobs]
+        )
+        assert result.exit_code == 1, result.output  # the broken line is rejected
+        engine = Deduplicator(DedupConfig())
+        load_state(engine, state)
+        learners.append(learnt(engine))
+    assert learners[0] == learners[1]
 
 
 def test_jobs_is_a_flag_and_a_variable_and_a_negative_count_is_refused(tmp_path, lines):

@@ -159,6 +159,7 @@ def dedup(
                     max_page_bytes=settings.input.max_page_bytes,
                     on_line=bar.update,
                     jobs=signing_jobs(settings),
+                    learnt=state is not None or directory is not None,
                 )
         finally:  # an interrupted run keeps what it decided, and the state that goes with it
             if directory is not None:
@@ -454,6 +455,7 @@ def evaluate(
                 rejects=sink,
                 max_page_bytes=settings.input.max_page_bytes,
                 jobs=signing_jobs(settings),
+                learnt=False,
             )
         sink.close()
         records = decisions.records
