@@ -15,6 +15,7 @@ every page prepared (and learnt from) in order, then the batch shingled, minhash
 from __future__ import annotations
 
 import dataclasses
+import gc
 import multiprocessing
 import os
 import pickle
@@ -255,6 +256,9 @@ def _serve(connection: Connection, engine: Deduplicator) -> None:
     """A signing process: its copy of the engine (whose window it never uses) signs the batches it
     is sent, until asked to stop or its caller goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is its caller's to handle
+    # what it inherited (a loaded window, the learner) out of its collector's sight: scanned, every
+    # page of that memory would be copied from the caller's
+    gc.freeze()
     sites: set[str] = set()  # the sites whose pages it signed: what it knows better than its caller
     for kind, payload in _requests(connection):
         try:
