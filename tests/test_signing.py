@@ -111,6 +111,24 @@ def test_a_state_file_saved_after_several_processes_holds_what_one_process_learn
     assert learners[0] == learners[1]
 
 
+def test_two_runs_over_a_state_directory_with_several_processes_decide_as_one_run(tmp_path, lines):
+    """The learner the processes hand back is saved in the directory, and the next run's
+    processes sign with it: the two halves decide as one run of one process."""
+    halves = [tmp_path / "day1.jsonl", tmp_path / "day2.jsonl"]
+    halves[0].write_bytes(b"\n".join(lines[:250]) + b"\n")
+    halves[1].write_bytes(b"\n".join(lines[250:]) + b"\n")
+    decided_in_halves = b""
+    for number, half in enumerate(halves):
+        out = tmp_path / f"decisions-{number}.jsonl"
+        result = CliRunner().invoke(
+            cli, ["dedup", str(half), "-o", str(out), "--state-dir", str(tmp_path / "window"), "--jobs", "2"]
+        )
+        assert result.exit_code in (0, 1), result.output
+        decided_in_halves += out.read_bytes()
+    alone, _ = decided(lines, 1)
+    assert [orjson.loads(line) for line in decided_in_halves.splitlines()] == alone
+
+
 def test_jobs_is_a_flag_and_a_variable_and_a_negative_count_is_refused(tmp_path, lines):
     pages = tmp_path / "pages.jsonl"
     pages.write_bytes(b"\n".join(lines[:120]) + b"\n")
