@@ -245,8 +245,9 @@ def run_batch(
     ``alerts``: follow the spread of clusters and write the alerts that fire (see the module doc).
     ``jobs``: processes that prepare and sign the pages (:mod:`.signing`; 1: this one). The
     decisions do not depend on it, and the engine's learner ends up the same, unless ``learnt``
-    is False: then the processes keep what they learnt (nothing saves the engine's state or uses
-    the engine after), which spares handing back a learner that can be large.
+    is False (nothing saves the engine's state or uses the engine after: handing back a learner
+    that can be large is spared) or the run stops on an error or an interrupt (then what the
+    processes learnt is lost, as a killed run's is).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -274,6 +275,7 @@ def run_batch(
             on_line(len(raw))  # type: ignore[misc]  # only used when given
             yield raw
 
+    completed = False
     try:
         for line in read_lines(measured(lines) if on_line is not None else lines, max_page_bytes):
             clock_ms = dedup.file_clock.tick(line.date, line.site)
@@ -292,8 +294,9 @@ def run_batch(
                 if len(pending) >= batch_size or pending_bytes >= MAX_BATCH_BYTES:
                     flush()
         flush(drain=True)
-    finally:
-        signing.close(learnt=learnt)
+        completed = True
+    finally:  # what processes stopped early learnt is not handed back: a half-read run saves none
+        signing.close(learnt=learnt and completed)
     summary.seconds = time.perf_counter() - started
     summary.dates_ignored = dedup.dates_ignored - ignored_before
     if alerts is not None and alerts.out is not None:

@@ -14,6 +14,7 @@ every page prepared (and learnt from) in order, then the batch shingled, minhash
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import multiprocessing
@@ -107,16 +108,22 @@ class SigningPool:
         self._places: deque[list[tuple[int, int]]] = deque()
         for stream in (sys.stdout, sys.stderr):  # or a child would write what they hold again
             stream.flush()
+        # an interrupt waits until every process is started (and ignores it): none dies half-born
+        interrupts = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             pipes = [context.Pipe() for _ in range(jobs)]
+            ends = [end for pair in pipes for end in pair]
             for shard, (_, theirs) in enumerate(pipes):  # every fork before any thread is started
-                self._workers.append(_Worker(context, shard, engine, theirs))
+                others = [end for end in ends if end is not theirs]
+                self._workers.append(_Worker(context, shard, engine, theirs, others))
             for worker, (ours, theirs) in zip(self._workers, pipes, strict=True):
                 theirs.close()
                 worker.listen(ours)
         except BaseException:
             self._stop()
             raise
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, interrupts)
 
     def submit(self, pages: Sequence[Page], clocks: Sequence[int | None]) -> None:
         shards: list[list[tuple[Page, int | None]]] = [[] for _ in self._workers]
@@ -128,35 +135,51 @@ class SigningPool:
             self._load[shard] += 1
             places.append((shard, len(shards[shard])))
             shards[shard].append((page, clock))
+        self._places.append(places)
         for worker, items in zip(self._workers, shards, strict=True):
             worker.send(("sign", items))
-        self._places.append(places)
 
     def signed(self) -> list[SignedPage]:
         places = self._places.popleft()
-        results = [worker.receive() for worker in self._workers]
+        results = _from_each(self._workers)
         return [results[shard][at] for shard, at in places]
 
     def close(self, *, learnt: bool = True) -> None:
         """With ``learnt``, bring the engine's learner up to date from every process (after the
-        batches still being signed, which are dropped); then stop them."""
+        batches they are still signing, whose answers are dropped); then stop them. The learner
+        changes only once every process has answered: all of it, or none."""
         try:
             learner = self.engine.learner
             if learnt and learner is not None and self._workers:
                 for worker in self._workers:
+                    worker.drain()
                     worker.send(("learnt", None))
-                for worker in self._workers:
-                    for _ in range(len(self._places)):
-                        worker.receive()  # signed but never decided
-                    learner.replace_sites(*worker.receive())
-            self._places.clear()
+                for parts in _from_each(self._workers):
+                    learner.replace_sites(*parts)
         finally:
             self._stop()
 
     def _stop(self) -> None:
+        for worker in self._workers:  # all asked first: they stop side by side
+            worker.ask_to_stop()
         for worker in self._workers:
-            worker.stop()
+            worker.finish()
         self._workers = []
+
+
+def _from_each(workers: list[_Worker]) -> list[Any]:
+    """Each process's next answer; every one is read, even after one has failed, so that what is
+    asked of them next is answered in step. The first failure is raised then."""
+    answers: list[Any] = []
+    failure: BaseException | None = None
+    for worker in workers:
+        try:
+            answers.append(worker.receive())
+        except RuntimeError as error:
+            failure = failure or error
+    if failure is not None:
+        raise failure
+    return answers
 
 
 def signers(engine: Deduplicator, jobs: int) -> Signers:
@@ -183,22 +206,33 @@ class _Worker:
     """One signing process, and the threads that write its batches and read its answers as they
     come (so that neither side can block the other on a full pipe)."""
 
-    def __init__(self, context: Any, shard: int, engine: Deduplicator, connection: Connection) -> None:
+    def __init__(
+        self,
+        context: Any,
+        shard: int,
+        engine: Deduplicator,
+        connection: Connection,
+        others: list[Connection],
+    ) -> None:
         self.name = f"stream-lsh-signer-{shard}"
         self.process: BaseProcess = context.Process(
-            target=_serve, args=(connection, engine), name=self.name, daemon=True
+            target=_serve, args=(connection, others, engine), name=self.name, daemon=True
         )
         self.process.start()
         self.connection: Connection | None = None
+        self.unanswered = 0  # requests sent whose answers are not read yet
         self._answers: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
 
     def listen(self, connection: Connection) -> None:
         """Talk to the process over ``connection``, writing to it and reading its answers in
         threads of their own: the caller never waits for the process to take a batch in."""
         self.connection = connection
-        threading.Thread(target=self._read, name=f"{self.name}-reader", daemon=True).start()
-        threading.Thread(target=self._write, name=f"{self.name}-writer", daemon=True).start()
+        for target, role in ((self._read, "reader"), (self._write, "writer")):
+            thread = threading.Thread(target=target, name=f"{self.name}-{role}", daemon=True)
+            thread.start()
+            self._threads.append(thread)
 
     def _read(self) -> None:
         assert self.connection is not None
@@ -220,6 +254,7 @@ class _Worker:
         if not self.process.is_alive():
             self._gone()
         self._requests.put(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+        self.unanswered += 1
 
     def receive(self) -> Any:
         while True:
@@ -231,34 +266,51 @@ class _Worker:
                 continue
             if data is None:
                 self._gone()
+            self.unanswered -= 1
             kind, payload = pickle.loads(data)
             if kind == "failed":
                 raise RuntimeError(f"{self.name} failed:\n{payload}")
             return payload
 
+    def drain(self) -> None:
+        """Read and drop the answers not read yet (batches that will not be decided)."""
+        while self.unanswered:
+            with contextlib.suppress(RuntimeError):  # a failed batch is dropped as well
+                self.receive()
+
     def _gone(self) -> NoReturn:
         self.process.join(_POLL_SECONDS)
+        self.unanswered = 0  # nothing more will come
         raise RuntimeError(f"{self.name} ended unexpectedly (exit code {self.process.exitcode})")
 
-    def stop(self) -> None:
+    def ask_to_stop(self) -> None:
         if self.connection is not None:
             self._requests.put(pickle.dumps(("stop", None)))
-            self._requests.put(None)
-        self.process.join(_STOP_SECONDS)
+        self._requests.put(None)  # the writer thread ends once it has sent what it holds
+
+    def finish(self) -> None:
+        """Wait for the process to end (end it after a while), then for its threads, then close."""
+        self.process.join(_STOP_SECONDS if self.connection is not None else 0)
         if self.process.is_alive():
             self.process.terminate()
             self.process.join(_STOP_SECONDS)
+        for thread in self._threads:  # the process has gone: they see the end of the pipe
+            thread.join(_STOP_SECONDS)
         if self.connection is not None:
             self.connection.close()
 
 
-def _serve(connection: Connection, engine: Deduplicator) -> None:
+def _serve(connection: Connection, others: list[Connection], engine: Deduplicator) -> None:
     """A signing process: its copy of the engine (whose window it never uses) signs the batches it
     is sent, until asked to stop or its caller goes away."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # an interrupt is its caller's to handle
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    for end in others:  # the other processes' pipes, and the caller's end of its own: a pipe
+        end.close()  # whose other side has gone must read as ended
     # what it inherited (a loaded window, the learner) out of its collector's sight: scanned, every
     # page of that memory would be copied from the caller's
     gc.freeze()
+    learner = engine.learner
     sites: set[str] = set()  # the sites whose pages it signed: what it knows better than its caller
     for kind, payload in _requests(connection):
         try:
@@ -268,22 +320,14 @@ def _serve(connection: Connection, engine: Deduplicator) -> None:
                 signed = _sign(engine, pages, [clock for _, clock in payload])
                 answer: Any = [_for_deciding(page) for page in signed]
             elif kind == "learnt":
-                answer = _known_of(engine, sites)
+                assert learner is not None
+                answer = (sites, *learner.parts_of(sites))
             else:
                 return
             reply = ("ok", answer)
         except Exception:
             reply = ("failed", traceback.format_exc())
         connection.send_bytes(pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL))
-
-
-def _known_of(engine: Deduplicator, sites: set[str]) -> tuple[set[str], list[list[Any]], list[Any]]:
-    """What the engine's learner knows of ``sites``, as :meth:`BoilerplateLearner.replace_sites`
-    takes it."""
-    learner = engine.learner
-    assert learner is not None
-    boilerplate = [[block, site] for block, site in learner.boilerplate_state() if site in sites]
-    return sites, boilerplate, [(site, state) for site, state in learner.site_states() if site in sites]
 
 
 def _for_deciding(page: SignedPage) -> SignedPage:

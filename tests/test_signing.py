@@ -7,6 +7,9 @@ from __future__ import annotations
 import io
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections import defaultdict
 
 import orjson
@@ -93,6 +96,68 @@ def test_a_signing_process_that_dies_stops_the_run_with_its_name_and_exit_code(l
             pool.signed()
     finally:
         pool._stop()
+
+
+def test_signing_processes_end_when_their_caller_is_killed():
+    """Each process holds no end of a pipe but its own: when the caller dies, it reads the end."""
+    script = (
+        "import sys, time\n"
+        "from stream_lsh.core.dedup import Deduplicator\n"
+        "from stream_lsh.signing import SigningPool\n"
+        "pool = SigningPool(Deduplicator(), 2)\n"
+        "print(*(worker.process.pid for worker in pool._workers), flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    caller = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert caller.stdout is not None
+    pids = [int(pid) for pid in caller.stdout.readline().split()]
+    assert len(pids) == 2
+    caller.kill()
+    caller.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and any(_alive(pid) for pid in pids):
+        time.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie waiting for init is gone
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
+def test_a_process_that_fails_stops_the_run_and_a_state_directory_says_the_run_did_not_end(
+    tmp_path, lines, monkeypatch
+):
+    """A page that one process cannot prepare (a bug) stops the run with that process's reason;
+    what the processes learnt is not handed back, and the directory is left as a killed run
+    leaves it: the next run says so, and decides on."""
+    pages = tmp_path / "pages.jsonl"
+    pages.write_bytes(b"\n".join(lines) + b"\n")
+    doomed = orjson.loads(lines[300])["id"]
+    prepare = Deduplicator.prepare
+
+    def failing(self, page, clock_ms, *, learn=False):
+        if page.id == doomed:
+            raise ValueError(f"cannot prepare {page.id}")
+        return prepare(self, page, clock_ms, learn=learn)
+
+    monkeypatch.setattr(Deduplicator, "prepare", failing)  # the processes are forked with it
+    window = str(tmp_path / "window")
+    failed = CliRunner().invoke(
+        cli, ["dedup", str(pages), "-o", os.devnull, "--state-dir", window, "--jobs", "2"]
+    )
+    assert isinstance(failed.exception, RuntimeError)
+    assert f"ValueError: cannot prepare {doomed}" in str(failed.exception)
+    monkeypatch.setattr(Deduplicator, "prepare", prepare)
+    again = CliRunner().invoke(
+        cli, ["dedup", str(pages), "-o", os.devnull, "--state-dir", window, "--jobs", "2"]
+    )
+    assert again.exit_code == 1, again.output  # the broken line
+    assert "was killed before it ended" in again.output
 
 
 def test_a_state_file_saved_after_several_processes_holds_what_one_process_learns(tmp_path, lines):

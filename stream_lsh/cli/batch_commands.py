@@ -147,6 +147,8 @@ def dedup(
         write_output(alerts_path) as alerts_out,
     ):
         assert out is not None
+        jobs = signing_jobs(settings)
+        ended = False
         try:
             with progress_bar(size, progress) as bar:
                 summary = run_batch(
@@ -158,12 +160,16 @@ def dedup(
                     alerts=None if tracker is None else SpreadAlerts(tracker, alerts_out),
                     max_page_bytes=settings.input.max_page_bytes,
                     on_line=bar.update,
-                    jobs=signing_jobs(settings),
+                    jobs=jobs,
                     learnt=state is not None or directory is not None,
                 )
+            ended = True
         finally:  # an interrupted run keeps what it decided, and the state that goes with it
             if directory is not None:
-                directory.save()
+                # signing processes stopped early keep what they learnt: the directory is then
+                # left as a killed run leaves it, and the next run says so
+                if ended or jobs == 1:
+                    directory.save()
                 directory.close()
         out.flush()
     sink.close()

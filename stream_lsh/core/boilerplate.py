@@ -492,7 +492,13 @@ class BoilerplateLearner:
         without a second copy of all of it in memory. A page's context is kept by every block of
         it that is remembered, and saved once: ``pages`` lists the contexts, ``blocks`` each
         block's contexts as places in that list."""
-        for site, table in self._contexts.items():
+        return self._site_states(self._contexts)
+
+    def _site_states(self, sites: Iterable[str]) -> Iterator[tuple[str, dict[str, list[Any]]]]:
+        for site in sites:
+            table = self._contexts.get(site)
+            if table is None:
+                continue
             place: dict[int, int] = {}
             pages: list[list[Any]] = []
             blocks = []
@@ -549,6 +555,14 @@ class BoilerplateLearner:
                 self._boilerplate.setdefault(site, {})[int(block)] = None
         self._everywhere = frozenset(everywhere)
         self._contexts = {site: self._site_table(saved) for site, saved in sites}
+
+    def parts_of(
+        self, sites: Iterable[str]
+    ) -> tuple[list[list[Any]], list[tuple[str, dict[str, list[Any]]]]]:
+        """What this learner knows of ``sites`` alone, as :meth:`replace_sites` takes it: their
+        boilerplate blocks, oldest first, and their contexts (:meth:`site_states`' form)."""
+        boilerplate = [[block, site] for site in sites for block in self._boilerplate.get(site, ())]
+        return boilerplate, list(self._site_states(sites))
 
     def replace_sites(
         self,
