@@ -8,8 +8,8 @@ the calling process. So the decisions do not depend on how many processes sign, 
 
 :class:`InlineSigners` signs in the calling process when a batch is asked for; :class:`SigningPool`
 hands each batch to its processes at once and lets them work while the caller decides the batch
-before. Either way a batch is signed as :meth:`Deduplicator.process_batch_prepared` signs it:
-every page prepared (and learnt from) in order, then the batch shingled, minhashed and banded.
+before. Either way a batch is signed by :meth:`Deduplicator.prepare_and_sign`, as batch in one
+process signs it: every page prepared (and learnt from) in order, then the batch signed at once.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ class InlineSigners:
         self._batches.append((pages, clocks))
 
     def signed(self) -> list[SignedPage]:
-        return _sign(self.engine, *self._batches.popleft())
+        return self.engine.prepare_and_sign(*self._batches.popleft())
 
     def close(self, *, learnt: bool = True) -> None:
         self._batches.clear()
@@ -195,13 +195,6 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _sign(engine: Deduplicator, pages: Sequence[Page], clocks: Sequence[int | None]) -> list[SignedPage]:
-    """A batch prepared page by page (each teaching the learner first), then signed at once."""
-    return engine.sign(
-        [engine.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
-    )
-
-
 class _Worker:
     """One signing process, and the threads that write its batches and read its answers as they
     come (so that neither side can block the other on a full pipe)."""
@@ -317,7 +310,7 @@ def _serve(connection: Connection, others: list[Connection], engine: Deduplicato
             if kind == "sign":
                 sites.update(page.site for page, _ in payload)
                 pages = [page for page, _ in payload]
-                signed = _sign(engine, pages, [clock for _, clock in payload])
+                signed = engine.prepare_and_sign(pages, [clock for _, clock in payload])
                 answer: Any = [_for_deciding(page) for page in signed]
             elif kind == "learnt":
                 assert learner is not None

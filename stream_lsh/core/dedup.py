@@ -162,9 +162,15 @@ class Deduplicator:
         the page again."""
         if clocks is None:
             clocks = [self.file_clock.tick(page.date, page.site) for page in pages]
-        prepared = [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
-        signed = self.sign(prepared)
+        signed = self.prepare_and_sign(pages, clocks)
         return list(zip((page.prepared for page in signed), self.decide_signed(signed), strict=True))
+
+    def prepare_and_sign(self, pages: Sequence[Page], clocks: Sequence[int | None]) -> list[SignedPage]:
+        """The text half of :meth:`process_batch`: each page prepared in order, teaching the learner
+        first, then the batch signed at once (batch's signing processes run it too)."""
+        return self.sign(
+            [self.prepare(page, clock, learn=True) for page, clock in zip(pages, clocks, strict=True)]
+        )
 
     def decide_signed(self, pages: Sequence[SignedPage]) -> list[Decision]:
         """Decide on signed pages in order and index them: the decision half of
